@@ -1,0 +1,28 @@
+# eks-autoscaling: set-up and use. `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+
+.DEFAULT_GOAL := help
+
+.PHONY: help install test bench
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "error: Python 3.10+ is required (found: $$($(PYTHON) --version 2>&1))" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+install: $(VENV)/.installed ## Create the virtualenv and install the pinned requirements
+
+test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
+	$(PY) -m pytest -q
+
+bench: install ## Run the benchmarks and print their figures
+	$(PY) -m benchmarks

@@ -1,0 +1,1 @@
+"""Sub-commands of `python -m sizing`; each module defines `register(subparsers)`."""
