@@ -1,0 +1,22 @@
+"""`python -m benchmarks [NAME ...]`: run all benchmarks, or the named ones."""
+
+import importlib
+import sys
+
+BENCHMARKS = ("solver", "planner", "program")
+
+
+def main(argv):
+    names = [name for name in argv if not name.startswith("-")] or list(BENCHMARKS)
+    options = [arg for arg in argv if arg.startswith("-")]
+    status = 0
+    for name in names:
+        if name not in BENCHMARKS:
+            print(f"error: unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}", file=sys.stderr)
+            return 2
+        print(f"== {name}", flush=True)
+        status |= importlib.import_module(f"benchmarks.{name}").run(options)
+    return status
+
+
+sys.exit(main(sys.argv[1:]))
