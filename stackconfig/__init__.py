@@ -1,0 +1,1 @@
+"""The typed, validated configuration of a stack (`Pulumi.<stack>.yaml`)."""
