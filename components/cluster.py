@@ -1,0 +1,220 @@
+"""The EKS control plane, its managed add-ons, the node security group and the system node group."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from stackconfig.foundation import ClusterConfig, NodeGroupConfig
+
+SYSTEM_NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    "AmazonEC2ContainerRegistryPullOnly",
+    "AmazonSSMManagedInstanceCore",
+)
+# Add-ons that run as DaemonSets become ACTIVE without nodes and must exist before the nodes
+# join (a node is not Ready without its CNI); CoreDNS is a Deployment and needs nodes first.
+ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
+ADDONS_AFTER_NODES = ("coredns",)
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    cluster_name: str
+    config: ClusterConfig
+    node_group: NodeGroupConfig
+    vpc_id: pulumi.Input[str]
+    public_subnet_ids: pulumi.Input[Sequence[str]]
+    private_subnet_ids: pulumi.Input[Sequence[str]]
+    partition: str
+    tags: dict
+
+
+def ec2_assume_role_policy() -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+            ],
+        }
+    )
+
+
+class Cluster(pulumi.ComponentResource):
+    """An EKS cluster with no default node group: nodes live in private subnets, the API is
+    reached through access entries, and a managed node group runs the system pods."""
+
+    def __init__(self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("eks-autoscaling:cluster:Cluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        config = args.config
+
+        self.eks = eks.Cluster(
+            f"{name}-eks",
+            name=args.cluster_name,
+            version=config.version,
+            vpc_id=args.vpc_id,
+            public_subnet_ids=args.public_subnet_ids,
+            private_subnet_ids=args.private_subnet_ids,
+            node_associate_public_ip_address=False,
+            skip_default_node_group=True,
+            # The security groups pulumi-eks would add carry the kubernetes.io/cluster tag as the
+            # EKS cluster security group does; two such groups on one ENI break the Load
+            # Balancer Controller, so this component manages the node security group itself.
+            skip_default_security_groups=True,
+            create_oidc_provider=True,
+            authentication_mode=config.authentication_mode,
+            endpoint_private_access=True,
+            endpoint_public_access=config.endpoint_public_access,
+            public_access_cidrs=list(config.public_access_cidrs) if config.endpoint_public_access else None,
+            enabled_cluster_log_types=list(config.log_types),
+            # The add-ons below are EKS managed add-ons owned by this component.
+            bootstrap_self_managed_addons=False,
+            use_default_vpc_cni=True,
+            coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
+            kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
+            tags=args.tags,
+            opts=child,
+        )
+        self.cluster_name = self.eks.eks_cluster.name
+        self.cluster_security_group_id = self.eks.cluster_security_group_id
+
+        self.node_security_group = self._node_security_group(name, args, child)
+        addons_before_nodes = [self._addon(name, addon, args, []) for addon in ADDONS_BEFORE_NODES]
+
+        self.node_role = aws.iam.Role(
+            f"{name}-system-node-role",
+            assume_role_policy=ec2_assume_role_policy(),
+            description=f"System nodes of EKS cluster {args.cluster_name}",
+            tags=args.tags,
+            opts=child,
+        )
+        node_role_attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-system-node-{policy}",
+                role=self.node_role.name,
+                policy_arn=f"arn:{args.partition}:iam::aws:policy/{policy}",
+                opts=child,
+            )
+            for policy in SYSTEM_NODE_POLICIES
+        ]
+
+        node_group = args.node_group
+        self.system_nodes = eks.ManagedNodeGroup(
+            f"{name}-system-nodes",
+            cluster=self.eks,
+            node_role=self.node_role,
+            subnet_ids=args.private_subnet_ids,
+            instance_types=list(node_group.instance_types),
+            capacity_type=node_group.capacity_type,
+            ami_type=node_group.ami_type,
+            disk_size=node_group.disk_size,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=node_group.min_size,
+                desired_size=node_group.desired_size,
+                max_size=node_group.max_size,
+            ),
+            labels=dict(node_group.labels),
+            enable_imd_sv2=True,
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.eks, *addons_before_nodes, *node_role_attachments],
+            ),
+        )
+        self.node_group_name = self.system_nodes.node_group.node_group_name
+        self.addons = addons_before_nodes + [
+            self._addon(name, addon, args, [self.system_nodes]) for addon in ADDONS_AFTER_NODES
+        ]
+
+        self.kubernetes_provider = k8s.Provider(
+            f"{name}-kubernetes",
+            kubeconfig=self.eks.kubeconfig_json,
+            enable_server_side_apply=True,
+            opts=child,
+        )
+
+        self.endpoint = self.eks.eks_cluster.endpoint
+        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        self.oidc_provider_arn = self.eks.oidc_provider_arn
+        self.oidc_issuer_url = self.eks.oidc_provider_url
+        self.register_outputs(
+            {
+                "clusterName": self.cluster_name,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+                "oidcProviderArn": self.oidc_provider_arn,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+                "nodeGroupName": self.node_group_name,
+                "nodeSecurityGroupId": self.node_security_group.id,
+            }
+        )
+
+    def _node_security_group(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions):
+        """The security group Karpenter's nodes get, found by its discovery tag.
+
+        Nodes talk to each other freely; the control plane and the system nodes (both in the
+        EKS cluster security group) reach them on every port, which covers the webhook ports
+        443, 8443 and 9443 and the kubelet's 10250 and 10251; and they reach the cluster
+        security group in return, for the API server and CoreDNS.
+        """
+        group = aws.ec2.SecurityGroup(
+            f"{name}-node-sg",
+            vpc_id=args.vpc_id,
+            description=f"Nodes of EKS cluster {args.cluster_name}",
+            tags={**args.tags, "Name": f"{args.cluster_name}-node", "karpenter.sh/discovery": args.cluster_name},
+            opts=child,
+        )
+        rules = child.merge(pulumi.ResourceOptions(parent=group))
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-node-from-nodes",
+            security_group_id=group.id,
+            referenced_security_group_id=group.id,
+            ip_protocol="-1",
+            description="Node to node, all traffic",
+            opts=rules,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-node-from-cluster",
+            security_group_id=group.id,
+            referenced_security_group_id=self.cluster_security_group_id,
+            ip_protocol="-1",
+            description="Control plane and system nodes to nodes, including webhooks and kubelet",
+            opts=rules,
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-cluster-from-nodes",
+            security_group_id=self.cluster_security_group_id,
+            referenced_security_group_id=group.id,
+            ip_protocol="-1",
+            description="Nodes to the control plane and system nodes",
+            opts=rules,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-node-egress",
+            security_group_id=group.id,
+            cidr_ipv4="0.0.0.0/0",
+            ip_protocol="-1",
+            description="All egress",
+            opts=rules,
+        )
+        return group
+
+    def _addon(self, name: str, addon: str, args: ClusterArgs, after: list):
+        return aws.eks.Addon(
+            f"{name}-{addon}",
+            cluster_name=self.eks.eks_cluster.name,
+            addon_name=addon,
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.eks, *after]),
+        )

@@ -1,0 +1,150 @@
+"""Network, cluster and system node group sections of the stack configuration."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from stackconfig.base import ConfigSection
+
+# EKS versions in standard or extended support in late 2026 (EKS release calendar).
+SUPPORTED_KUBERNETES_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
+CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+CLUSTER_NAME_PATTERN = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]*$")
+MAX_CLUSTER_NAME_LENGTH = 40  # leaves room for the derived IAM role names (64 characters at most)
+
+
+def validate_cluster_name(name: str) -> str:
+    if not CLUSTER_NAME_PATTERN.match(name) or len(name) > MAX_CLUSTER_NAME_LENGTH:
+        raise ValueError(
+            f"{name!r} is not a valid cluster name: use 1 to {MAX_CLUSTER_NAME_LENGTH} letters, digits, "
+            "hyphens or underscores, starting with a letter or digit"
+        )
+    return name
+
+
+def validate_tags(tags: dict) -> dict:
+    for key, value in tags.items():
+        if not 1 <= len(key) <= 128 or key.lower().startswith("aws:"):
+            raise ValueError(f"tag key {key!r} is not allowed: 1 to 128 characters, not starting with 'aws:'")
+        if len(value) > 256:
+            raise ValueError(f"tag {key!r} has a value longer than 256 characters")
+    return tags
+
+
+class NetworkConfig(ConfigSection):
+    """The VPC: its CIDR, how many availability zones it spans, and its NAT gateways."""
+
+    cidr: str = "10.0.0.0/16"
+    availability_zones: int = Field(default=2, ge=2, le=6)
+    nat_gateways: Literal["single", "onePerAz"] = "single"
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr_is_a_private_block(cls, value: str) -> str:
+        try:
+            network = ipaddress.IPv4Network(value, strict=True)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an IPv4 CIDR block such as 10.0.0.0/16") from None
+        if not 16 <= network.prefixlen <= 24:
+            raise ValueError(f"{value!r}: a VPC CIDR block must have a prefix between /16 and /24")
+        return value
+
+
+class ClusterConfig(ConfigSection):
+    """The EKS control plane."""
+
+    version: str = "1.35"
+    endpoint_public_access: bool = True
+    public_access_cidrs: tuple[str, ...] = ("0.0.0.0/0",)
+    # An endpoint reachable from the whole internet is allowed only when the stack says so.
+    acknowledge_open_endpoint: bool = False
+    log_types: tuple[Literal["api", "audit", "authenticator", "controllerManager", "scheduler"], ...] = (
+        "api",
+        "audit",
+        "authenticator",
+    )
+    authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
+
+    @field_validator("version")
+    @classmethod
+    def _version_is_supported(cls, value: str) -> str:
+        if value not in SUPPORTED_KUBERNETES_VERSIONS:
+            raise ValueError(
+                f"Kubernetes {value!r} is not supported by EKS; use one of {', '.join(SUPPORTED_KUBERNETES_VERSIONS)}"
+            )
+        return value
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs_are_valid(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in value:
+            try:
+                ipaddress.IPv4Network(cidr, strict=True)
+            except ValueError:
+                raise ValueError(f"{cidr!r} is not an IPv4 CIDR block such as 203.0.113.0/24") from None
+        return value
+
+    @model_validator(mode="after")
+    def _public_access_has_cidrs(self) -> "ClusterConfig":
+        if self.endpoint_public_access and not self.public_access_cidrs:
+            raise ValueError(
+                "publicAccessCidrs is empty while endpointPublicAccess is true; list the CIDRs that may reach "
+                "the API server, or set endpointPublicAccess to false"
+            )
+        return self
+
+    @property
+    def endpoint_open_to_internet(self) -> bool:
+        return self.endpoint_public_access and "0.0.0.0/0" in self.public_access_cidrs
+
+
+class NodeGroupConfig(ConfigSection):
+    """The managed node group that runs the system pods (controllers, CoreDNS)."""
+
+    instance_types: tuple[str, ...] = ("m5.large",)
+    min_size: int = Field(default=2, ge=1)
+    desired_size: int = Field(default=2, ge=1)
+    max_size: int = Field(default=3, ge=1, le=450)
+    disk_size: int = Field(default=20, ge=20, le=16384)
+    ami_type: Literal["AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD"] = "AL2023_x86_64_STANDARD"
+    capacity_type: Literal["ON_DEMAND", "SPOT"] = "ON_DEMAND"
+    labels: dict[str, str] = Field(default_factory=lambda: {"node-role": "system"})
+
+    @field_validator("instance_types")
+    @classmethod
+    def _instance_types_are_named(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("list at least one instance type, such as m5.large")
+        for name in value:
+            if not INSTANCE_TYPE_PATTERN.match(name):
+                raise ValueError(f"{name!r} is not an EC2 instance type name such as m5.large")
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _has_a_label(cls, value: dict[str, str]) -> dict[str, str]:
+        if not value:
+            raise ValueError("give the system nodes at least one label (default node-role: system) so that controllers can be pinned to them")
+        return value
+
+    @model_validator(mode="after")
+    def _sizes_are_ordered(self) -> "NodeGroupConfig":
+        if self.min_size > self.max_size:
+            raise ValueError(f"minSize ({self.min_size}) is greater than maxSize ({self.max_size})")
+        if not self.min_size <= self.desired_size <= self.max_size:
+            raise ValueError(
+                f"desiredSize ({self.desired_size}) must lie between minSize ({self.min_size}) "
+                f"and maxSize ({self.max_size})"
+            )
+        return self
+
+    @property
+    def system_label(self) -> tuple[str, str]:
+        """The label that identifies system nodes, for pinning controllers to them."""
+        key = "node-role" if "node-role" in self.labels else sorted(self.labels)[0]
+        return key, self.labels[key]

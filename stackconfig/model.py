@@ -1,0 +1,46 @@
+"""The root of the stack configuration: one typed model for everything a stack sets."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from stackconfig.base import ConfigSection
+from stackconfig.foundation import (
+    ClusterConfig,
+    NetworkConfig,
+    NodeGroupConfig,
+    validate_cluster_name,
+    validate_tags,
+)
+
+REGION_PATTERN = r"^[a-z]{2}(-[a-z]+)+-\d$"
+
+
+class StackConfig(ConfigSection):
+    """Everything a stack can set, with defaults that reproduce the reference setup.
+
+    Every field but `region` is the project key of the same name
+    (`eks-autoscaling:<key>` in `Pulumi.<stack>.yaml`); `region` is `aws:region`.
+    """
+
+    region: str = Field(pattern=REGION_PATTERN)
+    cluster_name: str = "karpenter-test"
+    tags: dict[str, str] = Field(default_factory=dict)
+    network: NetworkConfig = NetworkConfig()
+    cluster: ClusterConfig = ClusterConfig()
+    node_group: NodeGroupConfig = NodeGroupConfig()
+
+    @field_validator("cluster_name")
+    @classmethod
+    def _cluster_name_is_valid(cls, value: str) -> str:
+        return validate_cluster_name(value)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_are_valid(cls, value: dict[str, str]) -> dict[str, str]:
+        return validate_tags(value)
+
+    @property
+    def resource_tags(self) -> dict[str, str]:
+        """Tags applied to every AWS resource: the stack's own plus the project's."""
+        return {"eks-autoscaling:cluster": self.cluster_name, **self.tags}

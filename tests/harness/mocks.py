@@ -1,0 +1,192 @@
+"""Realistic answers for the resources and invokes of this program.
+
+Remote components (awsx, pulumi-eks) create no children under mocks, so their
+outputs are made up here the way the real components would report them;
+resource-typed outputs are real references to fake registrations, so the
+program can read `cluster.eks_cluster.endpoint` as it does in a deployment.
+Custom resources echo their inputs, plus the identifiers AWS would assign.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Optional
+
+import pulumi
+from pulumi.runtime.mocks import MockMonitor
+
+from tests.harness.wire import ResourceRef
+
+ACCOUNT_ID = "123456789012"
+ZONE_LETTERS = {"ap-northeast-1": "acd", "us-east-1": "abcdef"}
+
+
+def _short_hash(*parts: str, length: int = 8) -> str:
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
+
+
+class ProjectMocks(pulumi.runtime.Mocks):
+    def __init__(self, region: str, project: str, stack: str):
+        self.region = region
+        self.project = project
+        self.stack = stack
+        self.monitor: Optional[MockMonitor] = None
+
+    # Invokes
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        token = args.token
+        if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            letters = ZONE_LETTERS.get(self.region, "abc")
+            names = [f"{self.region}{letter}" for letter in letters]
+            return {
+                "id": self.region,
+                "names": names,
+                "zoneIds": [f"apne1-az{index + 1}" for index in range(len(names))],
+                "state": "available",
+                "groupNames": [self.region] * len(names),
+            }
+        if token == "aws:index/getPartition:getPartition":
+            return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
+        if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "id": ACCOUNT_ID,
+                "accountId": ACCOUNT_ID,
+                "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci",
+                "userId": "AIDAEXAMPLE",
+            }
+        if token in ("aws:index/getRegion:getRegion",):
+            return {"id": self.region, "name": self.region, "region": self.region, "endpoint": f"ec2.{self.region}.amazonaws.com"}
+        if token == "eks:index:Cluster/getKubeconfig":
+            return {"result": _kubeconfig("cluster")}
+        return {}
+
+    # Resources
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        handler = getattr(self, "_" + _python_name(args.typ), None)
+        if handler is not None:
+            return handler(args)
+        if not args.custom:
+            return f"{args.name}-id", {}
+        return self._custom(args)
+
+    def _custom(self, args):
+        state = dict(args.inputs)
+        package, module, kind = (args.typ.split(":") + ["", ""])[:3]
+        resource_id = f"{args.name}-{_short_hash(args.typ, args.name)}"
+        if package == "aws":
+            physical_name = state.get("name") or resource_id
+            state.setdefault("name", physical_name)
+            state.setdefault("arn", self._arn(module, kind, physical_name))
+            state.setdefault("tagsAll", state.get("tags") or {})
+            if kind == "SecurityGroup":
+                resource_id = f"sg-{_short_hash(args.name, length=17)}"
+            if kind == "Queue":
+                state.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{physical_name}")
+            if kind == "Role":
+                state.setdefault("uniqueId", f"AROA{_short_hash(args.name, length=16).upper()}")
+        elif package == "kubernetes" and isinstance(state.get("metadata"), dict):
+            metadata = dict(state["metadata"])
+            metadata.setdefault("name", resource_id)
+            state["metadata"] = metadata
+            resource_id = f"{metadata.get('namespace', '')}/{metadata['name']}".lstrip("/")
+            if args.typ == "kubernetes:networking.k8s.io/v1:Ingress":
+                state["status"] = {
+                    "loadBalancer": {
+                        "ingress": [{"hostname": f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com"}]
+                    }
+                }
+        elif args.typ == "kubernetes:helm.sh/v3:Release":
+            state.setdefault("name", args.name)
+            state["status"] = {"name": state["name"], "namespace": state.get("namespace", "default"), "status": "deployed", "version": state.get("version")}
+        return resource_id, state
+
+    def _arn(self, module: str, kind: str, name: str) -> str:
+        service = module.split("/")[0]
+        if service == "iam":
+            return f"arn:aws:iam::{ACCOUNT_ID}:{kind[0].lower() + kind[1:]}/{name}"
+        return f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{kind.lower()}/{name}"
+
+    def _awsx_ec2_Vpc(self, args):
+        zones = args.inputs.get("availabilityZoneNames") or ["z1", "z2"]
+        vpc_id = f"vpc-{_short_hash(args.name, length=17)}"
+        public = [f"subnet-pub{_short_hash(args.name, zone, length=14)}" for zone in zones]
+        private = [f"subnet-prv{_short_hash(args.name, zone, length=14)}" for zone in zones]
+        return f"{args.name}-id", {
+            "vpcId": vpc_id,
+            "publicSubnetIds": public,
+            "privateSubnetIds": private,
+            "isolatedSubnetIds": [],
+        }
+
+    def _eks_index_Cluster(self, args):
+        name = args.inputs.get("name") or args.name
+        oidc_id = _short_hash(name, length=32).upper()
+        issuer = f"oidc.eks.{self.region}.amazonaws.com/id/{oidc_id}"
+        cluster_sg = f"sg-{_short_hash(name, 'cluster', length=17)}"
+        endpoint = f"https://{oidc_id}.gr7.{self.region}.eks.amazonaws.com"
+        eks_cluster = self._fake(
+            "aws:eks/cluster:Cluster",
+            f"{args.name}-eksCluster",
+            name,
+            {
+                "name": name,
+                "arn": f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:cluster/{name}",
+                "endpoint": endpoint,
+                "version": args.inputs.get("version"),
+                "roleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/{name}-eksRole",
+                "vpcConfig": {"clusterSecurityGroupId": cluster_sg, "subnetIds": []},
+                "identities": [{"oidcs": [{"issuer": f"https://{issuer}"}]}],
+            },
+        )
+        kubeconfig = _kubeconfig(name, endpoint)
+        return f"{args.name}-id", {
+            "eksCluster": eks_cluster,
+            "kubeconfig": json.loads(kubeconfig),
+            "kubeconfigJson": kubeconfig,
+            "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}",
+            "oidcProviderUrl": f"https://{issuer}",
+            "oidcIssuer": issuer,
+            "clusterSecurityGroupId": cluster_sg,
+            "nodeSecurityGroupId": cluster_sg,
+        }
+
+    def _eks_index_ManagedNodeGroup(self, args):
+        group_name = f"{args.name}-{_short_hash(args.name)}"
+        node_group = self._fake(
+            "aws:eks/nodeGroup:NodeGroup",
+            f"{args.name}-nodeGroup",
+            group_name,
+            {
+                "nodeGroupName": group_name,
+                "arn": f"arn:aws:eks:{self.region}:{ACCOUNT_ID}:nodegroup/{group_name}",
+                "status": "ACTIVE",
+            },
+        )
+        return f"{args.name}-id", {"nodeGroup": node_group}
+
+    def _fake(self, type_: str, name: str, resource_id: str, state: dict) -> ResourceRef:
+        """A resource the real component would create, known to the monitor but not recorded
+        as one of the program's own registrations."""
+        urn = f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
+        self.monitor.resources[urn] = MockMonitor.ResourceRegistration(urn, resource_id, {"id": resource_id, **state})
+        return ResourceRef(urn, resource_id)
+
+
+def _python_name(type_token: str) -> str:
+    return type_token.replace(":", "_").replace("/", "_").replace(".", "_").replace("-", "_")
+
+
+def _kubeconfig(name: str, endpoint: str = "https://example.eks.amazonaws.com") -> str:
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": "Q0E="}}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+            "users": [{"name": name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": ["eks", "get-token", "--cluster-name", name]}}}],
+        }
+    )

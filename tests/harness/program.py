@@ -1,0 +1,114 @@
+"""Running `__main__.py` of the project for one stack under the recording monitor."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import runpy
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import pulumi
+import yaml
+from pulumi.runtime import settings
+
+from tests.harness.mocks import ProjectMocks
+from tests.harness.monitor import RecordingMonitor
+from tests.harness.recording import Recording
+from tests.harness.wire import Unknown
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT = "eks-autoscaling"
+DELETE = object()  # an override value that removes the key
+
+
+class ProgramFailed(Exception):
+    """The program stopped; `recording` holds whatever it registered before."""
+
+    def __init__(self, message: str, recording: Recording):
+        super().__init__(message)
+        self.recording = recording
+
+
+def stack_config(stack: str, overrides: Optional[Mapping[str, Any]] = None, project_dir: Path = PROJECT_DIR) -> dict:
+    """The `config:` map of `Pulumi.<stack>.yaml` with overrides merged in.
+
+    Override keys without a namespace are project keys; map values merge into the
+    stack's map, other values replace it; `DELETE` removes the key.
+    """
+    document = yaml.safe_load((project_dir / f"Pulumi.{stack}.yaml").read_text()) or {}
+    config = copy.deepcopy(document.get("config") or {})
+    for key, value in (overrides or {}).items():
+        full_key = key if ":" in key else f"{PROJECT}:{key}"
+        if value is DELETE:
+            config.pop(full_key, None)
+        elif isinstance(value, dict) and isinstance(config.get(full_key), dict):
+            config[full_key] = _merge(config[full_key], value)
+        else:
+            config[full_key] = value
+    return config
+
+
+def run_program(
+    stack: str = "dev",
+    overrides: Optional[Mapping[str, Any]] = None,
+    project_dir: Path = PROJECT_DIR,
+) -> Recording:
+    """Run the real program with a stack's config under mocks; raise ProgramFailed if it stops."""
+    config = stack_config(stack, overrides, project_dir)
+    raw = {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
+    recording = Recording()
+    mocks = ProjectMocks(region=str(config.get("aws:region", "us-east-1")), project=PROJECT, stack=stack)
+    monitor = RecordingMonitor(mocks, recording.add)
+    mocks.monitor = monitor
+
+    settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(raw, secret_keys=[])
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    outputs: dict = {}
+
+    @pulumi.runtime.test
+    def program():
+        runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
+        stack_resource = settings.get_root_resource()
+        exported = dict(getattr(stack_resource, "outputs", {}) or {})
+        return pulumi.Output.all(
+            **{name: _resolve(value) for name, value in exported.items()}
+        ).apply(outputs.update)
+
+    try:
+        program()
+    except pulumi.RunError as error:
+        raise ProgramFailed(str(error), recording) from None
+    finally:
+        recording.component_outputs = monitor.component_outputs
+    for name, (value, secret) in outputs.items():
+        recording.outputs[name] = value
+        if secret:
+            recording.secret_outputs.add(name)
+    return recording
+
+
+def _resolve(value: Any) -> pulumi.Output:
+    """An output that resolves to (value, is_secret), unknowns shown as such."""
+    output = pulumi.Output.from_input(value)
+
+    async def resolve():
+        known = await output.is_known()
+        secret = await output.is_secret()
+        return (await output.future() if known else Unknown(), secret)
+
+    return pulumi.Output.from_input(asyncio.ensure_future(resolve()))
+
+
+def _merge(base: dict, extra: Mapping) -> dict:
+    merged = dict(base)
+    for key, value in extra.items():
+        if value is DELETE:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
