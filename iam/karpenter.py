@@ -13,7 +13,7 @@ so documents are produced only for the versions listed in `SUPPORTED_VERSIONS`.
 
 from __future__ import annotations
 
-import copy
+import json
 import re
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -84,9 +84,10 @@ def controller_policies(
     if not isinstance(zonal_shift, bool):
         raise IamInputError("zonal_shift", zonal_shift, "True or False")
     scope = _Scope(partition, region, account_id, cluster_name, node_role_arn, queue_arn)
-    # Deep copy: the builder shares condition blocks between statements, and
-    # callers get documents they may change independently.
-    statements = copy.deepcopy(builder(scope))
+    # The builder shares condition blocks between statements; a JSON round trip
+    # gives every statement its own objects (copy.deepcopy would keep the
+    # sharing), so callers may change one document without touching another.
+    statements = json.loads(json.dumps(builder(scope)))
     if not zonal_shift:
         del statements[ZONAL_SHIFT]
     return {
