@@ -1,0 +1,1 @@
+"""Pulumi components of the stack, and the plain objects they are built from."""

@@ -1,0 +1,201 @@
+"""The Karpenter NodePool and EC2NodeClass as plain dicts (karpenter.sh/v1, karpenter.k8s.aws/v1).
+
+The objects start from the YAML files in `manifests/karpenter/`, which hold
+the reference values and can be applied with kubectl as they are. The values
+that the stack configuration or the program decides are then written over them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping, Optional, Sequence
+
+from components.test_app_objects import load_manifest
+from stackconfig.nodepool import ZONE_KEY, NodePoolConfig, RequirementConfig
+
+MANIFEST_DIR = Path(__file__).resolve().parent.parent / "manifests" / "karpenter"
+NODE_CLASS_GROUP = "karpenter.k8s.aws"
+NODE_CLASS_KIND = "EC2NodeClass"
+DEFAULT_NODE_CLASS_NAME = "default"
+# amazon-eks-ami v20260714 builds AL2023 AMIs for Kubernetes 1.30 to 1.36.
+DEFAULT_AMI_ALIAS = "al2023@v20260714"
+DISCOVERY_TAG = "karpenter.sh/discovery"
+
+# Karpenter's CRD pattern for resource quantities in `spec.limits`.
+_LIMIT_QUANTITY = re.compile(
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+_ALIAS = re.compile(r"^(?P<family>[a-zA-Z0-9]+)@(?P<version>.+)$")
+LINUX_ALIAS_FAMILIES = ("al2", "al2023", "bottlerocket")
+MAX_ALIAS_LENGTH = 30
+# gp3: at least the AL2023 AMI's 20 GiB snapshot, at most 16 TiB.
+ROOT_VOLUME_GI_RANGE = (20, 16384)
+# Tags Karpenter sets on every instance itself; the EC2NodeClass CRD refuses them.
+RESTRICTED_TAG_KEYS = (
+    "eks:eks-cluster-name",
+    "karpenter.sh/nodepool",
+    "karpenter.sh/nodeclaim",
+    "karpenter.k8s.aws/ec2nodeclass",
+)
+RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
+KUBELET_FIELDS = (
+    "clusterDNS",
+    "maxPods",
+    "podsPerCore",
+    "systemReserved",
+    "kubeReserved",
+    "evictionHard",
+    "evictionSoft",
+    "evictionSoftGracePeriod",
+    "evictionMaxPodGracePeriod",
+    "imageGCHighThresholdPercent",
+    "imageGCLowThresholdPercent",
+    "cpuCFSQuota",
+)
+
+
+def _requirement(key: str, operator: str, *values: str) -> RequirementConfig:
+    return RequirementConfig(key=key, operator=operator, values=values)
+
+
+_LINUX_AMD64 = (
+    _requirement("kubernetes.io/arch", "In", "amd64"),
+    _requirement("kubernetes.io/os", "In", "linux"),
+)
+
+# Requirements without the zone: zones come from `nodePool.zones` or the VPC.
+NODEPOOL_PRESETS: Mapping[str, tuple[RequirementConfig, ...]] = MappingProxyType(
+    {
+        # The reference Provisioner: one fixed instance type, on-demand.
+        "reference": (
+            _requirement("node.kubernetes.io/instance-type", "In", "m5.large"),
+            *_LINUX_AMD64,
+            _requirement("karpenter.sh/capacity-type", "In", "on-demand"),
+        ),
+        # Spot from the general-purpose, compute and memory families, xlarge and up.
+        # On-demand stays allowed as a fallback: Karpenter prefers spot whenever
+        # spot is available, and a load test still gets nodes when spot has no
+        # capacity.
+        "spot": (
+            _requirement("karpenter.sh/capacity-type", "In", "spot", "on-demand"),
+            _requirement("karpenter.k8s.aws/instance-category", "In", "c", "m", "r"),
+            _requirement("karpenter.k8s.aws/instance-size", "NotIn", "nano", "micro", "small", "medium", "large"),
+            _requirement("karpenter.k8s.aws/instance-generation", "Gt", "2"),
+            *_LINUX_AMD64,
+        ),
+    }
+)
+
+
+def node_pool(
+    config: NodePoolConfig,
+    *,
+    zones: Sequence[str],
+    limits: Mapping[str, str],
+    node_class_name: str,
+) -> dict:
+    """The NodePool of `config`.
+
+    zones: the zones its nodes may use (`nodePool.zones`, or else the VPC's zones).
+    limits: the resource limits (e.g. {"cpu": "8", "memory": "32Gi"}) the program computed.
+    node_class_name: the EC2NodeClass its nodes are launched with.
+    """
+    if isinstance(zones, str) or not zones or not all(isinstance(zone, str) and zone for zone in zones):
+        raise ValueError(f"zones must be a non-empty list of zone names, got {zones!r}")
+    if len(set(zones)) != len(zones):
+        raise ValueError(f"zones {list(zones)} lists a zone twice")
+    if not limits:
+        raise ValueError("limits is empty; a NodePool without limits could launch nodes without bound")
+    for resource, quantity in limits.items():
+        if not isinstance(quantity, str) or not _LIMIT_QUANTITY.match(quantity):
+            raise ValueError(f"limits.{resource} {quantity!r} is not a Kubernetes quantity such as 8 or 32Gi")
+    if not node_class_name:
+        raise ValueError("node_class_name is empty; pass the EC2NodeClass's name")
+
+    requirements = config.requirements if config.requirements is not None else NODEPOOL_PRESETS[config.preset]
+    obj = load_manifest(MANIFEST_DIR / "nodepool.yaml")
+    obj["metadata"]["name"] = config.name
+    spec = obj["spec"]
+    template_spec = spec["template"]["spec"]
+    template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": NODE_CLASS_KIND, "name": node_class_name}
+    template_spec["requirements"] = [requirement.to_dict() for requirement in requirements] + [
+        {"key": ZONE_KEY, "operator": "In", "values": list(zones)}
+    ]
+    template_spec["expireAfter"] = config.expire_after
+    spec["disruption"] = {
+        "consolidationPolicy": config.consolidation_policy,
+        "consolidateAfter": config.consolidate_after,
+        "budgets": [budget.to_dict() for budget in config.budgets],
+    }
+    spec["limits"] = dict(limits)
+    if config.weight is not None:
+        spec["weight"] = config.weight
+    return obj
+
+
+def ec2_node_class(
+    *,
+    name: str,
+    role_name: str,
+    cluster_name: str,
+    ami_alias: str,
+    tags: Mapping[str, str],
+    kubelet: Optional[Mapping[str, object]] = None,
+    volume_size_gi: int = 20,
+) -> dict:
+    """The EC2NodeClass: node role, AMI, subnets and security groups, root volume and tags.
+
+    Subnets and security groups are found by the tag `karpenter.sh/discovery: <cluster_name>`.
+    role_name: the node IAM role; Karpenter manages the instance profile for it.
+    kubelet: optional kubelet settings (camelCase, as in the EC2NodeClass `spec.kubelet`).
+    """
+    if not name or not role_name or not cluster_name:
+        raise ValueError("name, role_name and cluster_name must not be empty")
+    _check_ami_alias(ami_alias)
+    _check_tags(tags)
+    low, high = ROOT_VOLUME_GI_RANGE
+    if isinstance(volume_size_gi, bool) or not isinstance(volume_size_gi, int) or not low <= volume_size_gi <= high:
+        raise ValueError(f"volume_size_gi must be a whole number of GiB from {low} to {high}, got {volume_size_gi!r}")
+
+    obj = load_manifest(MANIFEST_DIR / "ec2nodeclass.yaml")
+    obj["metadata"]["name"] = name
+    spec = obj["spec"]
+    spec["role"] = role_name
+    spec["amiSelectorTerms"] = [{"alias": ami_alias}]
+    spec["subnetSelectorTerms"] = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    spec["securityGroupSelectorTerms"] = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    (root_volume,) = spec["blockDeviceMappings"]
+    root_volume["ebs"]["volumeSize"] = f"{volume_size_gi}Gi"
+    spec["tags"] = dict(tags)
+    if kubelet is not None:
+        unknown = sorted(set(kubelet) - set(KUBELET_FIELDS))
+        if unknown:
+            raise ValueError(f"kubelet: unknown fields {unknown}; allowed fields are {list(KUBELET_FIELDS)}")
+        spec["kubelet"] = dict(kubelet)
+    return obj
+
+
+def _check_ami_alias(alias: str) -> None:
+    match = _ALIAS.match(alias)
+    if not match or len(alias) > MAX_ALIAS_LENGTH or match["family"] not in LINUX_ALIAS_FAMILIES:
+        raise ValueError(
+            f"ami_alias {alias!r} must be family@version with a family of {list(LINUX_ALIAS_FAMILIES)} "
+            f"and at most {MAX_ALIAS_LENGTH} characters, such as {DEFAULT_AMI_ALIAS}"
+        )
+    if match["version"] == "latest":
+        raise ValueError(
+            f"ami_alias {alias!r}: pin an AMI release such as {DEFAULT_AMI_ALIAS}; with 'latest' every AMI "
+            "release drifts, and so replaces, every node"
+        )
+
+
+def _check_tags(tags: Mapping[str, str]) -> None:
+    for key, value in tags.items():
+        if not key:
+            raise ValueError("tags: empty tag keys are not allowed")
+        if key in RESTRICTED_TAG_KEYS or key.startswith(RESTRICTED_TAG_PREFIX):
+            raise ValueError(f"tags: {key!r} is set by Karpenter itself and may not be given")
+        if not isinstance(value, str):
+            raise ValueError(f"tags: the value of {key!r} must be a string, got {value!r}")
