@@ -132,14 +132,18 @@ def _label_values(raw: Any, where: str) -> Tuple[str, ...]:
             value = str(value)
         if not isinstance(value, str):
             raise SizingInputError(f"{where}.values[{index}] must be a string, got {value!r}")
+        values.append(value)
+    return tuple(values)
+
+
+def _check_label_value_syntax(values: Tuple[str, ...], where: str) -> None:
+    for index, value in enumerate(values):
         if len(value) > _LABEL_VALUE_MAX_LENGTH or not _LABEL_VALUE.match(value):
             raise SizingInputError(
                 f"{where}.values[{index}] {value!r} is not a Kubernetes label value "
                 f"(at most {_LABEL_VALUE_MAX_LENGTH} characters: letters, digits, '-', '_', '.', "
                 "starting and ending with a letter or digit)"
             )
-        values.append(value)
-    return tuple(values)
 
 
 def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
@@ -174,6 +178,7 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
             raise SizingInputError(
                 f"{where}: operator {operator} compares integers; it applies to {list(INTEGER_KEYS)}, not {key}"
             )
+    _check_label_value_syntax(values, where)
     if key == CAPACITY_TYPE_KEY:
         unknown_types = [value for value in values if value not in CAPACITY_TYPES]
         if unknown_types:
