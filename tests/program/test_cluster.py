@@ -1,0 +1,193 @@
+from tests.harness import run_program
+
+WEBHOOK_AND_KUBELET_PORTS = (443, 8443, 9443, 10250, 10251)
+
+
+def test_cluster_has_no_default_node_group_and_private_nodes(dev):
+    eks = dev.one("eks:index:Cluster")
+    assert eks.input("name") == "karpenter-test"
+    assert eks.input("skipDefaultNodeGroup") is True
+    assert eks.input("nodeAssociatePublicIpAddress") is False
+    assert eks.input("privateSubnetIds") == dev.outputs["privateSubnetIds"]
+    assert eks.input("vpcId") == dev.outputs["vpcId"]
+
+
+def test_cluster_version_logging_and_endpoint(dev):
+    eks = dev.one("eks:index:Cluster")
+    assert eks.input("version") == "1.35"
+    assert eks.input("enabledClusterLogTypes") == ["api", "audit", "authenticator"]
+    assert eks.input("endpointPrivateAccess") is True
+    assert eks.input("endpointPublicAccess") is True
+    assert eks.input("publicAccessCidrs") == ["0.0.0.0/0"]
+
+
+def test_cluster_identity_oidc_and_access_entries(dev):
+    eks = dev.one("eks:index:Cluster")
+    assert eks.input("createOidcProvider") is True
+    assert eks.input("authenticationMode") == "API"
+
+
+def test_restricted_private_endpoint_settings():
+    recording = run_program(
+        "dev",
+        {
+            "cluster": {
+                "version": "1.36",
+                "publicAccessCidrs": ["203.0.113.0/24"],
+                "acknowledgeOpenEndpoint": False,
+                "logTypes": ["api", "audit", "authenticator", "scheduler"],
+                "authenticationMode": "API_AND_CONFIG_MAP",
+            }
+        },
+    )
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("version") == "1.36"
+    assert eks.input("publicAccessCidrs") == ["203.0.113.0/24"]
+    assert eks.input("enabledClusterLogTypes")[-1] == "scheduler"
+    assert eks.input("authenticationMode") == "API_AND_CONFIG_MAP"
+
+
+def test_private_only_endpoint():
+    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False}})
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("endpointPublicAccess") is False
+    assert eks.input("publicAccessCidrs", None) is None
+
+
+def test_managed_addons(dev):
+    addons = {addon.input("addonName"): addon for addon in dev.of_type("aws:eks/addon:Addon")}
+    assert set(addons) == {"vpc-cni", "coredns", "kube-proxy", "eks-pod-identity-agent"}
+    for addon in addons.values():
+        assert addon.input("clusterName") == "karpenter-test"
+        assert addon.input("resolveConflictsOnCreate") == "OVERWRITE"
+    # pulumi-eks must not install its own copies of the same add-ons.
+    eks = dev.one("eks:index:Cluster")
+    assert eks.input("corednsAddonOptions.enabled") is False
+    assert eks.input("kubeProxyAddonOptions.enabled") is False
+    assert eks.input("useDefaultVpcCni") is True
+    assert eks.input("bootstrapSelfManagedAddons") is False
+
+
+def test_addon_order_around_the_nodes(dev):
+    nodes = dev.one("eks:index:ManagedNodeGroup")
+    addons = {addon.input("addonName"): addon for addon in dev.of_type("aws:eks/addon:Addon")}
+    for name in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent"):
+        assert dev.depends_on(nodes, addons[name]), name
+    assert dev.depends_on(addons["coredns"], nodes)
+    eks = dev.one("eks:index:Cluster")
+    for addon in addons.values():
+        assert dev.depends_on(addon, eks)
+
+
+def _rules(recording, group, kind):
+    return [
+        rule
+        for rule in recording.of_type(f"aws:vpc/securityGroup{kind}Rule:SecurityGroup{kind}Rule")
+        if rule.input("securityGroupId") == group
+    ]
+
+
+def _allows_tcp(rule, port):
+    if rule.input("ipProtocol") == "-1":
+        return True
+    return rule.input("ipProtocol") == "tcp" and rule.input("fromPort") <= port <= rule.input("toPort")
+
+
+def test_node_security_group(dev):
+    group = dev.one("aws:ec2/securityGroup:SecurityGroup", "cluster-node-sg")
+    node_sg = dev.outputs["nodeSecurityGroupId"]
+    assert group.input("tags")["karpenter.sh/discovery"] == "karpenter-test"
+    # Only the EKS cluster security group may carry the kubernetes.io/cluster tag (one per ENI).
+    assert not any(key.startswith("kubernetes.io/cluster/") for key in group.input("tags"))
+    cluster_sg = dev.one("eks:index:Cluster").outputs["clusterSecurityGroupId"]
+    ingress = _rules(dev, node_sg, "Ingress")
+    from_nodes = [r for r in ingress if r.input("referencedSecurityGroupId") == node_sg]
+    from_cluster = [r for r in ingress if r.input("referencedSecurityGroupId") == cluster_sg]
+    assert from_nodes and all(r.input("ipProtocol") == "-1" for r in from_nodes)
+    for port in WEBHOOK_AND_KUBELET_PORTS:
+        assert any(_allows_tcp(rule, port) for rule in from_cluster), port
+    egress = _rules(dev, node_sg, "Egress")
+    assert [(r.input("cidrIpv4"), r.input("ipProtocol")) for r in egress] == [("0.0.0.0/0", "-1")]
+    back = _rules(dev, cluster_sg, "Ingress")
+    assert [r.input("referencedSecurityGroupId") for r in back] == [node_sg]
+    assert dev.one("eks:index:Cluster").input("skipDefaultSecurityGroups") is True
+
+
+def test_system_node_group(dev):
+    nodes = dev.one("eks:index:ManagedNodeGroup")
+    assert nodes.input("instanceTypes") == ["m5.large"]
+    assert nodes.input("scalingConfig") == {"minSize": 2, "desiredSize": 2, "maxSize": 3}
+    assert nodes.input("amiType") == "AL2023_x86_64_STANDARD"
+    assert nodes.input("labels") == {"node-role": "system"}
+    assert nodes.input("enableIMDSv2") is True
+    assert nodes.input("subnetIds") == dev.outputs["privateSubnetIds"]
+    assert nodes.input("diskSize") == 20
+    # A reference to a remote component records no edge, so the wiring is asserted on the input.
+    assert nodes.input("cluster").urn == dev.one("eks:index:Cluster").urn
+
+
+def test_system_node_role_policies(dev):
+    nodes = dev.one("eks:index:ManagedNodeGroup")
+    role = dev.one("aws:iam/role:Role", "cluster-system-node-role")
+    assert nodes.input("nodeRole").urn == role.urn
+    attached = {
+        attachment.input("policyArn")
+        for attachment in dev.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if attachment.name.startswith("cluster-system-node-")
+    }
+    assert attached == {
+        "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+        "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+        "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
+        "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+    }
+    for attachment in dev.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment"):
+        if attachment.name.startswith("cluster-system-node-"):
+            assert dev.depends_on(nodes, attachment)
+
+
+def test_node_group_sizes_and_types_from_config():
+    recording = run_program(
+        "dev",
+        {"nodeGroup": {"instanceTypes": ["m6i.large", "m5.large"], "minSize": 3, "desiredSize": 3, "maxSize": 6, "diskSize": 50, "labels": {"node-role": "system", "team": "platform"}}},
+    )
+    nodes = recording.one("eks:index:ManagedNodeGroup")
+    assert nodes.input("instanceTypes") == ["m6i.large", "m5.large"]
+    assert nodes.input("scalingConfig") == {"minSize": 3, "desiredSize": 3, "maxSize": 6}
+    assert nodes.input("diskSize") == 50
+    assert nodes.input("labels") == {"node-role": "system", "team": "platform"}
+
+
+def test_kubernetes_provider_uses_the_cluster_kubeconfig(dev):
+    provider = dev.one("pulumi:providers:kubernetes")
+    eks = dev.one("eks:index:Cluster")
+    assert eks.urn in provider.property_dependencies["kubeconfig"]
+    assert provider.input("kubeconfig")["current-context"] == "karpenter-test"
+
+
+def test_outputs(dev):
+    expected = {
+        "clusterName", "endpoint", "kubeconfig", "oidcProviderArn", "oidcIssuerUrl", "vpcId",
+        "publicSubnetIds", "privateSubnetIds", "nodeGroupName", "nodeSecurityGroupId",
+    }
+    assert expected <= set(dev.outputs)
+    assert dev.outputs["clusterName"] == "karpenter-test"
+    assert dev.outputs["endpoint"].startswith("https://")
+    assert dev.outputs["oidcProviderArn"].startswith("arn:aws:iam::123456789012:oidc-provider/oidc.eks.ap-northeast-1")
+    assert dev.outputs["oidcIssuerUrl"].startswith("https://oidc.eks.")
+    assert dev.outputs["nodeSecurityGroupId"].startswith("sg-")
+    assert len(dev.outputs["publicSubnetIds"]) == 2
+
+
+def test_kubeconfig_is_the_only_secret_output(dev):
+    assert "kubeconfig" in dev.secret_outputs
+    assert dev.secret_outputs == {"kubeconfig"}
+
+
+def test_cluster_is_destroyed_before_the_network(dev):
+    eks = dev.one("eks:index:Cluster")
+    vpc = dev.one("awsx:ec2:Vpc")
+    assert dev.depends_on(eks, vpc)
+    assert not dev.depends_on(vpc, eks)
+    order = dev.deletion_order()
+    assert order.index(eks) < order.index(vpc)
