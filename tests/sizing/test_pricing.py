@@ -1,0 +1,130 @@
+"""Price tables: USD when every type is priced, capacity units otherwise; overrides and their errors."""
+
+import math
+
+import pytest
+
+from sizing.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.errors import SizingInputError
+from sizing.pricing import BASIS_CAPACITY, BASIS_USD, capacity_units, price_table, validate_region
+
+CATALOG = load_catalog()
+BY_NAME = catalog_by_name(CATALOG)
+M5 = [BY_NAME[name] for name in ("m5.large", "m5.xlarge", "m5.2xlarge")]
+
+
+def test_catalog_prices_in_us_east_1_are_usd():
+    table = price_table(M5, "us-east-1")
+    assert table.basis == BASIS_USD and table.in_usd and table.unit == "USD/hour"
+    assert dict(table.costs) == {"m5.large": 0.096, "m5.xlarge": 0.192, "m5.2xlarge": 0.384}
+    assert set(table.sources.values()) == {"catalog"}
+    assert table.missing == () and table.note is None
+
+
+def test_region_without_prices_plans_by_capacity():
+    table = price_table(M5, "ap-northeast-1", {})
+    assert table.basis == BASIS_CAPACITY and not table.in_usd and table.unit == "vCPU-equivalent"
+    # vCPU + GiB / 4: m5.large is 2 vCPU and 8 GiB.
+    assert dict(table.costs) == {"m5.large": 4.0, "m5.xlarge": 8.0, "m5.2xlarge": 16.0}
+    assert table.missing == ("m5.2xlarge", "m5.large", "m5.xlarge")
+    assert "no on-demand prices for ap-northeast-1 in the bundled catalog for 3 of 3 types" in table.note
+    assert "capacity units" in table.note and "capacity.priceOverrides" in table.note and "refresh" in table.note
+
+
+def test_overrides_for_every_type_give_usd():
+    overrides = {"m5.large": 0.124, "m5.xlarge": 0.248, "m5.2xlarge": 0.496}
+    table = price_table(M5, "ap-northeast-1", overrides)
+    assert table.in_usd
+    assert dict(table.costs) == overrides
+    assert set(table.sources.values()) == {"override"}
+
+
+def test_partial_overrides_still_fall_back_to_capacity_for_all():
+    table = price_table(M5, "ap-northeast-1", {"m5.large": 0.124})
+    assert table.basis == BASIS_CAPACITY
+    assert table.cost("m5.large") == 4.0, "a lone real price must not mix with capacity units"
+    assert table.missing == ("m5.2xlarge", "m5.xlarge")
+    assert "for 2 of 3 types" in table.note
+
+
+def test_override_takes_precedence_over_the_catalog():
+    table = price_table(M5, "us-east-1", {"m5.large": 0.05})
+    assert table.cost("m5.large") == 0.05 and table.sources["m5.large"] == "override"
+    assert table.cost("m5.xlarge") == 0.192 and table.sources["m5.xlarge"] == "catalog"
+
+
+def test_override_for_a_type_outside_the_instances_is_allowed_and_ignored():
+    table = price_table(M5[:1], "us-east-1", {"c5.large": 0.085})
+    assert dict(table.costs) == {"m5.large": 0.096}
+
+
+def test_a_type_without_a_us_east_1_price_switches_to_capacity():
+    unpriced = next(i for i in CATALOG if i.price("us-east-1") is None)
+    table = price_table(M5 + [unpriced], "us-east-1")
+    assert table.basis == BASIS_CAPACITY
+    assert table.missing == (unpriced.name,)
+    assert table.cost(unpriced.name) == capacity_units(unpriced)
+    assert "for 1 of 4 types" in table.note
+    assert price_table(M5 + [unpriced], "us-east-1", {unpriced.name: 1.5}).in_usd
+
+
+def test_note_lists_only_a_few_missing_types():
+    table = price_table(CATALOG[:40], "eu-west-1")
+    assert "for 40 of 40 types" in table.note
+    assert ", …)" in table.note and CATALOG[5].name not in table.note
+
+
+def test_capacity_units_of_memory_heavy_types():
+    assert capacity_units(BY_NAME["r5.large"]) == 2 + 16 / 4
+    assert capacity_units(BY_NAME["t3.nano"]) == 2 + 0.5 / 4
+
+
+def test_hand_made_catalog():
+    tiny = InstanceType("x1.large", "x", "x1", 1, "large", "amd64", "nitro", 2, 4096, 3, 10, 0, {"eu-west-1": 0.1})
+    table = price_table([tiny], "eu-west-1", {"x1.large": 0.2}, catalog=[tiny])
+    assert table.cost("x1.large") == 0.2
+
+
+@pytest.mark.parametrize(
+    "overrides, pattern",
+    [
+        ({"m5.lage": 0.1}, r"capacity.priceOverrides\['m5.lage'\]: unknown instance type"),
+        ({"m5.large": 0}, r"capacity.priceOverrides\['m5.large'\] must be a positive number of USD/hour, got 0"),
+        ({"m5.large": -0.1}, r"got -0.1"),
+        ({"m5.large": math.nan}, r"got nan"),
+        ({"m5.large": math.inf}, r"got inf"),
+        ({"m5.large": True}, r"got True"),
+        ({"m5.large": "0.1"}, r"got '0.1'"),
+        ([("m5.large", 0.1)], r"capacity.priceOverrides must be a mapping of instance type to USD/hour, got list"),
+    ],
+)
+def test_bad_overrides(overrides, pattern):
+    with pytest.raises(SizingInputError, match=pattern):
+        price_table(M5, "us-east-1", overrides)
+
+
+def test_error_uses_the_given_field_name():
+    with pytest.raises(SizingInputError, match=r"^stack.prices\['nope.large'\]"):
+        price_table(M5, "us-east-1", {"nope.large": 1.0}, overrides_field="stack.prices")
+
+
+@pytest.mark.parametrize("region", ["", "US-EAST-1", "us-east", "useast1", None, 1])
+def test_bad_region(region):
+    with pytest.raises(SizingInputError, match="region must be an AWS region name such as 'us-east-1'"):
+        price_table(M5, region)
+
+
+def test_valid_regions():
+    for region in ("us-east-1", "ap-northeast-1", "us-gov-west-1", "eu-central-2"):
+        assert validate_region(region) == region
+
+
+def test_cost_of_a_type_not_in_the_table():
+    with pytest.raises(SizingInputError, match="instance type 'c5.large' is not in the price table for us-east-1"):
+        price_table(M5, "us-east-1").cost("c5.large")
+
+
+def test_tables_are_read_only():
+    table = price_table(M5, "us-east-1")
+    with pytest.raises(TypeError):
+        table.costs["m5.large"] = 0.0
