@@ -7,7 +7,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench
+.PHONY: help install test bench up preview destroy
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,3 +26,12 @@ test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
 
 bench: install ## Run the benchmarks and print their figures
 	$(PY) -m benchmarks
+
+up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
+	scripts/stack.sh up $(STACK)
+
+preview: install ## Show what `make up` would change
+	scripts/stack.sh preview $(STACK)
+
+destroy: ## Delete every resource of the stack
+	scripts/stack.sh destroy $(STACK)

