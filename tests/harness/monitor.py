@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 from google.protobuf import empty_pb2
@@ -25,6 +26,8 @@ class RecordingMonitor(MockMonitor):
         if request.type == "pulumi:pulumi:Stack":
             return resource_pb2.RegisterResourceResponse(urn=urn)
         inputs = decode_struct(request.object)
+        if request.type.startswith("pulumi:providers:"):
+            inputs = {key: _json_or_text(value) for key, value in inputs.items()}
         args = MockResourceArgs(
             typ=request.type,
             name=request.name,
@@ -71,6 +74,16 @@ class RecordingMonitor(MockMonitor):
         result = self.mocks.call(MockCallArgs(token=request.tok, args=args, provider=request.provider))
         wire = _sync_await(rpc.serialize_properties(encode(result), {}))
         return provider_pb2.CallResponse(**{"return": wire})
+
+
+def _json_or_text(value):
+    """Providers receive structured settings as JSON text; decode it for assertions."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _provider_urn(reference: str) -> str | None:
