@@ -4,8 +4,8 @@ The statements reproduce the reference CloudFormation that Karpenter publishes
 with its getting-started guide (aws/karpenter-provider-aws v1.14.1,
 `website/content/en/docs/getting-started/getting-started-with-karpenter/cloudformation.yaml`),
 with the same Sids and the same split into managed policies. That split exists
-because one document with every statement exceeds the 6,144-character limit of
-a managed policy.
+because all statements together can exceed the 6,144-character limit of one
+managed policy (aws/karpenter-provider-aws#7874).
 
 The policy changes between Karpenter releases (new actions, new conditions),
 so documents are produced only for the versions listed in `SUPPORTED_VERSIONS`.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping
 
@@ -101,18 +102,24 @@ def controller_policies(
     }
 
 
+@dataclass(frozen=True)
 class _Scope:
     """The values substituted into the statements, and the ARNs built from them."""
 
-    def __init__(self, partition, region, account_id, cluster_name, node_role_arn, queue_arn):
-        self.partition = partition
-        self.region = region
-        self.account_id = account_id
-        self.cluster = cluster_name
-        self.node_role_arn = node_role_arn
-        self.queue_arn = queue_arn
-        self.cluster_arn = f"arn:{partition}:eks:{region}:{account_id}:cluster/{cluster_name}"
-        self.instance_profiles = f"arn:{partition}:iam::{account_id}:instance-profile/*"
+    partition: str
+    region: str
+    account_id: str
+    cluster: str
+    node_role_arn: str
+    queue_arn: str
+
+    @property
+    def cluster_arn(self) -> str:
+        return f"arn:{self.partition}:eks:{self.region}:{self.account_id}:cluster/{self.cluster}"
+
+    @property
+    def instance_profiles(self) -> str:
+        return f"arn:{self.partition}:iam::{self.account_id}:instance-profile/*"
 
     def ec2(self, resource: str, *, account: str = "*") -> str:
         return f"arn:{self.partition}:ec2:{self.region}:{account}:{resource}"
