@@ -89,7 +89,8 @@ def unscoped_pass_role(document: dict) -> list[Finding]:
             continue
         resources = _as_list(statement.get("Resource"))
         if "NotResource" in statement or not resources or any("*" in resource for resource in resources):
-            findings.append(_finding(index, statement, f"iam:PassRole on wildcard resources {resources or '(NotResource)'}"))
+            scope = resources or "(NotResource)"
+            findings.append(_finding(index, statement, f"iam:PassRole on wildcard resources {scope}"))
         elif "iam:passedtoservice" not in _condition_keys(statement):
             findings.append(_finding(index, statement, "iam:PassRole without an iam:PassedToService condition"))
     return findings
