@@ -28,7 +28,9 @@ _LIMIT_QUANTITY = re.compile(
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
 _ALIAS = re.compile(r"^(?P<family>[a-zA-Z0-9]+)@(?P<version>.+)$")
-LINUX_ALIAS_FAMILIES = ("al2", "al2023", "bottlerocket")
+# The root volume mapping (/dev/xvda) is the AL2023 layout; Bottlerocket keeps its data
+# on a second volume, and AL2 AMIs are no longer published.
+AMI_ALIAS_FAMILY = "al2023"
 MAX_ALIAS_LENGTH = 30
 # gp3: at least the AL2023 AMI's 20 GiB snapshot, at most 16 TiB.
 ROOT_VOLUME_GI_RANGE = (20, 16384)
@@ -179,10 +181,10 @@ def ec2_node_class(
 
 def _check_ami_alias(alias: str) -> None:
     match = _ALIAS.match(alias)
-    if not match or len(alias) > MAX_ALIAS_LENGTH or match["family"] not in LINUX_ALIAS_FAMILIES:
+    if not match or len(alias) > MAX_ALIAS_LENGTH or match["family"] != AMI_ALIAS_FAMILY:
         raise ValueError(
-            f"ami_alias {alias!r} must be family@version with a family of {list(LINUX_ALIAS_FAMILIES)} "
-            f"and at most {MAX_ALIAS_LENGTH} characters, such as {DEFAULT_AMI_ALIAS}"
+            f"ami_alias {alias!r} must be {AMI_ALIAS_FAMILY}@<release> with at most {MAX_ALIAS_LENGTH} "
+            f"characters, such as {DEFAULT_AMI_ALIAS}"
         )
     if match["version"] == "latest":
         raise ValueError(

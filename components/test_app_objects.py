@@ -16,15 +16,16 @@ import yaml
 from stackconfig.app import AppConfig, check_alb_tags
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "manifests" / "test-app"
-# Creation order: the namespace before the objects in it.
+# The numbers make `kubectl apply -f manifests/test-app/` create the namespace first, and the
+# network policy and disruption budget before the pods they protect.
 MANIFEST_FILES = (
-    "namespace.yaml",
-    "deployment.yaml",
-    "service.yaml",
-    "ingress.yaml",
-    "horizontalpodautoscaler.yaml",
-    "poddisruptionbudget.yaml",
-    "networkpolicy.yaml",
+    "00-namespace.yaml",
+    "10-networkpolicy.yaml",
+    "20-poddisruptionbudget.yaml",
+    "30-deployment.yaml",
+    "40-service.yaml",
+    "50-horizontalpodautoscaler.yaml",
+    "60-ingress.yaml",
 )
 NAME_LABEL = "app.kubernetes.io/name"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -48,7 +49,7 @@ def alb_tags_annotation(tags: Mapping[str, str]) -> str:
 def test_app_objects(
     app: AppConfig, *, nodepool_name: str, vpc_cidr: str, tags: Mapping[str, str]
 ) -> list[dict]:
-    """Namespace, Deployment, Service, Ingress, HPA, PodDisruptionBudget and NetworkPolicy, in that order.
+    """Namespace, NetworkPolicy, PodDisruptionBudget, Deployment, Service, HPA and Ingress, in that order.
 
     nodepool_name: the Karpenter NodePool whose nodes run the pods.
     vpc_cidr: the VPC's CIDR block, the only source allowed to reach the pods.
@@ -61,13 +62,13 @@ def test_app_objects(
     if not nodepool_name:
         raise ValueError("nodepool_name is empty; pass the NodePool's name")
     builders = {
-        "namespace.yaml": lambda obj: _namespace(obj, app),
-        "deployment.yaml": lambda obj: _deployment(obj, app, nodepool_name),
-        "service.yaml": lambda obj: _service(obj, app),
-        "ingress.yaml": lambda obj: _ingress(obj, app, {**tags, **app.ingress.tags}),
-        "horizontalpodautoscaler.yaml": lambda obj: _horizontal_pod_autoscaler(obj, app),
-        "poddisruptionbudget.yaml": lambda obj: _pod_disruption_budget(obj, app),
-        "networkpolicy.yaml": lambda obj: _network_policy(obj, app, vpc_cidr),
+        "00-namespace.yaml": lambda obj: _namespace(obj, app),
+        "10-networkpolicy.yaml": lambda obj: _network_policy(obj, app, vpc_cidr),
+        "20-poddisruptionbudget.yaml": lambda obj: _pod_disruption_budget(obj, app),
+        "30-deployment.yaml": lambda obj: _deployment(obj, app, nodepool_name),
+        "40-service.yaml": lambda obj: _service(obj, app),
+        "50-horizontalpodautoscaler.yaml": lambda obj: _horizontal_pod_autoscaler(obj, app),
+        "60-ingress.yaml": lambda obj: _ingress(obj, app, {**tags, **app.ingress.tags}),
     }
     return [builders[filename](load_manifest(MANIFEST_DIR / filename)) for filename in MANIFEST_FILES]
 

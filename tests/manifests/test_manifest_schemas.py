@@ -1,0 +1,214 @@
+"""Every manifest file and every built object validates against the real schemas.
+
+Built-in kinds: kubernetes-validate's strict schemas (unknown fields are errors),
+for Kubernetes 1.35, the stack's default cluster version. The package ships
+schemas for exactly that version.
+Karpenter kinds: the openAPIV3Schema of the Karpenter 1.14.1 CRDs, made strict
+in the same way. The API server also rejects unknown fields when kubectl applies with
+its default field validation. CEL rules (x-kubernetes-validations) are not
+evaluated by jsonschema; test_karpenter_objects.py checks them.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from components.karpenter_objects import DEFAULT_AMI_ALIAS, ec2_node_class, node_pool
+from components.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
+from components.test_app_objects import MANIFEST_DIR as TEST_APP_DIR
+from components.test_app_objects import MANIFEST_FILES, load_manifest, test_app_objects
+from stackconfig.app import AppConfig
+from stackconfig.nodepool import NodePoolConfig
+
+KUBERNETES_VERSION = "1.35.0"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+KARPENTER_CRDS = REPO_ROOT.parent / "shared" / "upstream" / "karpenter-1.14.1"
+CRD_FILES = {
+    ("karpenter.sh/v1", "NodePool"): "karpenter.sh_nodepools.yaml",
+    ("karpenter.k8s.aws/v1", "EC2NodeClass"): "karpenter.k8s.aws_ec2nodeclasses.yaml",
+}
+
+NON_DEFAULT_APP = AppConfig.model_validate_json(
+    """{
+      "namespace": "load", "name": "httpbin",
+      "image": "ghcr.io/mccutchen/go-httpbin:2.25.0@sha256:%s",
+      "cpuRequest": "250m", "cpuLimit": "1", "memoryRequest": "100M", "memoryLimit": "1Gi",
+      "hpa": {"minReplicas": 2, "maxReplicas": 20, "targetCpuUtilizationPercent": 70,
+              "scaleDown": {"stabilizationWindowSeconds": 120, "percent": 50, "periodSeconds": 30}},
+      "maxSurgePercent": 25, "healthCheckPath": "/get",
+      "ingress": {"scheme": "internal", "tags": {"team": "platform"}}
+    }"""
+    % ("0" * 64)
+)
+NON_DEFAULT_POOLS = (
+    NodePoolConfig.model_validate_json(
+        """{
+          "name": "spot-pool", "preset": "spot", "zones": ["us-east-1a", "us-east-1b", "us-east-1d"],
+          "consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1m", "expireAfter": "Never",
+          "budgets": [{"nodes": "20%"}, {"nodes": "0", "reasons": ["Drifted"], "schedule": "0 9 * * 1-5", "duration": "8h"}],
+          "weight": 50
+        }"""
+    ),
+    NodePoolConfig.model_validate_json(
+        """{
+          "consolidationPolicy": "Balanced",
+          "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i", "c7i"], "minValues": 2},
+            {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gte", "values": ["2"]},
+            {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64", "amd64"]},
+            {"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "Exists"}
+          ]
+        }"""
+    ),
+)
+
+
+def _kubernetes_objects():
+    default = test_app_objects(
+        AppConfig(), nodepool_name="test-app", vpc_cidr="10.0.0.0/16", tags={"project": "eks-autoscaling"}
+    )
+    custom = test_app_objects(NON_DEFAULT_APP, nodepool_name="spot-pool", vpc_cidr="172.16.0.0/12", tags={})
+    return [("default", obj) for obj in default] + [("custom", obj) for obj in custom]
+
+
+def _karpenter_objects():
+    limits = {"cpu": "16", "memory": "64Gi", "nodes": "10"}
+    pools = [node_pool(NodePoolConfig(), zones=["ap-northeast-1a"], limits={"cpu": "8"}, node_class_name="default")]
+    pools += [
+        node_pool(config, zones=["us-east-1a", "us-east-1b"], limits=limits, node_class_name="spot")
+        for config in NON_DEFAULT_POOLS
+    ]
+    classes = [
+        ec2_node_class(
+            name="default", role_name="node-role", cluster_name="c1", ami_alias=DEFAULT_AMI_ALIAS, tags={}
+        ),
+        ec2_node_class(
+            name="spot",
+            role_name="KarpenterNodeRole-big",
+            cluster_name="big",
+            ami_alias="al2023@v20251209",
+            tags={"team": "platform", "karpenter.sh/discovery": "big"},
+            kubelet={
+                "maxPods": 58,
+                "systemReserved": {"cpu": "100m", "memory": "100Mi"},
+                "evictionHard": {"memory.available": "5%"},
+                "imageGCHighThresholdPercent": 85,
+                "imageGCLowThresholdPercent": 80,
+            },
+            volume_size_gi=100,
+        ),
+    ]
+    return pools + classes
+
+
+def _label(obj: dict) -> str:
+    return f"{obj['kind']}/{obj['metadata']['name']}"
+
+
+def _manifest_files():
+    return sorted(TEST_APP_DIR.glob("*.yaml")) + sorted(KARPENTER_DIR.glob("*.yaml"))
+
+
+def _make_strict(schema):
+    """Reject unknown fields, as the API server does for structural schemas under strict field validation."""
+    if isinstance(schema, list):
+        return [_make_strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    strict = {key: _make_strict(value) for key, value in schema.items()}
+    if (
+        "properties" in strict
+        and "additionalProperties" not in strict
+        and not strict.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        strict["additionalProperties"] = False
+    return strict
+
+
+@pytest.fixture(scope="module")
+def crd_validators():
+    if not KARPENTER_CRDS.is_dir():
+        pytest.skip(f"the Karpenter CRDs are not available at {KARPENTER_CRDS} (reference material absent)")
+    validators = {}
+    for (api_version, kind), filename in CRD_FILES.items():
+        crd = yaml.safe_load((KARPENTER_CRDS / filename).read_text())
+        assert crd["spec"]["names"]["kind"] == kind
+        (version,) = [v for v in crd["spec"]["versions"] if f"{crd['spec']['group']}/{v['name']}" == api_version]
+        schema = _make_strict(version["schema"]["openAPIV3Schema"])
+        validators[(api_version, kind)] = jsonschema.Draft202012Validator(schema)
+    return validators
+
+
+def _validate_kubernetes(obj: dict) -> None:
+    served_version = kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+    assert served_version == "1.35"
+
+
+def _validate_crd(validators, obj: dict) -> None:
+    errors = sorted(validators[(obj["apiVersion"], obj["kind"])].iter_errors(obj), key=str)
+    assert not errors, f"{_label(obj)}: " + "; ".join(
+        f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in errors
+    )
+
+
+def test_every_manifest_file_is_one_kubernetes_object():
+    files = _manifest_files()
+    assert [path.name for path in sorted(TEST_APP_DIR.glob("*.yaml"))] == list(MANIFEST_FILES)
+    assert {path.name for path in KARPENTER_DIR.glob("*.yaml")} == {"nodepool.yaml", "ec2nodeclass.yaml"}
+    for path in files:
+        documents = [document for document in yaml.safe_load_all(path.read_text()) if document is not None]
+        assert len(documents) == 1, path
+        obj = documents[0]
+        assert {"apiVersion", "kind", "metadata"} <= set(obj), path
+        assert obj["metadata"]["name"], path
+
+
+@pytest.mark.parametrize("path", sorted(TEST_APP_DIR.glob("*.yaml")), ids=lambda path: path.name)
+def test_test_app_file_validates_strictly(path):
+    obj = load_manifest(path)
+    _validate_kubernetes(obj)
+    if obj["kind"] != "Namespace":
+        # kubectl apply needs no -n flag: every namespaced object names its namespace.
+        assert obj["metadata"]["namespace"] == "test-app"
+
+
+@pytest.mark.parametrize("path", sorted(KARPENTER_DIR.glob("*.yaml")), ids=lambda path: path.name)
+def test_karpenter_file_validates_against_crd(crd_validators, path):
+    obj = load_manifest(path)
+    _validate_crd(crd_validators, obj)
+    assert "namespace" not in obj["metadata"], "NodePool and EC2NodeClass are cluster-scoped"
+
+
+@pytest.mark.parametrize("variant, obj", _kubernetes_objects(), ids=lambda value: value if isinstance(value, str) else _label(value))
+def test_built_kubernetes_object_validates_strictly(variant, obj):
+    _validate_kubernetes(obj)
+
+
+@pytest.mark.parametrize("obj", _karpenter_objects(), ids=_label)
+def test_built_karpenter_object_validates_against_crd(crd_validators, obj):
+    _validate_crd(crd_validators, obj)
+
+
+def test_strict_kubernetes_schema_rejects_an_unknown_field():
+    deployment = load_manifest(TEST_APP_DIR / "30-deployment.yaml")
+    broken = copy.deepcopy(deployment)
+    broken["spec"]["template"]["spec"]["securityContext"]["runAsNonRot"] = True
+    with pytest.raises(kubernetes_validate.ValidationError, match="runAsNonRot"):
+        _validate_kubernetes(broken)
+
+
+def test_strict_crd_schema_rejects_an_unknown_field_and_a_bad_quantity(crd_validators):
+    pool = load_manifest(KARPENTER_DIR / "nodepool.yaml")
+    misspelt = copy.deepcopy(pool)
+    misspelt["spec"]["disruption"]["consolidateAfterr"] = "30s"
+    bad_limit = copy.deepcopy(pool)
+    bad_limit["spec"]["limits"]["memory"] = "1000GB"
+    for broken in (misspelt, bad_limit):
+        with pytest.raises(AssertionError):
+            _validate_crd(crd_validators, broken)
