@@ -62,7 +62,7 @@ class InstanceType:
     max_enis: int
     ipv4_per_eni: int
     gpu_count: int
-    prices: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
+    prices: Mapping[str, float] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         # A read-only view keeps the frozen dataclass honest about its prices.

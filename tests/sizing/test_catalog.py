@@ -181,3 +181,11 @@ def test_hand_built_instance_type_labels():
     assert dict(tiny.prices) == {}
     assert tiny.labels()["karpenter.k8s.aws/instance-gpu-count"] == "2"
     assert tiny.labels()["kubernetes.io/arch"] == "arm64"
+
+
+def test_equality_includes_prices_and_hash_ignores_them():
+    m5 = BY_NAME["m5.large"]
+    same = InstanceType(**m5.to_dict())
+    repriced = InstanceType(**{**m5.to_dict(), "prices": {"us-east-1": 0.1}})
+    assert same == m5 and hash(same) == hash(m5)
+    assert repriced != m5 and hash(repriced) == hash(m5)
