@@ -29,7 +29,7 @@ Within one batch subtractMax keeps the launched capacity within the limits.
 The overshoot Karpenter's documentation warns about comes from successive
 batches: a NodeClaim launched by an earlier batch counts as zero until its
 capacity is reported. Model such a claim as a running node with
-`counts_against_limits=False`.
+`capacity_reported=False`.
 
 Not modelled: taints and tolerations, topology spread, pod (anti-)affinity,
 host ports, volumes, several NodePools, instance-type offerings missing in a
@@ -115,7 +115,11 @@ class RunningNode:
     """A node (or launched NodeClaim) that exists before the batch.
 
     requested: requests already bound to it, DaemonSet pods included;
-    counts_against_limits: whether its capacity is part of the NodePool's usage.
+    in_node_pool: False for a node of another NodePool or node group (pods may
+    still land on it, its capacity is not the NodePool's usage);
+    capacity_reported: False for a NodeClaim launched so recently that the
+    cluster state has no capacity for it yet, so the scheduler counts it as
+    zero against the limits (the source of limit overshoot).
     """
 
     name: str
@@ -123,7 +127,8 @@ class RunningNode:
     requested: Resources = Resources()
     zone: Optional[str] = None
     capacity_type: str = "on-demand"
-    counts_against_limits: bool = True
+    in_node_pool: bool = True
+    capacity_reported: bool = True
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,8 @@ class PlacedNode:
     reserved: DaemonSet requests on a new node, or everything bound before the
     batch on a running node; pod_requests: requests of the pods this batch
     placed; pods: workload -> pods placed; zones: zones it may still launch in;
-    options: how many instance types still fitted at launch.
+    options: how many instance types still fitted at launch; in_node_pool:
+    whether its capacity counts towards the NodePool's limits.
     """
 
     name: str
@@ -167,7 +173,7 @@ class PlacedNode:
     zones: Tuple[str, ...] = ()
     options: int = 1
     existing: bool = False
-    counts_against_limits: bool = True
+    in_node_pool: bool = True
 
     @property
     def used(self) -> Resources:
@@ -218,8 +224,8 @@ class ProvisioningResult:
         return sum(node.pod_count for node in self.nodes)
 
     def limit_usage(self) -> Mapping[str, int]:
-        """Capacity counted against the NodePool limits once every node reports it."""
-        counted = [node for node in self.nodes if node.counts_against_limits]
+        """The NodePool's usage once every node has reported its capacity (cpu m, memory MiB)."""
+        counted = [node for node in self.nodes if node.in_node_pool]
         total = sum((node.capacity for node in counted), Resources())
         return {"cpu": total.cpu, "memory": total.memory, "pods": total.pods, "nodes": len(counted)}
 
@@ -309,7 +315,7 @@ class _Simulator:
         ]
         self.running_placed: List[Dict[int, int]] = [{} for _ in self.running]
         for node in self.running:
-            if node.counts_against_limits and self.limit_columns:
+            if node.in_node_pool and node.capacity_reported and self.limit_columns:
                 usage = np.array(
                     [node.option.capacity.cpu, node.option.capacity.memory, node.option.capacity.pods, 1],
                     dtype=np.int64,
@@ -582,7 +588,7 @@ class _Simulator:
             zones=(node.zone,) if node.zone else (),
             options=1,
             existing=True,
-            counts_against_limits=node.counts_against_limits,
+            in_node_pool=node.in_node_pool,
         )
 
     def run(self) -> ProvisioningResult:

@@ -158,9 +158,11 @@ class ExistingNode:
 
     instance_type: catalog name; requested: requests of the pods already bound
     to it, DaemonSet pods included (cpu millicores, memory MiB, pod count);
-    zone / capacity_type: where and how it runs; counts_against_limits: False
-    for a node outside the NodePool, or for a launched NodeClaim whose capacity
-    the cluster state has not seen yet (Karpenter then counts it as zero).
+    zone / capacity_type: where and how it runs; in_node_pool: False for a
+    node of another NodePool or of a managed node group (pods may land on it,
+    its capacity is not the NodePool's usage); capacity_reported: False for a
+    NodeClaim launched so recently that Karpenter still counts it as zero
+    against the limits.
     """
 
     name: str
@@ -168,7 +170,8 @@ class ExistingNode:
     requested: Resources = Resources()
     zone: Optional[str] = None
     capacity_type: str = "on-demand"
-    counts_against_limits: bool = True
+    in_node_pool: bool = True
+    capacity_reported: bool = True
 
     def __post_init__(self) -> None:
         _check_name("existing node", self.name)
