@@ -30,11 +30,13 @@ MANIFEST_FILES = (
 NAME_LABEL = "app.kubernetes.io/name"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 ALB_ANNOTATION_PREFIX = "alb.ingress.kubernetes.io/"
+# The safe loader, in its C implementation when PyYAML was built with libyaml.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_manifest(path: Path) -> dict:
     """The single Kubernetes object in a YAML file."""
-    documents = [document for document in yaml.safe_load_all(path.read_text()) if document is not None]
+    documents = [document for document in yaml.load_all(path.read_text(), Loader=_YAML_LOADER) if document is not None]
     if len(documents) != 1:
         raise ValueError(f"{path} must hold exactly one object, found {len(documents)}")
     return documents[0]

@@ -1,0 +1,473 @@
+"""The NodePool and EC2NodeClass: YAML defaults, the Provisioner mapping, presets and the CRDs' CEL rules."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.karpenter_objects import (
+    DEFAULT_AMI_ALIAS,
+    MANIFEST_DIR,
+    NODEPOOL_PRESETS,
+    ec2_node_class,
+    node_pool,
+)
+from components.test_app_objects import load_manifest
+from sizing.catalog import load_catalog
+from sizing.requirements import filter_instance_types, parse_requirements
+from stackconfig.nodepool import NodePoolConfig
+
+REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
+REFERENCE_LIMITS = {"cpu": "8", "memory": "32Gi"}
+REFERENCE_CLUSTER = "karpenter-test"
+REFERENCE_TAGS = {"eks-autoscaling:cluster": "karpenter-test"}
+KARPENTER_CRDS = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "karpenter-1.14.1"
+
+# The v1alpha5 Provisioner of the reference write-up.
+PROVISIONER = {
+    "ttlSecondsUntilExpired": 900,
+    "ttlSecondsAfterEmpty": 30,
+    "requirements": [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["ap-northeast-1a", "ap-northeast-1c"]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    ],
+}
+
+# Label keys the CRDs allow in the restricted karpenter.k8s.aws domain (NodePool requirements).
+AWS_DOMAIN_KEYS = {
+    "karpenter.k8s.aws/instance-tenancy", "karpenter.k8s.aws/capacity-reservation-type",
+    "karpenter.k8s.aws/capacity-reservation-id", "karpenter.k8s.aws/capacity-reservation-interruptible",
+    "karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+    "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-hypervisor",
+    "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-generation",
+    "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/instance-size", "karpenter.k8s.aws/instance-cpu",
+    "karpenter.k8s.aws/instance-cpu-manufacturer", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
+    "karpenter.k8s.aws/instance-memory", "karpenter.k8s.aws/instance-ebs-bandwidth",
+    "karpenter.k8s.aws/instance-network-bandwidth", "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-accelerator-manufacturer", "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-capability-flex", "karpenter.k8s.aws/placement-group-id",
+    "karpenter.k8s.aws/placement-group-partition",
+}  # fmt: skip
+EVICTION_SIGNALS = {
+    "memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available",
+}  # fmt: skip
+RESERVED_RESOURCES = {"cpu", "memory", "ephemeral-storage", "pid"}
+ALIAS_FAMILIES = {"al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025"}
+
+
+def _domain(key: str) -> str:
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
+# Each check emulates one CEL rule of the CRDs, named by the rule's message.
+def nodepool_cel_violations(obj: dict) -> list[str]:
+    spec = obj["spec"]
+    template_spec = spec["template"]["spec"]
+    ref = template_spec["nodeClassRef"]
+    problems = []
+    for field in ("group", "kind", "name"):
+        if ref.get(field, "") == "":
+            problems.append(f"{field} may not be empty")
+    if (ref.get("group"), ref.get("kind")) != ("karpenter.k8s.aws", "EC2NodeClass"):
+        problems.append("nodeClassRef must name an EC2NodeClass of karpenter.k8s.aws")
+    for requirement in template_spec["requirements"]:
+        key, operator, values = requirement["key"], requirement["operator"], requirement.get("values", [])
+        if operator == "In" and not values:
+            problems.append("requirements with operator 'In' must have a value defined")
+        if operator in ("Gt", "Lt", "Gte", "Lte") and not (len(values) == 1 and re.fullmatch(r"[0-9]+", values[0])):
+            problems.append("requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value")
+        if operator == "In" and "minValues" in requirement and len(values) < requirement["minValues"]:
+            problems.append("requirements with 'minValues' must have at least that many values specified in the 'values' field")
+        if _domain(key).endswith("karpenter.sh") and key not in ("karpenter.sh/capacity-type", "karpenter.sh/nodepool"):
+            problems.append('label domain "karpenter.sh" is restricted')
+        if key == "karpenter.sh/nodepool":
+            problems.append('label "karpenter.sh/nodepool" is restricted')
+        if key == "kubernetes.io/hostname":
+            problems.append('label "kubernetes.io/hostname" is restricted')
+        if _domain(key).endswith("karpenter.k8s.aws") and key not in AWS_DOMAIN_KEYS:
+            problems.append('label domain "karpenter.k8s.aws" is restricted')
+    for budget in spec.get("disruption", {}).get("budgets", []):
+        if ("schedule" in budget) != ("duration" in budget):
+            problems.append("'schedule' must be set with 'duration'")
+    if "replicas" in spec and ("weight" in spec or set(spec.get("limits", {})) - {"nodes"}):
+        problems.append("only 'limits.nodes' is supported on static NodePools")
+    return problems
+
+
+def ec2nodeclass_cel_violations(obj: dict) -> list[str]:
+    spec = obj["spec"]
+    problems = []
+    if ("role" in spec) == ("instanceProfile" in spec):
+        problems.append("must specify exactly one of ['role', 'instanceProfile']")
+    if spec.get("role") == "":
+        problems.append("role cannot be empty")
+    terms = spec["amiSelectorTerms"]
+    aliases = [term["alias"] for term in terms if "alias" in term]
+    if aliases and len(terms) != 1:
+        problems.append("'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms")
+    if any(len(term) != 1 for term in terms if "alias" in term):
+        problems.append("'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms")
+    for alias in aliases:
+        if not re.match(r"^[a-zA-Z0-9]+@.+$", alias):
+            problems.append("'alias' is improperly formatted, must match the format 'family@version'")
+        elif alias.split("@")[0] not in ALIAS_FAMILIES:
+            problems.append("family is not supported")
+    if not aliases and "amiFamily" not in spec:
+        problems.append("must specify amiFamily if amiSelectorTerms does not contain an alias")
+    for field in ("subnetSelectorTerms", "securityGroupSelectorTerms"):
+        if not spec[field]:
+            problems.append(f"{field} cannot be empty")
+        for term in spec[field]:
+            if not term.get("tags") and "id" not in term and "name" not in term:
+                problems.append(f"{field}: expected at least one, got none")
+            if any(key == "" or value == "" for key, value in term.get("tags", {}).items()):
+                problems.append("empty tag keys or values aren't supported")
+    for key in spec.get("tags", {}):
+        if key == "":
+            problems.append("empty tag keys aren't supported")
+        if key in ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass") or key.startswith("kubernetes.io/cluster"):
+            problems.append(f"tag contains a restricted tag matching {key}")
+    mappings = spec.get("blockDeviceMappings", [])
+    if sum(1 for mapping in mappings if mapping.get("rootVolume")) > 1:
+        problems.append("must have only one blockDeviceMappings with rootVolume")
+    for mapping in mappings:
+        if "ebs" in mapping and "snapshotID" not in mapping["ebs"] and "volumeSize" not in mapping["ebs"]:
+            problems.append("snapshotID or volumeSize must be defined")
+    kubelet = spec.get("kubelet", {})
+    high, low = kubelet.get("imageGCHighThresholdPercent"), kubelet.get("imageGCLowThresholdPercent")
+    if high is not None and low is not None and not high > low:
+        problems.append("imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent")
+    for field in ("evictionHard", "evictionSoft", "evictionSoftGracePeriod"):
+        if set(kubelet.get(field, {})) - EVICTION_SIGNALS:
+            problems.append(f"valid keys for {field} are")
+    for field in ("kubeReserved", "systemReserved"):
+        if set(kubelet.get(field, {})) - RESERVED_RESOURCES:
+            problems.append(f"valid keys for {field} are")
+    return problems
+
+
+def _crd_rules(filename: str) -> dict[str, str]:
+    """Every CEL rule of a CRD, by its message."""
+    rules = {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            for rule in node.get("x-kubernetes-validations", []):
+                rules[rule["message"]] = rule["rule"]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(yaml.safe_load((KARPENTER_CRDS / filename).read_text()))
+    return rules
+
+
+def _reference_pool(config: NodePoolConfig = NodePoolConfig()) -> dict:
+    return node_pool(config, zones=REFERENCE_ZONES, limits=REFERENCE_LIMITS, node_class_name="default")
+
+
+def _reference_class(**overrides) -> dict:
+    arguments = dict(
+        name="default",
+        role_name=f"KarpenterNodeRole-{REFERENCE_CLUSTER}",
+        cluster_name=REFERENCE_CLUSTER,
+        ami_alias=DEFAULT_AMI_ALIAS,
+        tags=REFERENCE_TAGS,
+    )
+    arguments.update(overrides)
+    return ec2_node_class(**arguments)
+
+
+def _seconds(duration: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600}
+    assert re.fullmatch(r"([0-9]+[smh])+", duration), duration
+    return sum(int(number) * units[unit] for number, unit in re.findall(r"([0-9]+)([smh])", duration))
+
+
+def _requirement_set(requirements) -> set:
+    return {(r["key"], r["operator"], tuple(sorted(r.get("values", [])))) for r in requirements}
+
+
+SPOT_CONFIG = NodePoolConfig.model_validate_json(
+    """{"name": "spot", "preset": "spot", "consolidationPolicy": "WhenEmptyOrUnderutilized",
+        "consolidateAfter": "1m", "expireAfter": "720h", "budgets": [{"nodes": "10%"}], "weight": 10}"""
+)
+
+
+def test_default_config_reproduces_the_manifest_files():
+    assert _reference_pool() == load_manifest(MANIFEST_DIR / "nodepool.yaml")
+    assert _reference_class() == load_manifest(MANIFEST_DIR / "ec2nodeclass.yaml")
+
+
+def test_nodepool_maps_the_reference_provisioner():
+    pool = _reference_pool()
+    disruption = pool["spec"]["disruption"]
+    template_spec = pool["spec"]["template"]["spec"]
+    # ttlSecondsAfterEmpty -> WhenEmpty after the same delay
+    assert disruption["consolidationPolicy"] == "WhenEmpty"
+    assert _seconds(disruption["consolidateAfter"]) == PROVISIONER["ttlSecondsAfterEmpty"]
+    # ttlSecondsUntilExpired -> template.spec.expireAfter
+    assert _seconds(template_spec["expireAfter"]) == PROVISIONER["ttlSecondsUntilExpired"]
+    assert "expireAfter" not in disruption
+    # Same requirements, plus the OS that v1 no longer defaults.
+    assert _requirement_set(template_spec["requirements"]) == _requirement_set(
+        PROVISIONER["requirements"] + [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]
+    )
+    # provider -> an EC2NodeClass reference
+    assert template_spec["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
+    # limits.resources.{cpu,memory} -> a flat limits map
+    assert pool["spec"]["limits"] == REFERENCE_LIMITS
+    assert pool["apiVersion"] == "karpenter.sh/v1" and pool["metadata"]["name"] == "test-app"
+
+
+def test_ec2nodeclass_maps_the_reference_provider():
+    spec = _reference_class()["spec"]
+    assert spec["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": REFERENCE_CLUSTER}}]
+    assert spec["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": REFERENCE_CLUSTER}}]
+    assert spec["role"] == "KarpenterNodeRole-karpenter-test" and "instanceProfile" not in spec
+    assert spec["amiSelectorTerms"] == [{"alias": "al2023@v20260714"}]
+    assert spec["metadataOptions"] == {
+        "httpEndpoint": "enabled",
+        "httpProtocolIPv6": "disabled",
+        "httpPutResponseHopLimit": 1,
+        "httpTokens": "required",
+    }
+    assert spec["blockDeviceMappings"] == [
+        {
+            "deviceName": "/dev/xvda",
+            "rootVolume": True,
+            "ebs": {"volumeSize": "20Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True},
+        }
+    ]
+    assert spec["tags"] == REFERENCE_TAGS
+
+
+def test_presets_are_valid_requirement_lists_for_the_sizing_library():
+    for name, requirements in NODEPOOL_PRESETS.items():
+        parsed = parse_requirements([requirement.to_dict() for requirement in requirements], where=name)
+        keys = [requirement.key for requirement in parsed]
+        assert len(keys) == len(set(keys)), name
+        assert "topology.kubernetes.io/zone" not in keys, "zones come from nodePool.zones or the VPC"
+        # Karpenter v1 defaults none of these, so every preset states them.
+        assert {"kubernetes.io/arch", "kubernetes.io/os", "karpenter.sh/capacity-type"} <= set(keys), name
+
+
+def test_reference_preset_admits_only_m5_large_on_demand():
+    requirements = parse_requirements([r.to_dict() for r in NODEPOOL_PRESETS["reference"]])
+    assert [instance.name for instance in filter_instance_types(load_catalog(), requirements)] == ["m5.large"]
+    assert _requirement_set(r.to_dict() for r in NODEPOOL_PRESETS["reference"]) >= {
+        ("karpenter.sh/capacity-type", "In", ("on-demand",)),
+    }
+
+
+def test_spot_preset_follows_the_spot_write_up():
+    requirements = {r.key: r for r in NODEPOOL_PRESETS["spot"]}
+    assert requirements["karpenter.sh/capacity-type"].values == ("spot", "on-demand")
+    assert requirements["karpenter.k8s.aws/instance-category"].values == ("c", "m", "r")
+    size = requirements["karpenter.k8s.aws/instance-size"]
+    assert (size.operator, set(size.values)) == ("NotIn", {"nano", "micro", "small", "medium", "large"})
+    generation = requirements["karpenter.k8s.aws/instance-generation"]
+    assert (generation.operator, generation.values) == ("Gt", ("2",))
+    assert requirements["kubernetes.io/arch"].values == ("amd64",)
+    assert requirements["kubernetes.io/os"].values == ("linux",)
+    admitted = filter_instance_types(load_catalog(), parse_requirements([r.to_dict() for r in NODEPOOL_PRESETS["spot"]]))
+    # Spot needs several instance types to choose from (Karpenter warns below 5).
+    assert len(admitted) >= 5
+    for instance in admitted:
+        labels = instance.labels()
+        assert labels["karpenter.k8s.aws/instance-category"] in {"c", "m", "r"}
+        assert labels["karpenter.k8s.aws/instance-size"] not in {"nano", "micro", "small", "medium", "large"}
+        assert int(labels["karpenter.k8s.aws/instance-generation"]) > 2
+
+
+def test_every_nodepool_setting_reaches_the_object():
+    pool = node_pool(SPOT_CONFIG, zones=["us-east-1a", "us-east-1b"], limits={"cpu": "100", "nodes": "5"}, node_class_name="spot-class")
+    spec = pool["spec"]
+    assert pool["metadata"]["name"] == "spot"
+    assert spec["template"]["spec"]["requirements"] == [r.to_dict() for r in NODEPOOL_PRESETS["spot"]] + [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a", "us-east-1b"]}
+    ]
+    assert spec["template"]["spec"]["nodeClassRef"]["name"] == "spot-class"
+    assert spec["template"]["spec"]["expireAfter"] == "720h"
+    assert spec["disruption"] == {
+        "consolidationPolicy": "WhenEmptyOrUnderutilized",
+        "consolidateAfter": "1m",
+        "budgets": [{"nodes": "10%"}],
+    }
+    assert spec["limits"] == {"cpu": "100", "nodes": "5"}
+    assert spec["weight"] == 10
+    assert "weight" not in _reference_pool()["spec"]
+
+
+def test_requirements_override_replaces_the_preset():
+    config = NodePoolConfig.model_validate_json(
+        """{"preset": "spot", "requirements": [
+             {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i"], "minValues": 2},
+             {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]}]}"""
+    )
+    requirements = _reference_pool(config)["spec"]["template"]["spec"]["requirements"]
+    assert requirements == [
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i"], "minValues": 2},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": REFERENCE_ZONES},
+    ]
+
+
+def test_ec2nodeclass_parameters_reach_the_object():
+    kubelet = {"maxPods": 58, "kubeReserved": {"cpu": "80m"}}
+    spec = _reference_class(
+        name="big", role_name="role-x", cluster_name="c2", ami_alias="al2023@v20251209",
+        tags={"team": "platform"}, kubelet=kubelet, volume_size_gi=100,
+    )["spec"]  # fmt: skip
+    assert spec["role"] == "role-x"
+    assert spec["amiSelectorTerms"] == [{"alias": "al2023@v20251209"}]
+    assert spec["subnetSelectorTerms"] == spec["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "c2"}}]
+    assert spec["tags"] == {"team": "platform"}
+    assert spec["kubelet"] == kubelet
+    assert spec["blockDeviceMappings"][0]["ebs"]["volumeSize"] == "100Gi"
+    assert "kubelet" not in _reference_class()["spec"]
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        _reference_pool,
+        lambda: node_pool(SPOT_CONFIG, zones=["us-east-1a"], limits={"cpu": "8"}, node_class_name="default"),
+    ],
+)
+def test_nodepools_pass_the_crd_cel_rules(builder):
+    assert nodepool_cel_violations(builder()) == []
+
+
+def test_ec2nodeclasses_pass_the_crd_cel_rules():
+    assert ec2nodeclass_cel_violations(_reference_class()) == []
+    with_kubelet = _reference_class(kubelet={"imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80, "evictionHard": {"memory.available": "5%"}})
+    assert ec2nodeclass_cel_violations(with_kubelet) == []
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda o: o["spec"]["template"]["spec"]["nodeClassRef"].update(group=""), "group may not be empty"),
+        (lambda o: o["spec"]["template"]["spec"]["nodeClassRef"].update(kind="NodeClass"), "nodeClassRef must name"),
+        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "kubernetes.io/os", "operator": "In", "values": []}), "operator 'In' must have a value"),
+        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["-1"]}), "single positive integer"),
+        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"], "minValues": 2}), "'minValues' must have at least"),
+        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.sh/foo", "operator": "Exists"}), 'label domain "karpenter.sh" is restricted'),
+        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.k8s.aws/foo", "operator": "Exists"}), 'label domain "karpenter.k8s.aws" is restricted'),
+        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "kubernetes.io/hostname", "operator": "Exists"}), 'label "kubernetes.io/hostname" is restricted'),
+        (lambda o: o["spec"]["disruption"]["budgets"].append({"nodes": "1", "schedule": "@daily"}), "'schedule' must be set with 'duration'"),
+    ],
+)
+def test_nodepool_cel_emulation_catches(mutate, message):
+    pool = copy.deepcopy(_reference_pool())
+    mutate(pool)
+    assert any(message in problem for problem in nodepool_cel_violations(pool))
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda s: s.update(instanceProfile="profile"), "exactly one of ['role', 'instanceProfile']"),
+        (lambda s: s["amiSelectorTerms"].append({"tags": {"a": "b"}}), "combination of other amiSelectorTerms"),
+        (lambda s: s["amiSelectorTerms"][0].update(id="ami-123"), "combination of other fields in amiSelectorTerms"),
+        (lambda s: s.update(amiSelectorTerms=[{"alias": "ubuntu@v1"}]), "family is not supported"),
+        (lambda s: s.update(amiSelectorTerms=[{"id": "ami-123"}]), "must specify amiFamily"),
+        (lambda s: s.update(subnetSelectorTerms=[]), "subnetSelectorTerms cannot be empty"),
+        (lambda s: s["securityGroupSelectorTerms"][0]["tags"].update({"k": ""}), "empty tag keys or values"),
+        (lambda s: s["tags"].update({"kubernetes.io/cluster/x": "owned"}), "restricted tag"),
+        (lambda s: s["blockDeviceMappings"].append({"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": {"volumeSize": "1Gi"}}), "only one blockDeviceMappings with rootVolume"),
+        (lambda s: s.update(kubelet={"imageGCHighThresholdPercent": 50, "imageGCLowThresholdPercent": 60}), "imageGCHighThresholdPercent must be greater"),
+        (lambda s: s.update(kubelet={"evictionHard": {"memory.free": "1%"}}), "valid keys for evictionHard"),
+    ],
+)
+def test_ec2nodeclass_cel_emulation_catches(mutate, message):
+    node_class = copy.deepcopy(_reference_class())
+    mutate(node_class["spec"])
+    assert any(message in problem for problem in ec2nodeclass_cel_violations(node_class))
+
+
+def test_emulated_rules_are_the_crds_rules():
+    if not KARPENTER_CRDS.is_dir():
+        pytest.skip(f"the Karpenter CRDs are not available at {KARPENTER_CRDS} (reference material absent)")
+    nodepool_rules = _crd_rules("karpenter.sh_nodepools.yaml")
+    for message in (
+        "group may not be empty",
+        "requirements with operator 'In' must have a value defined",
+        "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value",
+        "requirements with 'minValues' must have at least that many values specified in the 'values' field",
+        'label domain "karpenter.sh" is restricted',
+        'label "karpenter.sh/nodepool" is restricted',
+        'label "kubernetes.io/hostname" is restricted',
+        'label domain "karpenter.k8s.aws" is restricted',
+        "'schedule' must be set with 'duration'",
+        "only 'limits.nodes' is supported on static NodePools",
+    ):
+        assert message in nodepool_rules
+    class_rules = _crd_rules("karpenter.k8s.aws_ec2nodeclasses.yaml")
+    for message in (
+        "must specify exactly one of ['role', 'instanceProfile']",
+        "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
+        "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",
+        "'alias' is improperly formatted, must match the format 'family@version'",
+        "must specify amiFamily if amiSelectorTerms does not contain an alias",
+        "subnetSelectorTerms cannot be empty",
+        "securityGroupSelectorTerms cannot be empty",
+        "empty tag keys or values aren't supported",
+        "tag contains a restricted tag matching eks:eks-cluster-name",
+        "must have only one blockDeviceMappings with rootVolume",
+        "snapshotID or volumeSize must be defined",
+        "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",
+    ):
+        assert message in class_rules
+    # The AWS label keys the requirement rule allows are exactly the ones emulated here.
+    allowed_keys = re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', nodepool_rules['label domain "karpenter.k8s.aws" is restricted'])
+    assert set(allowed_keys) == AWS_DOMAIN_KEYS
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(zones=[]), "zones must be a non-empty list"),
+        (dict(zones="ap-northeast-1a"), "zones must be a non-empty list"),
+        (dict(zones=["ap-northeast-1a", "ap-northeast-1a"]), "lists a zone twice"),
+        (dict(limits={}), "limits is empty"),
+        (dict(limits={"memory": "1000GB"}), "limits.memory '1000GB' is not a Kubernetes quantity"),
+        (dict(node_class_name=""), "node_class_name is empty"),
+    ],
+)
+def test_node_pool_refuses_bad_arguments(arguments, message):
+    defaults = dict(zones=REFERENCE_ZONES, limits=REFERENCE_LIMITS, node_class_name="default")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        node_pool(NodePoolConfig(), **{**defaults, **arguments})
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(ami_alias="al2023@latest"), "with 'latest' every AMI release drifts"),
+        (dict(ami_alias="bottlerocket@v1.40.0"), "must be al2023@<release>"),
+        (dict(ami_alias="al2023"), "must be al2023@<release>"),
+        (dict(ami_alias="al2023@v20260714-and-something-long"), "at most 30 characters"),
+        (dict(tags={"eks:eks-cluster-name": "x"}), "is set by Karpenter itself"),
+        (dict(tags={"kubernetes.io/cluster/karpenter-test": "owned"}), "is set by Karpenter itself"),
+        (dict(tags={"": "x"}), "empty tag keys"),
+        (dict(volume_size_gi=8), "from 20 to 16384"),
+        (dict(volume_size_gi=20.5), "from 20 to 16384"),
+        (dict(kubelet={"maxPod": 10}), "kubelet: unknown fields ['maxPod']"),
+        (dict(role_name=""), "must not be empty"),
+    ],
+)
+def test_ec2_node_class_refuses_bad_arguments(overrides, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _reference_class(**overrides)
