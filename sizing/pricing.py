@@ -145,8 +145,9 @@ def price_table(
     missing = sorted(set(missing))
     names = {instance.name for instance in instances}
     examples = ", ".join(missing[:_MISSING_EXAMPLES_SHOWN]) + (", …" if len(missing) > _MISSING_EXAMPLES_SHOWN else "")
+    source = "the bundled catalog" if catalog is None else "the catalog"
     note = (
-        f"no on-demand prices for {region} in the bundled catalog for {len(missing)} of {len(names)} types "
+        f"no on-demand prices for {region} in {source} for {len(missing)} of {len(names)} types "
         f"({examples}); costs below are in capacity units (vCPU + memory GiB / {GIB_PER_VCPU_EQUIVALENT}), "
         f"not USD; set {overrides_field} or refresh the catalog"
     )

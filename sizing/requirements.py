@@ -4,7 +4,9 @@ A requirement is a NodeSelectorRequirement `{key, operator, values, minValues?}`
 from a NodePool's `spec.template.spec.requirements`. As in Karpenter, all
 requirements must hold (several on one key intersect), a node without a label
 satisfies NotIn and DoesNotExist but not In, Exists or a numeric comparison,
-and Gt/Gte/Lt/Lte compare integer label values.
+and Gt/Gte/Lt/Lte compare integer label values. Unlike Karpenter, a numeric
+operator on a key whose values are not integers is rejected rather than left
+to match nothing, and minValues is checked only on instance-type keys.
 
 Planning assumption on capacity types: Karpenter v1 has no implicit default,
 so a NodePool without a `karpenter.sh/capacity-type` requirement may launch

@@ -153,7 +153,7 @@ def format_table(rows: List[dict], region: str, capacity_types: Sequence[str]) -
     body = []
     for row in rows:
         flat = dict(row, **row["allocatable"])
-        price = "-" if row["price"] is None else f"{row['price']:g}"
+        price = "-" if row["price"] is None else str(row["price"])
         body.append([str(flat[key]) for _, key in _COLUMNS] + [price])
     widths = [max(len(line[i]) for line in [header] + body) for i in range(len(header))]
     lines = []

@@ -128,3 +128,8 @@ def test_tables_are_read_only():
     table = price_table(M5, "us-east-1")
     with pytest.raises(TypeError):
         table.costs["m5.large"] = 0.0
+
+
+def test_note_names_a_given_catalog_neutrally():
+    table = price_table(M5, "sa-east-1", catalog=CATALOG)
+    assert "in the catalog for 3 of 3 types" in table.note
