@@ -60,6 +60,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     region = validate_region(args.region)
     if args.refresh:
+        extra = [flag for flag, used in (("--json", args.json), ("--requirements", args.requirements),
+                                         ("--catalog", args.catalog)) if used]
+        if extra:
+            raise SizingInputError(f"--refresh takes only --region and --output, not {', '.join(extra)}")
         return _refresh(region, args.output)
     if args.output is not None:
         raise SizingInputError("--output is only used with --refresh")

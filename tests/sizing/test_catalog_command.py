@@ -148,6 +148,7 @@ def write(tmp_path, name, text):
         (lambda p: ["--region", "Tokyo"], "region must be an AWS region name such as 'us-east-1', got 'Tokyo'"),
         (lambda p: ["--output", str(p / "x.json")], "--output is only used with --refresh"),
         (lambda p: ["--refresh"], "--refresh needs --output FILE"),
+        (lambda p: ["--refresh", "--json", "--output", str(p / "x.json")], "--refresh takes only --region and --output, not --json"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, setup, fragment):
