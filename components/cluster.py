@@ -11,14 +11,10 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from iam.karpenter import node_role_managed_policy_arns
+from iam.trust import ec2_trust_policy
 from stackconfig.foundation import ClusterConfig, NodeGroupConfig
 
-SYSTEM_NODE_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-    "AmazonSSMManagedInstanceCore",
-)
 # Add-ons that run as DaemonSets become ACTIVE without nodes and must exist before the nodes
 # join (a node is not Ready without its CNI); CoreDNS is a Deployment and needs nodes first.
 ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
@@ -35,17 +31,6 @@ class ClusterArgs:
     private_subnet_ids: pulumi.Input[Sequence[str]]
     partition: str
     tags: dict
-
-
-def ec2_assume_role_policy() -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-            ],
-        }
-    )
 
 
 class Cluster(pulumi.ComponentResource):
@@ -92,19 +77,20 @@ class Cluster(pulumi.ComponentResource):
 
         self.node_role = aws.iam.Role(
             f"{name}-system-node-role",
-            assume_role_policy=ec2_assume_role_policy(),
+            assume_role_policy=json.dumps(ec2_trust_policy()),
             description=f"System nodes of EKS cluster {args.cluster_name}",
             tags=args.tags,
             opts=child,
         )
         node_role_attachments = [
             aws.iam.RolePolicyAttachment(
-                f"{name}-system-node-{policy}",
+                f"{name}-system-node-{arn.rsplit('/', 1)[-1]}",
                 role=self.node_role.name,
-                policy_arn=f"arn:{args.partition}:iam::aws:policy/{policy}",
+                policy_arn=arn,
                 opts=child,
             )
-            for policy in SYSTEM_NODE_POLICIES
+            # The same AWS managed policies as Karpenter's nodes, SSM included as in the reference.
+            for arn in node_role_managed_policy_arns(args.partition)
         ]
 
         node_group = args.node_group

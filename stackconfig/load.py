@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -83,13 +83,19 @@ def load_from_pulumi(project: Optional[str] = None) -> StackConfig:
 def _decode(key: str, value: Any, field_name: str, problems: list) -> Any:
     if not isinstance(value, str):
         return value
-    if StackConfig.model_fields[field_name].annotation is str:
+    if _is_text_field(StackConfig.model_fields[field_name].annotation):
         return value
     try:
         return json.loads(value)
     except json.JSONDecodeError:
         problems.append(f"`{key}`: {value!r} is not a structured value; give it as a YAML map or list")
         return None
+
+
+def _is_text_field(annotation: Any) -> bool:
+    if annotation is str:
+        return True
+    return get_origin(annotation) is Literal and all(isinstance(option, str) for option in get_args(annotation))
 
 
 def _describe(error: ValidationError) -> list[str]:

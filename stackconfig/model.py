@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
+
+from iam.errors import IamInputError
+from iam.karpenter import require_karpenter_supports_kubernetes
+from stackconfig.addons import AddonsConfig, IdentityMode
 
 from stackconfig.base import ConfigSection
 from stackconfig.foundation import (
@@ -29,6 +33,8 @@ class StackConfig(ConfigSection):
     network: NetworkConfig = NetworkConfig()
     cluster: ClusterConfig = ClusterConfig()
     node_group: NodeGroupConfig = NodeGroupConfig()
+    identity: IdentityMode = "irsa"
+    addons: AddonsConfig = AddonsConfig()
 
     @field_validator("cluster_name")
     @classmethod
@@ -39,6 +45,24 @@ class StackConfig(ConfigSection):
     @classmethod
     def _tags_are_valid(cls, value: dict[str, str]) -> dict[str, str]:
         return validate_tags(value)
+
+    @model_validator(mode="after")
+    def _karpenter_fits_the_cluster(self) -> "StackConfig":
+        karpenter = self.addons.karpenter
+        try:
+            require_karpenter_supports_kubernetes(karpenter.version, self.cluster.version)
+        except IamInputError as error:
+            raise ValueError(f"addons.karpenter.version: {error}") from None
+        # The chart's required anti-affinity puts one replica per node and its zone spread
+        # (DoNotSchedule) one per zone, on nodes Karpenter did not launch: the system nodes.
+        room = min(self.node_group.min_size, self.network.availability_zones)
+        if karpenter.replicas > room:
+            raise ValueError(
+                f"addons.karpenter.replicas is {karpenter.replicas} but the system node group guarantees "
+                f"{self.node_group.min_size} node(s) over {self.network.availability_zones} zone(s), room for {room} "
+                f"replica(s); lower the replicas or raise nodeGroup.minSize"
+            )
+        return self
 
     @property
     def resource_tags(self) -> dict[str, str]:

@@ -105,6 +105,10 @@ class ProjectMocks(pulumi.runtime.Mocks):
 
     def _arn(self, module: str, kind: str, name: str) -> str:
         service = module.split("/")[0]
+        if service == "sqs":
+            return f"arn:aws:sqs:{self.region}:{ACCOUNT_ID}:{name}"
+        if service == "cloudwatch" and kind == "EventRule":
+            return f"arn:aws:events:{self.region}:{ACCOUNT_ID}:rule/{name}"
         if service == "iam":
             return f"arn:aws:iam::{ACCOUNT_ID}:{kind[0].lower() + kind[1:]}/{name}"
         return f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{kind.lower()}/{name}"
