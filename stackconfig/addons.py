@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from components.karpenter_objects import _check_ami_alias as check_ami_alias
 from iam.karpenter import SUPPORTED_VERSIONS as KARPENTER_POLICY_VERSIONS
 from iam.load_balancer_controller import SUPPORTED_CHART_VERSIONS as LOAD_BALANCER_CONTROLLER_POLICY_VERSIONS
 from stackconfig.base import ConfigSection
@@ -40,6 +41,12 @@ class KarpenterConfig(ConfigSection):
     # Pinned rather than al2023@latest: latest drifts (replaces) every node on each AMI release.
     ami_alias: str = "al2023@v20260714"
     root_volume_size: int = Field(default=20, ge=20, le=16384)
+
+    @field_validator("ami_alias")
+    @classmethod
+    def _alias_is_pinned(cls, value: str) -> str:
+        check_ami_alias(value)
+        return value
 
     @field_validator("version")
     @classmethod
