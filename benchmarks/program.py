@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 import time
 
-from tests.harness import run_program
-from tests.harness.program import PROJECT_DIR
+from offline import run_program
+from offline.program import PROJECT_DIR
 
 ROUNDS = 5
 

@@ -4,9 +4,10 @@
     recording = run_program("dev", {"nodeGroup": {"maxSize": 5}})   # with overrides
     vpc = recording.one("awsx:ec2:Vpc")
     assert recording.depends_on(ingress, release)       # every edge kind, transitively
+
+The machinery lives in the `offline` package, which `make plan` uses too.
 """
 
-from tests.harness.program import ProgramFailed, run_program
-from tests.harness.recording import Recording, Registered
+from offline import ProgramFailed, Recording, Registered, run_program
 
 __all__ = ["ProgramFailed", "Recording", "Registered", "run_program"]

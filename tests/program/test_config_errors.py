@@ -5,7 +5,7 @@ import pytest
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file, parse_stack_config
 from tests.harness import ProgramFailed, run_program
-from tests.harness.program import DELETE, PROJECT_DIR
+from offline.program import DELETE, PROJECT_DIR
 
 BAD_INPUTS = [
     pytest.param({"network": {"cidr": "10.0.0/16"}}, ["network.cidr", "'10.0.0/16'", "IPv4 CIDR block"], id="malformed-cidr"),

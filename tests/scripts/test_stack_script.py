@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.program import PROJECT_DIR
+from offline.program import PROJECT_DIR
 
 SCRIPT = PROJECT_DIR / "scripts" / "stack.sh"
 

@@ -16,7 +16,7 @@ from typing import Any, Optional
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
-from tests.harness.wire import ResourceRef
+from offline.wire import ResourceRef
 
 ACCOUNT_ID = "123456789012"
 ZONE_LETTERS = {"ap-northeast-1": "acd", "us-east-1": "abcdef"}

@@ -13,12 +13,12 @@ import pulumi
 import yaml
 from pulumi.runtime import settings
 
-from tests.harness.mocks import ProjectMocks
-from tests.harness.monitor import RecordingMonitor
-from tests.harness.recording import Recording
-from tests.harness.wire import Unknown
+from offline.mocks import ProjectMocks
+from offline.monitor import RecordingMonitor
+from offline.recording import Recording
+from offline.wire import Unknown
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 PROJECT = "eks-autoscaling"
 DELETE = object()  # an override value that removes the key
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional
 
-from tests.harness.wire import reveal
+from offline.wire import reveal
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs
 from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.sync_await import _sync_await
 
-from tests.harness.recording import Registered
-from tests.harness.wire import decode_struct, encode
+from offline.recording import Registered
+from offline.wire import decode_struct, encode
 
 
 class RecordingMonitor(MockMonitor):
