@@ -51,7 +51,9 @@ def test_pinned_images_are_accepted(image):
 
 
 def test_equal_request_and_limit_in_other_units_is_accepted():
-    app = AppConfig.model_validate_json('{"cpuRequest": "0.5", "cpuLimit": "500m", "memoryRequest": "1Gi", "memoryLimit": "1024Mi"}')
+    app = AppConfig.model_validate_json(
+        '{"cpuRequest": "0.5", "cpuLimit": "500m", "memoryRequest": "1Gi", "memoryLimit": "1024Mi"}'
+    )
     assert (app.cpu_limit, app.memory_limit) == ("500m", "1024Mi")
 
 
@@ -61,10 +63,22 @@ def test_equal_request_and_limit_in_other_units_is_accepted():
         ({"hpa": {"minReplicas": 12}}, "hpa", ["minReplicas (12)", "maxReplicas (10)", "must not exceed"]),
         ({"hpa": {"minReplicas": 0}}, "hpa.minReplicas", ["at least 1", "got 0"]),
         ({"hpa": {"targetCpuUtilizationPercent": 0}}, "hpa.targetCpuUtilizationPercent", ["from 1 to 100", "got 0"]),
-        ({"hpa": {"targetCpuUtilizationPercent": 101}}, "hpa.targetCpuUtilizationPercent", ["from 1 to 100", "got 101"]),
+        (
+            {"hpa": {"targetCpuUtilizationPercent": 101}},
+            "hpa.targetCpuUtilizationPercent",
+            ["from 1 to 100", "got 101"],
+        ),
         ({"hpa": {"scaleDown": {"percent": 0}}}, "hpa.scaleDown.percent", ["from 1 to 100", "got 0"]),
-        ({"hpa": {"scaleDown": {"periodSeconds": 1801}}}, "hpa.scaleDown.periodSeconds", ["from 1 to 1800", "got 1801"]),
-        ({"hpa": {"scaleDown": {"stabilizationWindowSeconds": 3601}}}, "hpa.scaleDown.stabilizationWindowSeconds", ["0 to 3600", "got 3601"]),
+        (
+            {"hpa": {"scaleDown": {"periodSeconds": 1801}}},
+            "hpa.scaleDown.periodSeconds",
+            ["from 1 to 1800", "got 1801"],
+        ),
+        (
+            {"hpa": {"scaleDown": {"stabilizationWindowSeconds": 3601}}},
+            "hpa.scaleDown.stabilizationWindowSeconds",
+            ["0 to 3600", "got 3601"],
+        ),
         ({"cpuRequest": "100mm"}, "cpuRequest", ["'100mm' is not a Kubernetes quantity", "100m"]),
         ({"cpuLimit": "2 cores"}, "cpuLimit", ["'2 cores' is not a Kubernetes quantity"]),
         ({"memoryRequest": "64MB"}, "memoryRequest", ["'64MB' is not a Kubernetes quantity", "64Mi"]),

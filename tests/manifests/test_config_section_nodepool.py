@@ -7,8 +7,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from sizing.catalog import LABEL_FAMILY, LABEL_GENERATION
 from stackconfig.errors import StackConfigError
-from stackconfig.nodepool import DEFAULT_BUDGETS, NodePoolConfig, effective_limits, validate_zones
+from stackconfig.nodepool import ZONE_KEY, DEFAULT_BUDGETS, NodePoolConfig, effective_limits, validate_zones
 
 
 def _only_error(text: str) -> tuple[str, str, str]:
@@ -21,6 +22,10 @@ def _only_error(text: str) -> tuple[str, str, str]:
 
 def _requirements(*requirements: dict) -> str:
     return json.dumps({"requirements": list(requirements)})
+
+
+def _budget(**fields: str) -> str:
+    return json.dumps({"budgets": [{"nodes": "1", **fields}]})
 
 
 def test_defaults_are_the_reference_provisioner():
@@ -40,8 +45,10 @@ def test_a_full_configuration_is_accepted():
     config = NodePoolConfig.model_validate_json(
         """{
           "name": "spot", "preset": "spot", "zones": ["us-east-1a", "us-east-1b"],
-          "requirements": [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i"], "minValues": 2},
-                           {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["16"]}],
+          "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i"], "minValues": 2},
+            {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lte", "values": ["16"]}
+          ],
           "consolidationPolicy": "Balanced", "consolidateAfter": "1h30m", "expireAfter": "Never",
           "budgets": [{"nodes": "0", "reasons": ["Drifted"], "schedule": "0 9 * * 1-5", "duration": "8h"}],
           "limits": {"cpu": "64"}, "acknowledgeLimitsBelowPeak": true, "weight": 100
@@ -50,7 +57,9 @@ def test_a_full_configuration_is_accepted():
     assert config.requirements[0].to_dict() == {
         "key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m6i", "m7i"], "minValues": 2,
     }  # fmt: skip
-    assert config.budgets[0].to_dict() == {"nodes": "0", "reasons": ["Drifted"], "schedule": "0 9 * * 1-5", "duration": "8h"}
+    assert config.budgets[0].to_dict() == {
+        "nodes": "0", "reasons": ["Drifted"], "schedule": "0 9 * * 1-5", "duration": "8h",
+    }  # fmt: skip
     assert (config.limits.cpu, config.limits.memory) == ("64", None)
 
 
@@ -61,15 +70,15 @@ def test_a_full_configuration_is_accepted():
          ["requirements[0].key 'example.com/tier' is not supported", "allowed keys are"]),
         (_requirements({"key": "kubernetes.io/arch", "operator": "In"}), "requirements",
          ["operator In needs at least one value"]),
-        (_requirements({"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["two"]}), "requirements",
+        (_requirements({"key": LABEL_GENERATION, "operator": "Gt", "values": ["two"]}), "requirements",
          ["needs exactly one non-negative integer value"]),
         (_requirements({"key": "kubernetes.io/arch", "operator": "Exists", "values": ["amd64"]}), "requirements",
          ["operator Exists takes no values"]),
-        (_requirements({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"], "minValues": 3}), "requirements",
+        (_requirements({"key": LABEL_FAMILY, "operator": "In", "values": ["m5"], "minValues": 3}), "requirements",
          ["minValues 3 needs at least that many values"]),
         (_requirements({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["cheap"]}), "requirements",
          ["unknown capacity types ['cheap']"]),
-        (_requirements({"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["us-east-1a"]}), "requirements",
+        (_requirements({"key": ZONE_KEY, "operator": "In", "values": ["us-east-1a"]}), "requirements",
          ["requirements[0]: set zones with nodePool.zones"]),
         (_requirements({"key": "kubernetes.io/hostname", "operator": "Exists"}), "requirements",
          ["'kubernetes.io/hostname' is set by Karpenter itself"]),
@@ -80,9 +89,9 @@ def test_a_full_configuration_is_accepted():
         ('{"consolidateAfter": "30"}', "consolidateAfter", ["'30' must be a duration", "Never"]),
         ('{"expireAfter": "15min"}', "expireAfter", ["'15min' must be a duration"]),
         ('{"budgets": [{"nodes": "150%"}]}', "budgets.0.nodes", ["nodes '150%' must be a node count"]),
-        ('{"budgets": [{"nodes": "1", "schedule": "@daily"}]}', "budgets.0", ["schedule and duration must be set together"]),
-        ('{"budgets": [{"nodes": "1", "schedule": "@daily", "duration": "30s"}]}', "budgets.0.duration", ["duration '30s' must be in hours and minutes"]),
-        ('{"budgets": [{"nodes": "1", "schedule": "daily", "duration": "1h"}]}', "budgets.0.schedule", ["must be a cron expression"]),
+        (_budget(schedule="@daily"), "budgets.0", ["schedule and duration must be set together"]),
+        (_budget(schedule="@daily", duration="30s"), "budgets.0.duration", ["'30s' must be in hours and minutes"]),
+        (_budget(schedule="daily", duration="1h"), "budgets.0.schedule", ["must be a cron expression"]),
         (json.dumps({"budgets": [{"nodes": "1"}] * 51}), "budgets", ["at most 50"]),
         ('{"weight": 0}', "weight", ["from 1 to 100", "got 0"]),
         ('{"weight": 101}', "weight", ["from 1 to 100", "got 101"]),
@@ -101,8 +110,16 @@ def test_bad_values_are_refused_with_a_message(text, key, fragments):
 @pytest.mark.parametrize(
     "text, key, error_type",
     [
-        (_requirements({"key": "kubernetes.io/arch", "operator": "Within", "values": ["amd64"]}), "requirements.0.operator", "literal_error"),
-        (_requirements({"key": "kubernetes.io/arch", "operator": "In", "value": ["amd64"]}), "requirements.0.value", "extra_forbidden"),
+        (
+            _requirements({"key": "kubernetes.io/arch", "operator": "Within", "values": ["amd64"]}),
+            "requirements.0.operator",
+            "literal_error",
+        ),
+        (
+            _requirements({"key": "kubernetes.io/arch", "operator": "In", "value": ["amd64"]}),
+            "requirements.0.value",
+            "extra_forbidden",
+        ),
         ('{"consolidationPolicy": "WhenUnderutilized"}', "consolidationPolicy", "literal_error"),
         ('{"preset": "cheap"}', "preset", "literal_error"),
         ('{"budgets": [{"nodes": "1", "reasons": ["Expired"]}]}', "budgets.0.reasons.0", "literal_error"),
@@ -117,7 +134,8 @@ def test_wrong_keys_and_types_are_refused(text, key, error_type):
 
 
 def test_zones_of_the_region_are_accepted():
-    assert validate_zones(["ap-northeast-1a", "ap-northeast-1c"], "ap-northeast-1") == ("ap-northeast-1a", "ap-northeast-1c")
+    zones = ["ap-northeast-1a", "ap-northeast-1c"]
+    assert validate_zones(zones, "ap-northeast-1") == tuple(zones)
 
 
 @pytest.mark.parametrize("zone", ["us-east-1a", "ap-northeast-10a", "ap-northeast-1", "ap-northeast-1az"])
@@ -134,7 +152,8 @@ COMPUTED = {"cpu": "8", "memory": "32Gi", "nodes": "4"}
 
 
 def _config(limits: dict, acknowledged: bool = False) -> NodePoolConfig:
-    return NodePoolConfig.model_validate_json(json.dumps({"limits": limits, "acknowledgeLimitsBelowPeak": acknowledged}))
+    text = json.dumps({"limits": limits, "acknowledgeLimitsBelowPeak": acknowledged})
+    return NodePoolConfig.model_validate_json(text)
 
 
 def test_without_overrides_the_computed_limits_apply():
@@ -142,7 +161,8 @@ def test_without_overrides_the_computed_limits_apply():
 
 
 def test_overrides_above_the_peak_replace_the_computed_limits():
-    assert effective_limits(_config({"cpu": "16", "memory": "32768Mi"}), COMPUTED) == {"cpu": "16", "memory": "32768Mi", "nodes": "4"}
+    limits = effective_limits(_config({"cpu": "16", "memory": "32768Mi"}), COMPUTED)
+    assert limits == {"cpu": "16", "memory": "32768Mi", "nodes": "4"}
 
 
 def test_overrides_below_the_peak_need_acknowledgement():

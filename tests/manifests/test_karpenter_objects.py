@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from pathlib import Path
 
@@ -57,10 +56,15 @@ AWS_DOMAIN_KEYS = {
     "karpenter.k8s.aws/placement-group-partition",
 }  # fmt: skip
 EVICTION_SIGNALS = {
-    "memory.available", "nodefs.available", "nodefs.inodesFree", "imagefs.available", "imagefs.inodesFree", "pid.available",
+    "memory.available", "nodefs.available", "nodefs.inodesFree",
+    "imagefs.available", "imagefs.inodesFree", "pid.available",
 }  # fmt: skip
 RESERVED_RESOURCES = {"cpu", "memory", "ephemeral-storage", "pid"}
 ALIAS_FAMILIES = {"al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025"}
+RESTRICTED_TAG_KEYS = {
+    "eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass",
+}  # fmt: skip
+NUMERIC_OPERATORS = ("Gt", "Lt", "Gte", "Lte")
 
 
 def _domain(key: str) -> str:
@@ -82,11 +86,16 @@ def nodepool_cel_violations(obj: dict) -> list[str]:
         key, operator, values = requirement["key"], requirement["operator"], requirement.get("values", [])
         if operator == "In" and not values:
             problems.append("requirements with operator 'In' must have a value defined")
-        if operator in ("Gt", "Lt", "Gte", "Lte") and not (len(values) == 1 and re.fullmatch(r"[0-9]+", values[0])):
-            problems.append("requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value")
+        if operator in NUMERIC_OPERATORS and not (len(values) == 1 and re.fullmatch(r"[0-9]+", values[0])):
+            problems.append(
+                "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
+            )
         if operator == "In" and "minValues" in requirement and len(values) < requirement["minValues"]:
-            problems.append("requirements with 'minValues' must have at least that many values specified in the 'values' field")
-        if _domain(key).endswith("karpenter.sh") and key not in ("karpenter.sh/capacity-type", "karpenter.sh/nodepool"):
+            problems.append(
+                "requirements with 'minValues' must have at least that many values specified in the 'values' field"
+            )
+        allowed_in_domain = ("karpenter.sh/capacity-type", "karpenter.sh/nodepool")
+        if _domain(key).endswith("karpenter.sh") and key not in allowed_in_domain:
             problems.append('label domain "karpenter.sh" is restricted')
         if key == "karpenter.sh/nodepool":
             problems.append('label "karpenter.sh/nodepool" is restricted')
@@ -114,7 +123,9 @@ def ec2nodeclass_cel_violations(obj: dict) -> list[str]:
     if aliases and len(terms) != 1:
         problems.append("'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms")
     if any(len(term) != 1 for term in terms if "alias" in term):
-        problems.append("'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms")
+        problems.append(
+            "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms"
+        )
     for alias in aliases:
         if not re.match(r"^[a-zA-Z0-9]+@.+$", alias):
             problems.append("'alias' is improperly formatted, must match the format 'family@version'")
@@ -133,7 +144,7 @@ def ec2nodeclass_cel_violations(obj: dict) -> list[str]:
     for key in spec.get("tags", {}):
         if key == "":
             problems.append("empty tag keys aren't supported")
-        if key in ("eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass") or key.startswith("kubernetes.io/cluster"):
+        if key in RESTRICTED_TAG_KEYS or key.startswith("kubernetes.io/cluster"):
             problems.append(f"tag contains a restricted tag matching {key}")
     mappings = spec.get("blockDeviceMappings", [])
     if sum(1 for mapping in mappings if mapping.get("rootVolume")) > 1:
@@ -280,7 +291,8 @@ def test_spot_preset_follows_the_spot_write_up():
     assert (generation.operator, generation.values) == ("Gt", ("2",))
     assert requirements["kubernetes.io/arch"].values == ("amd64",)
     assert requirements["kubernetes.io/os"].values == ("linux",)
-    admitted = filter_instance_types(load_catalog(), parse_requirements([r.to_dict() for r in NODEPOOL_PRESETS["spot"]]))
+    parsed = parse_requirements([requirement.to_dict() for requirement in NODEPOOL_PRESETS["spot"]])
+    admitted = filter_instance_types(load_catalog(), parsed)
     # Spot needs several instance types to choose from (Karpenter warns below 5).
     assert len(admitted) >= 5
     for instance in admitted:
@@ -291,7 +303,12 @@ def test_spot_preset_follows_the_spot_write_up():
 
 
 def test_every_nodepool_setting_reaches_the_object():
-    pool = node_pool(SPOT_CONFIG, zones=["us-east-1a", "us-east-1b"], limits={"cpu": "100", "nodes": "5"}, node_class_name="spot-class")
+    pool = node_pool(
+        SPOT_CONFIG,
+        zones=["us-east-1a", "us-east-1b"],
+        limits={"cpu": "100", "nodes": "5"},
+        node_class_name="spot-class",
+    )
     spec = pool["spec"]
     assert pool["metadata"]["name"] == "spot"
     assert spec["template"]["spec"]["requirements"] == [r.to_dict() for r in NODEPOOL_PRESETS["spot"]] + [
@@ -331,7 +348,8 @@ def test_ec2nodeclass_parameters_reach_the_object():
     )["spec"]  # fmt: skip
     assert spec["role"] == "role-x"
     assert spec["amiSelectorTerms"] == [{"alias": "al2023@v20251209"}]
-    assert spec["subnetSelectorTerms"] == spec["securityGroupSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "c2"}}]
+    discovery = [{"tags": {"karpenter.sh/discovery": "c2"}}]
+    assert spec["subnetSelectorTerms"] == spec["securityGroupSelectorTerms"] == discovery
     assert spec["tags"] == {"team": "platform"}
     assert spec["kubelet"] == kubelet
     assert spec["blockDeviceMappings"][0]["ebs"]["volumeSize"] == "100Gi"
@@ -351,28 +369,42 @@ def test_nodepools_pass_the_crd_cel_rules(builder):
 
 def test_ec2nodeclasses_pass_the_crd_cel_rules():
     assert ec2nodeclass_cel_violations(_reference_class()) == []
-    with_kubelet = _reference_class(kubelet={"imageGCHighThresholdPercent": 85, "imageGCLowThresholdPercent": 80, "evictionHard": {"memory.available": "5%"}})
+    kubelet = {
+        "imageGCHighThresholdPercent": 85,
+        "imageGCLowThresholdPercent": 80,
+        "evictionHard": {"memory.available": "5%"},
+    }
+    with_kubelet = _reference_class(kubelet=kubelet)
     assert ec2nodeclass_cel_violations(with_kubelet) == []
 
 
 @pytest.mark.parametrize(
-    "mutate, message",
+    "requirement, message",
     [
-        (lambda o: o["spec"]["template"]["spec"]["nodeClassRef"].update(group=""), "group may not be empty"),
-        (lambda o: o["spec"]["template"]["spec"]["nodeClassRef"].update(kind="NodeClass"), "nodeClassRef must name"),
-        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "kubernetes.io/os", "operator": "In", "values": []}), "operator 'In' must have a value"),
-        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["-1"]}), "single positive integer"),
-        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"], "minValues": 2}), "'minValues' must have at least"),
-        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.sh/foo", "operator": "Exists"}), 'label domain "karpenter.sh" is restricted'),
-        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "karpenter.k8s.aws/foo", "operator": "Exists"}), 'label domain "karpenter.k8s.aws" is restricted'),
-        (lambda o: o["spec"]["template"]["spec"]["requirements"].append({"key": "kubernetes.io/hostname", "operator": "Exists"}), 'label "kubernetes.io/hostname" is restricted'),
-        (lambda o: o["spec"]["disruption"]["budgets"].append({"nodes": "1", "schedule": "@daily"}), "'schedule' must be set with 'duration'"),
+        ({"key": "kubernetes.io/os", "operator": "In", "values": []}, "operator 'In' must have a value"),
+        ({"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["-1"]}, "single positive integer"),
+        (
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"], "minValues": 2},
+            "'minValues' must have at least",
+        ),
+        ({"key": "karpenter.sh/foo", "operator": "Exists"}, 'label domain "karpenter.sh" is restricted'),
+        ({"key": "karpenter.k8s.aws/foo", "operator": "Exists"}, 'label domain "karpenter.k8s.aws" is restricted'),
+        ({"key": "kubernetes.io/hostname", "operator": "Exists"}, 'label "kubernetes.io/hostname" is restricted'),
     ],
 )
-def test_nodepool_cel_emulation_catches(mutate, message):
-    pool = copy.deepcopy(_reference_pool())
-    mutate(pool)
+def test_nodepool_cel_emulation_catches_bad_requirements(requirement, message):
+    pool = _reference_pool()
+    pool["spec"]["template"]["spec"]["requirements"].append(requirement)
     assert any(message in problem for problem in nodepool_cel_violations(pool))
+
+
+def test_nodepool_cel_emulation_catches_bad_references_and_budgets():
+    pool = _reference_pool()
+    pool["spec"]["template"]["spec"]["nodeClassRef"].update(group="", kind="NodeClass")
+    pool["spec"]["disruption"]["budgets"].append({"nodes": "1", "schedule": "@daily"})
+    problems = nodepool_cel_violations(pool)
+    for message in ("group may not be empty", "nodeClassRef must name", "'schedule' must be set with 'duration'"):
+        assert any(message in problem for problem in problems)
 
 
 @pytest.mark.parametrize(
@@ -386,13 +418,20 @@ def test_nodepool_cel_emulation_catches(mutate, message):
         (lambda s: s.update(subnetSelectorTerms=[]), "subnetSelectorTerms cannot be empty"),
         (lambda s: s["securityGroupSelectorTerms"][0]["tags"].update({"k": ""}), "empty tag keys or values"),
         (lambda s: s["tags"].update({"kubernetes.io/cluster/x": "owned"}), "restricted tag"),
-        (lambda s: s["blockDeviceMappings"].append({"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": {"volumeSize": "1Gi"}}), "only one blockDeviceMappings with rootVolume"),
-        (lambda s: s.update(kubelet={"imageGCHighThresholdPercent": 50, "imageGCLowThresholdPercent": 60}), "imageGCHighThresholdPercent must be greater"),
+        (
+            lambda s: s["blockDeviceMappings"].append({"deviceName": "/dev/xvdb", "rootVolume": True, "ebs": {}}),
+            "only one blockDeviceMappings with rootVolume",
+        ),
+        (lambda s: s["blockDeviceMappings"][0]["ebs"].pop("volumeSize"), "snapshotID or volumeSize must be defined"),
+        (
+            lambda s: s.update(kubelet={"imageGCHighThresholdPercent": 50, "imageGCLowThresholdPercent": 60}),
+            "imageGCHighThresholdPercent must be greater",
+        ),
         (lambda s: s.update(kubelet={"evictionHard": {"memory.free": "1%"}}), "valid keys for evictionHard"),
     ],
 )
 def test_ec2nodeclass_cel_emulation_catches(mutate, message):
-    node_class = copy.deepcopy(_reference_class())
+    node_class = _reference_class()
     mutate(node_class["spec"])
     assert any(message in problem for problem in ec2nodeclass_cel_violations(node_class))
 
@@ -431,7 +470,8 @@ def test_emulated_rules_are_the_crds_rules():
     ):
         assert message in class_rules
     # The AWS label keys the requirement rule allows are exactly the ones emulated here.
-    allowed_keys = re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', nodepool_rules['label domain "karpenter.k8s.aws" is restricted'])
+    aws_domain_rule = nodepool_rules['label domain "karpenter.k8s.aws" is restricted']
+    allowed_keys = re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', aws_domain_rule)
     assert set(allowed_keys) == AWS_DOMAIN_KEYS
 
 

@@ -57,7 +57,8 @@ def restricted_violations(pod_spec: dict) -> list[str]:
         for field in ("initContainers", "containers", "ephemeralContainers")
         for container in pod_spec.get(field, [])
     ]
-    for context_owner, context in [("pod", pod_context)] + [(c["name"], c.get("securityContext", {})) for c in containers]:
+    contexts = [("pod", pod_context)] + [(c["name"], c.get("securityContext", {})) for c in containers]
+    for context_owner, context in contexts:
         selinux = context.get("seLinuxOptions", {})
         if selinux.get("type", "") not in SELINUX_TYPES or selinux.get("user") or selinux.get("role"):
             problems.append(f"SELinux: {context_owner}")
@@ -129,7 +130,8 @@ def test_default_config_reproduces_the_manifest_files():
 def test_objects_come_in_creation_order():
     kinds = [obj["kind"] for obj in test_app_objects(AppConfig(), nodepool_name="p", vpc_cidr="10.0.0.0/16", tags={})]
     assert kinds == [
-        "Namespace", "NetworkPolicy", "PodDisruptionBudget", "Deployment", "Service", "HorizontalPodAutoscaler", "Ingress",
+        "Namespace", "NetworkPolicy", "PodDisruptionBudget", "Deployment",
+        "Service", "HorizontalPodAutoscaler", "Ingress",
     ]  # fmt: skip
 
 
@@ -264,7 +266,9 @@ def test_disruption_budget_never_blocks_a_drain():
 def test_network_policy_admits_the_vpc_on_8080_and_dns_out():
     spec = _objects(vpc_cidr="10.20.0.0/16")["NetworkPolicy"]["spec"]
     assert spec["policyTypes"] == ["Ingress", "Egress"]
-    assert spec["ingress"] == [{"from": [{"ipBlock": {"cidr": "10.20.0.0/16"}}], "ports": [{"protocol": "TCP", "port": 8080}]}]
+    assert spec["ingress"] == [
+        {"from": [{"ipBlock": {"cidr": "10.20.0.0/16"}}], "ports": [{"protocol": "TCP", "port": 8080}]}
+    ]
     assert spec["egress"] == [{"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]
 
 
