@@ -7,6 +7,7 @@ that the stack configuration or the program decides are then written over them.
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from types import MappingProxyType
@@ -32,7 +33,7 @@ _ALIAS = re.compile(r"^(?P<family>[a-zA-Z0-9]+)@(?P<version>.+)$")
 # on a second volume, and AL2 AMIs are no longer published.
 AMI_ALIAS_FAMILY = "al2023"
 MAX_ALIAS_LENGTH = 30
-# gp3: at least the AL2023 AMI's 20 GiB snapshot, at most 16 TiB.
+# From Karpenter's own AL2023 root volume size up to the largest gp3 volume (16 TiB).
 ROOT_VOLUME_GI_RANGE = (20, 16384)
 # Tags Karpenter sets on every instance itself; the EC2NodeClass CRD refuses them.
 RESTRICTED_TAG_KEYS = (
@@ -175,7 +176,7 @@ def ec2_node_class(
         unknown = sorted(set(kubelet) - set(KUBELET_FIELDS))
         if unknown:
             raise ValueError(f"kubelet: unknown fields {unknown}; allowed fields are {list(KUBELET_FIELDS)}")
-        spec["kubelet"] = dict(kubelet)
+        spec["kubelet"] = copy.deepcopy(dict(kubelet))
     return obj
 
 
