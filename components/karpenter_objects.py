@@ -156,7 +156,7 @@ def ec2_node_class(
     """
     if not name or not role_name or not cluster_name:
         raise ValueError("name, role_name and cluster_name must not be empty")
-    _check_ami_alias(ami_alias)
+    check_ami_alias(ami_alias)
     _check_tags(tags)
     low, high = ROOT_VOLUME_GI_RANGE
     if isinstance(volume_size_gi, bool) or not isinstance(volume_size_gi, int) or not low <= volume_size_gi <= high:
@@ -180,7 +180,8 @@ def ec2_node_class(
     return obj
 
 
-def _check_ami_alias(alias: str) -> None:
+def check_ami_alias(alias: str) -> None:
+    """Raise ValueError unless `alias` is a pinned AL2023 alias such as al2023@v20260714."""
     match = _ALIAS.match(alias)
     if not match or len(alias) > MAX_ALIAS_LENGTH or match["family"] != AMI_ALIAS_FAMILY:
         raise ValueError(
@@ -192,6 +193,10 @@ def _check_ami_alias(alias: str) -> None:
             f"ami_alias {alias!r}: pin an AMI release such as {DEFAULT_AMI_ALIAS}; with 'latest' every AMI "
             "release drifts, and so replaces, every node"
         )
+
+
+# The earlier, private name of check_ami_alias; stackconfig/addons.py still imports it.
+_check_ami_alias = check_ami_alias
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:
