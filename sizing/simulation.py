@@ -198,13 +198,17 @@ class ProvisioningResult:
     """Running nodes first (in the order tried), then new NodeClaims in creation order.
 
     remaining: what Karpenter's scheduler believes is left of each limit after
-    the batch (after subtractMax), for the limited keys only.
+    the batch (after subtractMax), for the limited keys only; reserved: what
+    subtractMax took off for the batch's new NodeClaims, for every key (cpu m,
+    memory MiB, pods, nodes), limited or not. Limits at least `reserved` above
+    the reported usage never filter an instance type out.
     """
 
     nodes: Tuple[PlacedNode, ...]
     pending: Tuple[PendingPods, ...]
     limits: Mapping[str, int]
     remaining: Mapping[str, int]
+    reserved: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def new_nodes(self) -> Tuple[PlacedNode, ...]:
@@ -300,6 +304,7 @@ class _Simulator:
         self.limit_columns = [LIMIT_KEYS.index(key) for key in LIMIT_KEYS if key in scenario.limits]
         self.limit_keys = [LIMIT_KEYS[column] for column in self.limit_columns]
         self.remaining = np.array([scenario.limits[key] for key in self.limit_keys], dtype=np.int64)
+        self.reserved = np.zeros(len(LIMIT_KEYS), dtype=np.int64)
         self.pool_zones = scenario.zones
         self.pool_capacity_types = frozenset(scenario.capacity_types)
         self.masks: Dict[FrozenSet[str], np.ndarray] = {}
@@ -454,7 +459,10 @@ class _Simulator:
             candidates = candidates[within]
             if not len(candidates):
                 return None
-            self.remaining = self.remaining - self.capacity[np.ix_(candidates, self.limit_columns)].max(axis=0)
+        largest = self.capacity[candidates].max(axis=0)
+        self.reserved += largest
+        if self.limit_columns:
+            self.remaining = self.remaining - largest[self.limit_columns]
         zones = self.pool_zones
         capacity_types = self.pool_capacity_types
         claim = _Claim(len(self.claims), candidates, zones, capacity_types)
@@ -603,6 +611,7 @@ class _Simulator:
             remaining=MappingProxyType(
                 {key: int(value) for key, value in zip(self.limit_keys, self.remaining)}
             ),
+            reserved=MappingProxyType({key: int(value) for key, value in zip(LIMIT_KEYS, self.reserved)}),
         )
 
 
