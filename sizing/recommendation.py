@@ -121,6 +121,8 @@ def candidate_restrictions(
     """The NodePool as it is, then families, sizes, single types and the optimum's types.
 
     labels: instance-type name -> its node labels, for the types the NodePool allows.
+    A family or size with a single type is left to that type's own candidate,
+    and a set of types is listed once.
     """
     names = frozenset(labels)
     restrictions = [Restriction(KIND_CURRENT, "the NodePool as it is", names, None)]
@@ -132,6 +134,8 @@ def candidate_restrictions(
         if len(values) < 2:
             continue
         for value in sorted(values):
+            if len(values[value]) < 2 or frozenset(values[value]) in {r.type_names for r in restrictions}:
+                continue  # a single type reads better as itself; the same set needs saying once
             restrictions.append(
                 Restriction(kind, f"{kind} {value}", frozenset(values[value]),
                             {"key": key, "operator": "In", "values": [value]})
@@ -143,7 +147,7 @@ def candidate_restrictions(
                             {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": [name]})
             )
     chosen = frozenset(optimal_types) & names
-    if 1 < len(chosen) < len(names):
+    if 1 < len(chosen) < len(names) and chosen not in {r.type_names for r in restrictions}:
         restrictions.append(
             Restriction(KIND_TYPES, ", ".join(sorted(chosen)), chosen,
                         {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": sorted(chosen)})
