@@ -130,12 +130,11 @@ def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     if plan.current_limits is not None:
         check = plan.current_limits
         current = ", ".join(f"{k}: {v}" for k, v in check.limits.items())
-        verdict = (
-            "enough for the peak"
-            if check.sufficient
-            else f"leave {check.result.pending_count} pods pending at peak"
-        )
-        lines.append(f"Current limits ({current}) {verdict}.")
+        if check.sufficient:
+            lines.append(f"Current limits ({current}) are enough for the peak.")
+        else:
+            lines.append(f"Current limits ({current}) leave {check.result.pending_count} pods pending at peak:")
+            lines += [f"  {p.workload}: {p.count} ({p.reason})" for p in check.result.pending]
     lines.append("")
     if plan.optimal is not None:
         optimal = plan.optimal
@@ -163,11 +162,11 @@ def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
             lines.append(f'  with limits: cpu: "{spec["cpu"]}", memory: {spec["memory"]}')
     lines.append("")
     if plan.fleet.pending:
-        lines.append("Pending pods:")
+        lines.append("Pending pods under the planned limits:")
         for group in plan.fleet.pending:
             lines.append(f"  {group.workload}: {group.count} ({group.reason})")
     else:
-        lines.append("Pending pods: none")
+        lines.append("Pending pods under the planned limits: none")
     for note in plan.notes:
         lines.append(f"Note: {note}")
     return "\n".join(lines) + "\n"
@@ -270,6 +269,10 @@ def plan_data(plan: CapacityPlan) -> Dict[str, Any]:
                 "spec": dict(plan.current_limits.limits),
                 "sufficient": plan.current_limits.sufficient,
                 "podsPending": plan.current_limits.result.pending_count,
+                "pending": [
+                    {"workload": p.workload, "count": p.count, "reason": p.reason}
+                    for p in plan.current_limits.result.pending
+                ],
             }
         ),
         "optimal": (

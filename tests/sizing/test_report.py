@@ -1,0 +1,106 @@
+"""The plan report: text (eks-node-viewer-like) and JSON carry the same plan."""
+
+import json
+import re
+
+import pytest
+
+from sizing.catalog import InstanceType
+from sizing.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.report import plan_data, render_report
+from sizing.workloads import Workload
+
+
+def m5(size, vcpu, memory_mib, enis, ips, price):
+    return InstanceType(f"m5.{size}", "m", "m5", 5, size, "amd64", "nitro", vcpu, memory_mib, enis, ips, 0,
+                        {"us-east-1": price})
+
+
+CATALOG = (m5("large", 2, 8192, 3, 10, 0.096), m5("xlarge", 4, 16384, 4, 15, 0.192))
+ONLY_LARGE = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},)
+
+
+def plan_for(workloads, requirements=ONLY_LARGE, region="us-east-1", limits=None, **options):
+    options.setdefault("solver_time_limit_seconds", None)
+    return plan_capacity(
+        PlanInput(
+            workloads=tuple(workloads),
+            node_pool=NodePoolSpec(requirements=requirements, limits=limits or {}),
+            region=region,
+            catalog=CATALOG,
+            **options,
+        )
+    )
+
+
+def test_the_dev_stack_plan_reads_like_eks_node_viewer():
+    # 10 replicas x 100m with 100 % surge: 20 pods. An m5.large has 1930m allocatable, less
+    # 125m of DaemonSets: 18 pods fit on the first node, 2 on the second.
+    plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")])
+    text = render_report(plan)
+    rows = re.findall(r"^(nodeclaim-\d+) cpu +[█░]+ +(\d+)% \((\d+) pods\) +(\S+)", text, re.MULTILINE)
+    assert rows == [("nodeclaim-1", "100", "18", "m5.large/0.0960"), ("nodeclaim-2", "17", "2", "m5.large/0.0960")]
+    assert len(re.findall(r"^ +memory [█░]+", text, re.MULTILINE)) == 2
+    assert "2 nodes (2250m/3860m)" in text and "0.192 USD/hour | 140.16 USD/month" in text
+    assert "Peak with rollout surge: 20 pods (test-app: 10 replicas + 10 surge)" in text
+    # Limits: 2 x 2000m x 1.1 + 2000m = 6400m -> 7; memory 2 x 7577Mi x 1.1 + 7577Mi -> 24Gi.
+    assert '  limits:\n    cpu: "7"\n    memory: 24Gi\n' in text
+    assert "Pending pods under the planned limits: none" in text
+    assert "Recommendation: keep the NodePool as it is: 2 nodes, 0.192 USD/hour" in text
+
+
+def test_json_carries_the_same_plan():
+    plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")])
+    data = json.loads(json.dumps(plan.summary()))
+    assert data == plan_data(plan)
+    assert data["limits"]["spec"] == {"cpu": "7", "memory": "24Gi"} == plan.node_pool_limits
+    assert data["peakPods"] == 20
+    assert [n["pods"] for n in data["fleet"]["nodes"]] == [18, 2]
+    assert data["fleet"]["nodes"][0]["requested"] == {"cpu": 1925, "memory": 1152, "pods": 21}
+    assert data["fleet"]["cost"] == pytest.approx(0.192)
+    assert data["recommendation"]["chosen"]["kind"] == "current"
+    assert data["priceUnit"] == "USD/hour" and data["notes"] == []
+
+
+def test_current_limits_that_are_too_small_are_reported_with_the_pending_pods():
+    # The reference setup's limits (cpu 1000) are plenty; cpu 2 allows one m5.large only.
+    plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")], limits={"cpu": "2"})
+    text = render_report(plan)
+    assert "Current limits (cpu: 2) leave 2 pods pending at peak:" in text
+    assert "  test-app: 2 (all available instance types exceed the NodePool limits" in text
+    data = plan.summary()
+    assert data["currentLimits"]["sufficient"] is False
+    assert data["currentLimits"]["podsPending"] == 2
+
+
+def test_a_region_without_prices_reports_capacity_units_and_says_why():
+    plan = plan_for([Workload("web", 500, 512, replicas=4)], region="eu-west-3")
+    text = render_report(plan)
+    assert "vCPU-equivalent" in text and "USD/month" not in text
+    assert any("capacity units" in note for note in plan.notes)
+    assert "Note: no on-demand prices for eu-west-3" in text
+    assert plan.summary()["priceUnit"] == "vCPU-equivalent"
+
+
+def test_a_recommendation_comes_with_its_requirement_and_limits():
+    # Both sizes allowed, pods of 1500m: the first claim narrows to m5.xlarge for two pods
+    # ($0.192), the third pod opens a claim that launches m5.large ($0.096): $0.288 with two
+    # pods on one node. Only m5.large: one pod per node, three nodes, also $0.288. With at
+    # most one pod per node, only the restriction keeps within the cap.
+    both = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
+    plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both,
+                    max_pods_per_node=1)
+    text = render_report(plan)
+    assert plan.recommendation.chosen.restriction.label == "m5.large"
+    assert "Recommendation: restrict to m5.large: 3 nodes, 0.288 USD/hour, ≤ 1 pods per node" in text
+    assert "add to the NodePool requirements: {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}" in text
+    assert plan.recommended_limits is not None
+    assert plan.summary()["recommendation"]["limits"]["spec"] == plan.recommended_limits.spec()
+
+
+def test_long_fleets_are_cut_in_the_text_but_complete_in_json():
+    plan = plan_for([Workload("many", 1000, 64, replicas=30, max_surge=0)])
+    text = render_report(plan, max_rows=5)
+    assert len(re.findall(r"^nodeclaim-\d+ +cpu", text, re.MULTILINE)) == 5
+    assert "… and 25 more nodes" in text
+    assert len(plan.summary()["fleet"]["nodes"]) == 30
