@@ -205,27 +205,33 @@ def plan_input_from_document(
         contents = read_manifest_files(manifest_paths)
         workloads += contents.workloads
         daemon_sets += contents.daemon_sets
-    if not workloads:
-        raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
     zones = tuple(_string(z, f"zones[{i}]") for i, z in enumerate(_list(obj.get("zones", []), "zones")))
     overrides = obj.get("priceOverrides", {})
     if not isinstance(overrides, Mapping):
         raise SizingInputError(f"priceOverrides must map instance types to USD/hour, got {overrides!r}")
     cap = obj.get("maxPodsPerNode")
+    cap = _int(cap, "maxPodsPerNode", 1) if cap is not None else None
     time_limit = obj.get("solverTimeLimitSeconds", 5.0)
+    time_limit = _number(time_limit, "solverTimeLimitSeconds") if time_limit is not None else None
+    node_pool = _node_pool(obj.get("nodePool", {}))
+    existing = tuple(
+        _existing_node(item, i) for i, item in enumerate(_list(obj.get("existingNodes", []), "existingNodes"))
+    )
+    headroom = _number(obj.get("headroomPercent", 10), "headroomPercent")
+    region = _string(obj.get("region", "us-east-1"), "region")
+    if not workloads:
+        raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
     return PlanInput(
         workloads=tuple(workloads),
-        node_pool=_node_pool(obj.get("nodePool", {})),
-        region=_string(obj.get("region", "us-east-1"), "region"),
+        node_pool=node_pool,
+        region=region,
         zones=zones,
         daemon_sets=tuple(daemon_sets),
-        existing_nodes=tuple(
-            _existing_node(item, i) for i, item in enumerate(_list(obj.get("existingNodes", []), "existingNodes"))
-        ),
-        headroom_percent=_number(obj.get("headroomPercent", 10), "headroomPercent"),
-        max_pods_per_node=_int(cap, "maxPodsPerNode", 1) if cap is not None else None,
+        existing_nodes=existing,
+        headroom_percent=headroom,
+        max_pods_per_node=cap,
         price_overrides=dict(overrides),
-        solver_time_limit_seconds=_number(time_limit, "solverTimeLimitSeconds") if time_limit is not None else None,
+        solver_time_limit_seconds=time_limit,
     )
 
 

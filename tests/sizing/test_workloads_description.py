@@ -1,0 +1,127 @@
+"""The workload description file: every field read, every mistake refused with its place."""
+
+import textwrap
+
+import pytest
+
+from sizing.description import plan_input_from_document, read_description
+from sizing.errors import SizingInputError
+from sizing.resources import Resources
+from sizing.workloads import DEFAULT_DAEMON_SETS
+
+FULL = """
+region: ap-northeast-1
+zones: [ap-northeast-1a, ap-northeast-1c]
+headroomPercent: 20
+maxPodsPerNode: 30
+priceOverrides: {m5.large: 0.124}
+solverTimeLimitSeconds: 2
+nodePool:
+  name: test-app
+  requirements:
+    - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+  kubelet:
+    maxPods: 20
+    kubeReserved: {cpu: 100m, memory: 512Mi}
+    systemReserved: {memory: 100Mi}
+    evictionHard: {memory.available: 200Mi}
+  limits: {cpu: 1000, memory: 1000Gi}
+workloads:
+  - name: api
+    requests: {cpu: 250m, memory: 0.5Gi}
+    maxReplicas: 8
+    maxSurge: 100%
+    nodeSelector: {kubernetes.io/arch: amd64}
+daemonSets:
+  - name: fluent-bit
+    requests: {cpu: 50m, memory: 64Mi}
+existingNodes:
+  - name: ip-10-0-1-10
+    instanceType: m5.large
+    requested: {cpu: 500m, memory: 1Gi, pods: 6}
+    zone: ap-northeast-1a
+    capacityReported: false
+"""
+
+
+def test_every_field_of_a_description_is_read():
+    plan_input = plan_input_from_document(__import__("yaml").safe_load(FULL))
+    assert plan_input.region == "ap-northeast-1"
+    assert plan_input.zones == ("ap-northeast-1a", "ap-northeast-1c")
+    assert (plan_input.headroom_percent, plan_input.max_pods_per_node) == (20, 30)
+    assert dict(plan_input.price_overrides) == {"m5.large": 0.124}
+    assert plan_input.solver_time_limit_seconds == 2
+    pool = plan_input.node_pool
+    assert pool.name == "test-app" and dict(pool.limits) == {"cpu": 1000, "memory": "1000Gi"}
+    assert pool.kubelet.max_pods == 20
+    assert (pool.kubelet.kube_reserved.cpu, pool.kubelet.kube_reserved.memory) == (100, 512)
+    assert (pool.kubelet.system_reserved.cpu, pool.kubelet.system_reserved.memory) == (None, 100)
+    assert pool.kubelet.eviction_hard_memory_mib == 200
+    (api,) = plan_input.workloads
+    assert (api.name, api.cpu_millicores, api.memory_mib, api.peak_pods) == ("api", 250, 512, 16)
+    assert [ds.name for ds in plan_input.daemon_sets] == [ds.name for ds in DEFAULT_DAEMON_SETS] + ["fluent-bit"]
+    (node,) = plan_input.existing_nodes
+    assert node.requested == Resources(500, 1024, 6)
+    assert (node.zone, node.capacity_reported, node.in_node_pool) == ("ap-northeast-1a", False, True)
+
+
+def test_manifests_are_read_relative_to_the_description(tmp_path):
+    (tmp_path / "app.yaml").write_text(
+        textwrap.dedent(
+            """
+            kind: Deployment
+            metadata: {name: web}
+            spec:
+              replicas: 3
+              template:
+                spec:
+                  containers: [{name: web, resources: {requests: {cpu: 200m, memory: 256Mi}}}]
+            """
+        )
+    )
+    (tmp_path / "plan.yaml").write_text("defaultDaemonSets: false\nmanifests: [app.yaml]\n")
+    plan_input = read_description(tmp_path / "plan.yaml")
+    (web,) = plan_input.workloads
+    assert (web.name, web.peak_pods) == ("web", 4)
+    assert plan_input.daemon_sets == ()
+
+
+@pytest.mark.parametrize(
+    "document, message",
+    [
+        ({"workloads": [], "colour": "blue"}, "the description: unknown field 'colour'"),
+        ({"workloads": []}, "has no workloads"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "1"}, "maxReplicas": 2}]}, "missing field 'memory'"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}]},
+         "workloads[0]: unknown field 'replicas'"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]},
+         "workload 'api' requests 0m cpu"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "100m", "memory": "-1Mi"}, "maxReplicas": 2}]},
+         "workload 'api' requests -1Mi memory"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 0}]},
+         "workload 'api': maxReplicas must be an integer >= 1, got 0"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "maxSurge": "lots"}]},
+         "maxSurge must be a pod count"),
+        ({"nodePool": {"requirements": [], "taints": []}, "workloads": []}, "nodePool: unknown field 'taints'"),
+        ({"nodePool": {"kubelet": {"evictionHard": {"memory.available": "5%"}}}, "workloads": []},
+         "percentages"),
+        ({"headroomPercent": "ten", "workloads": []}, "headroomPercent must be a number"),
+        ({"workloads": "api"}, "workloads must be a list"),
+        ({"existingNodes": [{"name": "n1"}], "workloads": []}, "existingNodes[0]: missing field 'instanceType'"),
+        ("just text", "the description must be an object"),
+    ],
+)
+def test_bad_descriptions_are_refused_with_one_clear_message(document, message):
+    with pytest.raises(SizingInputError) as error:
+        plan_input_from_document(document)
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_malformed_yaml_and_missing_files_are_refused(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("workloads: [\n")
+    with pytest.raises(SizingInputError, match="broken.yaml.*not valid YAML"):
+        read_description(broken)
+    with pytest.raises(SizingInputError, match="cannot be read"):
+        read_description(tmp_path / "missing.yaml")
