@@ -125,3 +125,20 @@ def test_malformed_yaml_and_missing_files_are_refused(tmp_path):
         read_description(broken)
     with pytest.raises(SizingInputError, match="cannot be read"):
         read_description(tmp_path / "missing.yaml")
+
+
+def test_the_documented_example_is_a_valid_description():
+    from pathlib import Path
+
+    import yaml
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "sizing-input.md"
+    if not doc.is_file():
+        pytest.skip("docs/sizing-input.md is not in this checkout")
+    example = doc.read_text(encoding="utf-8").split("```yaml\n", 1)[1].split("```", 1)[0]
+    document = yaml.safe_load(example)
+    document.pop("manifests")  # the example's app.yaml does not exist
+    plan_input = plan_input_from_document(document)
+    assert [w.name for w in plan_input.workloads] == ["test-app"]
+    assert plan_input.workloads[0].peak_pods == 20
+    assert plan_input.existing_nodes[0].requested == Resources(500, 1024, 6)
