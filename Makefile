@@ -7,7 +7,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench up preview destroy
+.PHONY: help install test bench up preview destroy plan
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,6 +26,9 @@ test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
 
 bench: install ## Run the benchmarks and print their figures
 	$(PY) -m benchmarks
+
+plan: install ## Write the offline plan of a stack to build/plan/$(STACK): no AWS, no Pulumi CLI
+	$(PY) -m offline plan --stack $(STACK)
 
 up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
 	scripts/stack.sh up $(STACK)

@@ -13,31 +13,29 @@ from components.karpenter import (
     KarpenterNodeInfrastructureArgs,
 )
 from components.network import Network, NetworkArgs
+from components.workload import Workload, WorkloadArgs
+from stackconfig.capacity import node_pool_limits, plan_for, plan_summary
 from stackconfig.errors import StackConfigError
-from stackconfig.load import load_from_pulumi
+from stackconfig.load import load_from_pulumi, select_zones
 
+# Everything that can reject the configuration runs before the first resource is registered.
 try:
     config = load_from_pulumi()
+    region_zones = aws.get_availability_zones(state="available").names
+    zones = select_zones(config, region_zones)
+    capacity_plan = plan_for(config, zones)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
+partition = aws.get_partition().partition
+account_id = aws.get_caller_identity().account_id
+tags = config.resource_tags
 
 aws_provider = aws.Provider(
     "aws",
     region=config.region,
-    default_tags=aws.ProviderDefaultTagsArgs(tags=config.resource_tags),
+    default_tags=aws.ProviderDefaultTagsArgs(tags=tags),
 )
-invoke_options = pulumi.InvokeOptions(provider=aws_provider)
-zones = aws.get_availability_zones(state="available", opts=invoke_options).names
-if len(zones) < config.network.availability_zones:
-    raise pulumi.RunError(
-        f"invalid stack configuration: `network.availabilityZones` is {config.network.availability_zones} "
-        f"but {config.region} has only {len(zones)} available zones ({', '.join(zones)})"
-    )
-zones = sorted(zones)[: config.network.availability_zones]
-partition = aws.get_partition(opts=invoke_options).partition
-account_id = aws.get_caller_identity(opts=invoke_options).account_id
 aws_only = pulumi.ResourceOptions(providers={"aws": aws_provider})
-tags = config.resource_tags
 
 network = Network(
     "network",
@@ -124,6 +122,24 @@ node_class = KarpenterNodeClass(
     ),
     opts=kubernetes_only.merge(pulumi.ResourceOptions(depends_on=[addons.karpenter_crds, addons.karpenter])),
 )
+workload = Workload(
+    "workload",
+    WorkloadArgs(
+        app=config.app,
+        node_pool=config.node_pool,
+        zones=list(config.node_pool.zones or zones),
+        limits=node_pool_limits(config, capacity_plan),
+        node_class_name=node_class.name,
+        vpc_cidr=config.network.cidr,
+        tags=tags,
+        load_balancer_controller=addons.load_balancer_controller,
+        karpenter=addons.karpenter,
+        karpenter_crds=addons.karpenter_crds,
+        metrics_server=addons.metrics_server,
+        node_class=node_class.node_class,
+    ),
+    opts=kubernetes_only,
+)
 
 pulumi.export("clusterName", cluster.cluster_name)
 pulumi.export("endpoint", cluster.endpoint)
@@ -139,3 +155,6 @@ pulumi.export("karpenterNodeRoleName", karpenter_nodes.node_role.name)
 pulumi.export("karpenterInterruptionQueue", karpenter_nodes.queue_name)
 pulumi.export("loadBalancerControllerRoleArn", identities.load_balancer_controller.role_arn)
 pulumi.export("karpenterControllerRoleArn", identities.karpenter.role_arn)
+pulumi.export("albHostname", workload.alb_hostname)
+pulumi.export("nodePoolLimits", node_pool_limits(config, capacity_plan))
+pulumi.export("capacityPlan", plan_summary(capacity_plan))

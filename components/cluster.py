@@ -125,7 +125,10 @@ class Cluster(pulumi.ComponentResource):
             f"{name}-kubernetes",
             kubeconfig=self.eks.kubeconfig_json,
             enable_server_side_apply=True,
-            opts=child,
+            # Every Kubernetes object goes through this provider; depending on the system nodes
+            # keeps them, and the controllers whose finalizers they need, alive until those
+            # objects are deleted.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_nodes]),
         )
 
         self.endpoint = self.eks.eks_cluster.endpoint

@@ -32,6 +32,13 @@ class ProjectMocks(pulumi.runtime.Mocks):
         self.project = project
         self.stack = stack
         self.monitor: Optional[MockMonitor] = None
+        # Every value made up here -> what it stands for, so that a plan never presents
+        # an invented identifier as a real one.
+        self.invented: dict[str, str] = {}
+
+    def _invent(self, value: str, label: str) -> str:
+        self.invented.setdefault(value, label)
+        return value
 
     # Invokes
 
@@ -50,6 +57,8 @@ class ProjectMocks(pulumi.runtime.Mocks):
         if token == "aws:index/getPartition:getPartition":
             return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
+            self._invent(ACCOUNT_ID, "<account id>")
+            self._invent("AIDAEXAMPLE", "<caller user id>")
             return {
                 "id": ACCOUNT_ID,
                 "accountId": ACCOUNT_ID,
@@ -73,6 +82,16 @@ class ProjectMocks(pulumi.runtime.Mocks):
         return self._custom(args)
 
     def _custom(self, args):
+        resource_id, state = self._custom_state(args)
+        if not args.typ.startswith("aws:"):
+            return resource_id, state
+        for key, value in state.items():
+            if key not in args.inputs and isinstance(value, str) and key not in ("tagsAll",):
+                self._invent(value, f"<{key} of {args.name}>")
+        self._invent(resource_id, f"<id of {args.name}>")
+        return resource_id, state
+
+    def _custom_state(self, args):
         state = dict(args.inputs)
         package, module, kind = (args.typ.split(":") + ["", ""])[:3]
         resource_id = f"{args.name}-{_short_hash(args.typ, args.name)}"
@@ -95,7 +114,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
             if args.typ == "kubernetes:networking.k8s.io/v1:Ingress":
                 state["status"] = {
                     "loadBalancer": {
-                        "ingress": [{"hostname": f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com"}]
+                        "ingress": [{"hostname": self._invent(f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com", f"<ALB hostname of {args.name}>")}]
                     }
                 }
         elif args.typ == "kubernetes:helm.sh/v3:Release":
@@ -113,17 +132,26 @@ class ProjectMocks(pulumi.runtime.Mocks):
             return f"arn:aws:iam::{ACCOUNT_ID}:{kind[0].lower() + kind[1:]}/{name}"
         return f"arn:aws:{service}:{self.region}:{ACCOUNT_ID}:{kind.lower()}/{name}"
 
+    def _remote_outputs(self, name: str, outputs: dict) -> dict:
+        for key, value in outputs.items():
+            values = value if isinstance(value, list) else [value]
+            for index, item in enumerate(values):
+                if isinstance(item, str) and key not in ("kubeconfigJson",):
+                    suffix = f"[{index}]" if isinstance(value, list) else ""
+                    self._invent(item, f"<{key}{suffix} of {name}>")
+        return outputs
+
     def _awsx_ec2_Vpc(self, args):
         zones = args.inputs.get("availabilityZoneNames") or ["z1", "z2"]
         vpc_id = f"vpc-{_short_hash(args.name, length=17)}"
         public = [f"subnet-pub{_short_hash(args.name, zone, length=14)}" for zone in zones]
         private = [f"subnet-prv{_short_hash(args.name, zone, length=14)}" for zone in zones]
-        return f"{args.name}-id", {
+        return f"{args.name}-id", self._remote_outputs(args.name, {
             "vpcId": vpc_id,
             "publicSubnetIds": public,
             "privateSubnetIds": private,
             "isolatedSubnetIds": [],
-        }
+        })
 
     def _eks_index_Cluster(self, args):
         name = args.inputs.get("name") or args.name
@@ -146,7 +174,9 @@ class ProjectMocks(pulumi.runtime.Mocks):
             },
         )
         kubeconfig = _kubeconfig(name, endpoint)
-        return f"{args.name}-id", {
+        self._invent(oidc_id, f"<OIDC id of {args.name}>")
+        self._invent(endpoint, f"<endpoint of {args.name}>")
+        return f"{args.name}-id", self._remote_outputs(args.name, {
             "eksCluster": eks_cluster,
             "kubeconfig": json.loads(kubeconfig),
             "kubeconfigJson": kubeconfig,
@@ -155,10 +185,10 @@ class ProjectMocks(pulumi.runtime.Mocks):
             "oidcIssuer": issuer,
             "clusterSecurityGroupId": cluster_sg,
             "nodeSecurityGroupId": cluster_sg,
-        }
+        })
 
     def _eks_index_ManagedNodeGroup(self, args):
-        group_name = f"{args.name}-{_short_hash(args.name)}"
+        group_name = self._invent(f"{args.name}-{_short_hash(args.name)}", f"<name of {args.name}>")
         node_group = self._fake(
             "aws:eks/nodeGroup:NodeGroup",
             f"{args.name}-nodeGroup",

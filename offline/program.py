@@ -83,6 +83,7 @@ def run_program(
         raise ProgramFailed(str(error), recording) from None
     finally:
         recording.component_outputs = monitor.component_outputs
+        recording.invented = dict(mocks.invented)
     for name, (value, secret) in outputs.items():
         recording.outputs[name] = value
         if secret:

@@ -71,6 +71,8 @@ class Recording:
     outputs: dict = field(default_factory=dict)
     secret_outputs: set = field(default_factory=set)
     component_outputs: dict = field(default_factory=dict)
+    # Values the mocks made up (ids, ARNs, the account) -> a placeholder naming what they stand for.
+    invented: dict = field(default_factory=dict)
 
     def add(self, resource: Registered) -> None:
         self.resources.append(resource)

@@ -7,6 +7,9 @@ from pydantic import Field, field_validator, model_validator
 from iam.errors import IamInputError
 from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
+from stackconfig.app import AppConfig
+from stackconfig.capacity import CapacityConfig
+from stackconfig.nodepool import NodePoolConfig
 
 from stackconfig.base import ConfigSection
 from stackconfig.foundation import (
@@ -35,6 +38,9 @@ class StackConfig(ConfigSection):
     node_group: NodeGroupConfig = NodeGroupConfig()
     identity: IdentityMode = "irsa"
     addons: AddonsConfig = AddonsConfig()
+    app: AppConfig = AppConfig()
+    node_pool: NodePoolConfig = NodePoolConfig()
+    capacity: CapacityConfig = CapacityConfig()
 
     @field_validator("cluster_name")
     @classmethod
@@ -62,6 +68,13 @@ class StackConfig(ConfigSection):
                 f"{self.node_group.min_size} node(s) over {self.network.availability_zones} zone(s), room for {room} "
                 f"replica(s); lower the replicas or raise nodeGroup.minSize"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _zones_are_in_the_region(self) -> "StackConfig":
+        for zone in self.node_pool.zones or ():
+            if zone[:-1] != self.region:
+                raise ValueError(f"nodePool.zones: {zone!r} is not a zone of {self.region} (such as {self.region}a)")
         return self
 
     @property

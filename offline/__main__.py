@@ -1,0 +1,51 @@
+"""`python -m offline plan --stack dev`: write the offline plan of a stack."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from offline.plan import write_plan
+from offline.program import PROJECT_DIR, ProgramFailed, run_program
+
+
+def capacity_report_for(stack: str, recording):
+    """The planner's report, for the zones the evaluated program gave the VPC."""
+
+    def report() -> str:
+        from sizing.report import render_report
+        from stackconfig.capacity import plan_for
+        from stackconfig.load import load_stack_file
+
+        config = load_stack_file(PROJECT_DIR / f"Pulumi.{stack}.yaml")
+        zones = recording.one("awsx:ec2:Vpc").input("availabilityZoneNames")
+        return render_report(plan_for(config, zones), 100)
+
+    return report
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m offline", description=__doc__)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    plan = subparsers.add_parser("plan", help="evaluate a stack offline and write its plan")
+    plan.add_argument("--stack", default="dev", help="the stack, whose settings are in Pulumi.<stack>.yaml (default: dev)")
+    plan.add_argument("--output", type=Path, default=None, help="where to write (default: build/plan/<stack>)")
+    args = parser.parse_args(argv)
+
+    if not (PROJECT_DIR / f"Pulumi.{args.stack}.yaml").exists():
+        print(f"error: no stack file Pulumi.{args.stack}.yaml", file=sys.stderr)
+        return 2
+    try:
+        recording = run_program(args.stack)
+    except ProgramFailed as failure:
+        print(f"error: {failure}", file=sys.stderr)
+        return 1
+    directory = args.output or PROJECT_DIR / "build" / "plan" / args.stack
+    written = write_plan(recording, directory, capacity_report_for(args.stack, recording))
+    print(f"wrote the plan of stack {args.stack} to {directory} ({len(written)} files, {len(recording.resources)} resources)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
