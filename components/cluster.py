@@ -42,6 +42,7 @@ class Cluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         config = args.config
 
+        self.secrets_key_arn = self._secrets_key(name, args, child)
         self.eks = eks.Cluster(
             f"{name}-eks",
             name=args.cluster_name,
@@ -66,6 +67,7 @@ class Cluster(pulumi.ComponentResource):
             use_default_vpc_cni=True,
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
+            encryption_config_key_arn=self.secrets_key_arn,
             tags=args.tags,
             opts=child,
         )
@@ -146,6 +148,23 @@ class Cluster(pulumi.ComponentResource):
                 "nodeSecurityGroupId": self.node_security_group.id,
             }
         )
+
+    def _secrets_key(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions):
+        encryption = args.config.secrets_encryption
+        if not encryption.enabled:
+            return None
+        if encryption.kms_key_arn:
+            return encryption.kms_key_arn
+        key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"Envelope encryption of Kubernetes secrets of EKS cluster {args.cluster_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=args.tags,
+            opts=child,
+        )
+        aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{args.cluster_name}-secrets", target_key_id=key.key_id, opts=child)
+        return key.arn
 
     def _node_security_group(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions):
         """The security group Karpenter's nodes get, found by its discovery tag.

@@ -55,6 +55,24 @@ class NetworkConfig(ConfigSection):
         return value
 
 
+KMS_KEY_ARN_PATTERN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}$")
+
+
+class SecretsEncryptionConfig(ConfigSection):
+    """Envelope encryption of Kubernetes secrets with a customer-managed KMS key. EKS already
+    encrypts everything with an AWS-owned key; a key of your own cannot be removed later."""
+
+    enabled: bool = False
+    kms_key_arn: Optional[str] = None
+
+    @field_validator("kms_key_arn")
+    @classmethod
+    def _is_a_key_arn(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not KMS_KEY_ARN_PATTERN.match(value):
+            raise ValueError(f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>")
+        return value
+
+
 class ClusterConfig(ConfigSection):
     """The EKS control plane."""
 
@@ -69,6 +87,7 @@ class ClusterConfig(ConfigSection):
         "authenticator",
     )
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
+    secrets_encryption: SecretsEncryptionConfig = SecretsEncryptionConfig()
 
     @field_validator("version")
     @classmethod

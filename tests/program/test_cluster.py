@@ -191,3 +191,25 @@ def test_cluster_is_destroyed_before_the_network(dev):
     assert not dev.depends_on(vpc, eks)
     order = dev.deletion_order()
     assert order.index(eks) < order.index(vpc)
+
+
+def test_secrets_are_not_encrypted_with_a_key_of_ours_by_default(dev):
+    assert dev.one("eks:index:Cluster").input("encryptionConfigKeyArn", None) is None
+    assert dev.of_type("aws:kms/key:Key") == []
+
+
+def test_secrets_encryption_with_a_new_key():
+    recording = run_program("dev", {"cluster": {"secretsEncryption": {"enabled": True}}})
+    key = recording.one("aws:kms/key:Key")
+    assert key.input("enableKeyRotation") is True
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("encryptionConfigKeyArn") == key.outputs["arn"]
+    assert key.urn in eks.property_dependencies["encryptionConfigKeyArn"]
+    assert recording.one("aws:kms/alias:Alias").input("name") == "alias/eks/karpenter-test-secrets"
+
+
+def test_secrets_encryption_with_an_existing_key():
+    arn = "arn:aws:kms:ap-northeast-1:111122223333:key/0f2c7a4e-8d1b-4c2a-9e3f-5a6b7c8d9e0f"
+    recording = run_program("dev", {"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": arn}}})
+    assert recording.one("eks:index:Cluster").input("encryptionConfigKeyArn") == arn
+    assert recording.of_type("aws:kms/key:Key") == []

@@ -30,6 +30,7 @@ BAD_INPUTS = [
     pytest.param({"clusterName": "karpenter test"}, ["clusterName", "'karpenter test'", "letters, digits"], id="bad-cluster-name"),
     pytest.param({"tags": {"aws:owner": "x"}}, ["tags", "aws:"], id="reserved-tag"),
     pytest.param({"aws:region": DELETE}, ["aws:region", "pulumi config set aws:region"], id="missing-region"),
+    pytest.param({"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": "alias/mine"}}}, ["cluster.secretsEncryption.kmsKeyArn", "alias/mine", "KMS key ARN"], id="bad-kms-key"),
     pytest.param({"network": "single"}, ["`network`", "structured value"], id="scalar-for-section"),
 ]
 
