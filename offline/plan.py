@@ -31,17 +31,16 @@ def write_plan(
     Values only a deployment can know (ids, ARNs, the account, hostnames) appear as
     placeholders such as `<arn of identities-karpenter-role>`, never as made-up values.
     """
-    global _PLACEHOLDERS
-    _PLACEHOLDERS = sorted(recording.invented.items(), key=lambda item: -len(item[0]))
+    show = Presenter(recording.invented)
     if directory.exists():
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     written = [
         _write(directory / "resources.txt", resource_tree(recording)),
-        *write_manifests(recording, directory / "manifests"),
-        *write_iam(recording, directory / "iam"),
+        *write_manifests(recording, directory / "manifests", show),
+        *write_iam(recording, directory / "iam", show),
         _write(directory / "graph.dot", dependency_graph(recording)),
-        _write(directory / "outputs.json", json.dumps(plain(recording.outputs), indent=2, sort_keys=True) + "\n"),
+        _write(directory / "outputs.json", json.dumps(show(recording.outputs), indent=2, sort_keys=True) + "\n"),
     ]
     svg = _render_svg(directory / "graph.dot")
     if svg:
@@ -51,18 +50,30 @@ def write_plan(
     return written
 
 
-_PLACEHOLDERS: list[tuple[str, str]] = []
+class Presenter:
+    """Turns recorded values into what a plan shows: `plain`, with every value the mocks
+    invented replaced by its placeholder."""
+
+    def __init__(self, invented: dict[str, str]):
+        self._placeholders = sorted(invented.items(), key=lambda item: -len(item[0]))
+
+    def __call__(self, value: Any) -> Any:
+        value = plain(value)
+        if isinstance(value, str):
+            for invented, placeholder in self._placeholders:
+                if invented in value:
+                    value = value.replace(invented, placeholder)
+            return value
+        if isinstance(value, list):
+            return [self(item) for item in value]
+        if isinstance(value, dict):
+            return {self(key): self(item) for key, item in value.items()}
+        return value
 
 
 def plain(value: Any) -> Any:
-    """JSON- and YAML-ready: secrets revealed (the plan is for review), unknowns as `<unknown>`,
-    invented values as placeholders."""
+    """JSON- and YAML-ready: secrets revealed (the plan is for review), unknowns as `<unknown>`."""
     value = reveal(value)
-    if isinstance(value, str):
-        for invented, placeholder in _PLACEHOLDERS:
-            if invented in value:
-                value = value.replace(invented, placeholder)
-        return value
     if isinstance(value, Unknown):
         return "<unknown>"
     if isinstance(value, ResourceRef):
@@ -92,23 +103,24 @@ def resource_tree(recording: Recording) -> str:
     return "\n".join(lines) + f"\n\n{len(recording.resources)} resources\n"
 
 
-def kubernetes_objects(recording: Recording) -> list[tuple[Registered, dict]]:
+def kubernetes_objects(recording: Recording, show: Callable[[Any], Any] = plain) -> list[tuple[Registered, dict]]:
+    """Every Kubernetes object the program creates, as the document it sends."""
     objects = []
     for resource in recording.resources:
         if not resource.type.startswith("kubernetes:") or resource.type == HELM_RELEASE:
             continue
         if resource.type.startswith("pulumi:providers:") or not resource.custom:
             continue
-        document = plain({key: value for key, value in resource.inputs.items() if key != "__defaults"})
+        document = show({key: value for key, value in resource.inputs.items() if key != "__defaults"})
         if "kind" in document:
             objects.append((resource, document))
     return objects
 
 
-def write_manifests(recording: Recording, directory: Path) -> list[Path]:
+def write_manifests(recording: Recording, directory: Path, show: Callable[[Any], Any] = plain) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
-    for resource, document in kubernetes_objects(recording):
+    for resource, document in kubernetes_objects(recording, show):
         namespace = document.get("metadata", {}).get("namespace") or "cluster"
         name = document.get("metadata", {}).get("name") or resource.name
         path = directory / f"{_slug(namespace)}--{_slug(document['kind'])}--{_slug(name)}.yaml"
@@ -121,30 +133,31 @@ def write_manifests(recording: Recording, directory: Path) -> list[Path]:
             "chart": release.input("chart"),
             "version": release.input("version", None),
             "repository": release.input("repositoryOpts.repo", None),
-            "values": plain(release.input("values", {})),
+            "values": show(release.input("values", {})),
         }
         helm.mkdir(exist_ok=True)
         written.append(_write(helm / f"{_slug(summary['release'])}.yaml", yaml.safe_dump(summary, sort_keys=False)))
     return written
 
 
-def iam_documents(recording: Recording) -> dict[str, dict]:
-    """Relative path -> document: trust policies, identity policies, resource policies."""
+def iam_documents(recording: Recording, show: Callable[[Any], Any] = plain) -> dict[str, dict]:
+    """Relative path -> document: trust policies (roles/), identity policies (policies/) and
+    resource policies (resource-policies/)."""
     documents = {}
     for role in recording.of_type(ROLE):
-        documents[f"roles/{role.name}.trust.json"] = _json_document(role.input("assumeRolePolicy"))
+        documents[f"roles/{role.name}.trust.json"] = _json_document(role.input("assumeRolePolicy"), show)
     for type_, key in IDENTITY_POLICIES.items():
         for policy in recording.of_type(type_):
-            documents[f"policies/{policy.name}.json"] = _json_document(policy.input(key))
+            documents[f"policies/{policy.name}.json"] = _json_document(policy.input(key), show)
     for type_, key in RESOURCE_POLICIES.items():
         for policy in recording.of_type(type_):
-            documents[f"resource-policies/{policy.name}.json"] = _json_document(policy.input(key))
+            documents[f"resource-policies/{policy.name}.json"] = _json_document(policy.input(key), show)
     return documents
 
 
-def write_iam(recording: Recording, directory: Path) -> list[Path]:
+def write_iam(recording: Recording, directory: Path, show: Callable[[Any], Any] = plain) -> list[Path]:
     written = []
-    for relative, document in sorted(iam_documents(recording).items()):
+    for relative, document in sorted(iam_documents(recording, show).items()):
         path = directory / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         written.append(_write(path, json.dumps(document, indent=2) + "\n"))
@@ -185,11 +198,10 @@ def _render_svg(dot_file: Path) -> Optional[Path]:
     return svg
 
 
-def _json_document(value: Any) -> Any:
+def _json_document(value: Any, show: Callable[[Any], Any]) -> Any:
     value = plain(value)
-    if isinstance(value, str) and value != "<unknown>":
-        return json.loads(value)
-    return value
+    document = json.loads(value) if isinstance(value, str) and value != "<unknown>" else value
+    return show(document)
 
 
 def _urns(recording: Recording) -> set[str]:

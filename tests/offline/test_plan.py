@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from offline import run_program
-from offline.plan import dependency_graph, iam_documents, kubernetes_objects, write_plan
+from offline.plan import Presenter, iam_documents, kubernetes_objects, write_plan
 from offline.program import PROJECT_DIR
 
 
@@ -35,7 +35,7 @@ def test_resource_tree_lists_every_resource_under_its_parent(recording, plan_dir
 
 
 def test_manifests_equal_what_the_mocks_recorded(recording, plan_dir):
-    objects = kubernetes_objects(recording)
+    objects = kubernetes_objects(recording, Presenter(recording.invented))
     assert objects, "the stack registers Kubernetes objects"
     files = sorted((plan_dir / "manifests").glob("*.yaml"))
     assert len(files) == len(objects)
