@@ -38,3 +38,6 @@ preview: install ## Show what `make up` would change
 
 destroy: ## Delete every resource of the stack
 	scripts/stack.sh destroy $(STACK)
+
+# Targets of their own concern: security gates (security.mk) and operating a cluster (operate.mk).
+include $(wildcard make/*.mk)
