@@ -1,0 +1,165 @@
+#!/bin/sh
+# Show, every few seconds and on one screen, what scales while a load test runs: the
+# HorizontalPodAutoscaler and the app's pods, Karpenter's NodeClaims, the nodes with their
+# instance type, capacity type, zone and NodePool, and the load-test Jobs.
+set -eu
+
+NODE_LABELS=node.kubernetes.io/instance-type,karpenter.sh/capacity-type,topology.kubernetes.io/zone,karpenter.sh/nodepool
+
+usage() {
+    cat <<'USAGE'
+Usage: scripts/watch.sh [--dry-run] [--once] [options]
+
+Every INTERVAL seconds, until interrupted (Ctrl-C): the HPA and pods of the app, Karpenter's
+NodeClaims, the nodes (instance type, capacity type, zone, NodePool) and the load-test Jobs.
+
+Options:
+  --interval N          seconds between two refreshes (default: 5); 1 to 300
+  --once                show everything once and exit (non-zero if a kubectl command failed)
+  --stack NAME          the stack (default: dev); its kubeconfig build/kubeconfig-NAME
+                        (from `make kubeconfig`) is used when KUBECONFIG is unset
+  --app-namespace NS    the app's namespace (default: test-app, config app.namespace)
+  --kubeconfig FILE     the kubeconfig to use
+  --dry-run             print the kubectl commands instead of running them
+                        (prerequisites are still checked)
+USAGE
+}
+
+show() {
+    line=""
+    for arg in "$@"; do
+        case "$arg" in
+            "" | *[!A-Za-z0-9_./:=@%+,-]*) arg="'$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'" ;;
+        esac
+        line="${line:+$line }$arg"
+    done
+    printf '%s\n' "$line"
+}
+
+fail() { echo "error: $*" >&2; exit 2; }
+
+dry_run=0
+once=0
+interval=5
+stack=dev
+app_namespace=test-app
+kubeconfig=""
+while [ "$#" -gt 0 ]; do
+    case "$1" in
+        -h|--help) usage; exit 0 ;;
+        --dry-run) dry_run=1; shift; continue ;;
+        --once) once=1; shift; continue ;;
+        --*=*) option=${1%%=*}; value=${1#*=} ;;
+        --*)
+            option=$1
+            if [ "$#" -lt 2 ]; then fail "$option needs a value (see --help)"; fi
+            value=$2; shift ;;
+        *) fail "unexpected argument '$1' (see --help)" ;;
+    esac
+    shift
+    case "$option" in
+        --interval) interval=$value ;;
+        --stack) stack=$value ;;
+        --app-namespace) app_namespace=$value ;;
+        --kubeconfig) kubeconfig=$value ;;
+        *) fail "unknown option '$option' (see --help)" ;;
+    esac
+done
+
+case "$interval" in
+    "" | *[!0-9]* | 0*) fail "--interval '$interval': give a whole number of seconds from 1 to 300" ;;
+esac
+if [ "${#interval}" -gt 3 ] || [ "$interval" -gt 300 ]; then
+    fail "--interval '$interval': give a whole number of seconds from 1 to 300"
+fi
+case "$app_namespace" in
+    "" | -* | *- | *[!a-z0-9-]*) fail "--app-namespace '$app_namespace' is not a namespace name" ;;
+esac
+project_dir=$(cd "$(dirname "$0")/.." && pwd)
+
+missing=0
+if ! command -v kubectl >/dev/null 2>&1; then
+    echo "missing: kubectl. Install it: https://kubernetes.io/docs/tasks/tools/ (within one minor version of the cluster)" >&2
+    missing=1
+fi
+if [ -n "$kubeconfig" ] && [ ! -f "$kubeconfig" ]; then
+    echo "missing: the kubeconfig $kubeconfig; write it with 'make kubeconfig STACK=$stack'" >&2
+    missing=1
+fi
+if [ "$missing" -ne 0 ]; then exit 1; fi
+
+if [ -z "$kubeconfig" ] && [ -z "${KUBECONFIG:-}" ] && [ -f "$project_dir/build/kubeconfig-$stack" ]; then
+    kubeconfig="$project_dir/build/kubeconfig-$stack"
+fi
+if [ -z "$kubeconfig" ] && [ -z "${KUBECONFIG:-}" ]; then
+    echo "note: no build/kubeconfig-$stack ('make kubeconfig STACK=$stack' writes it) and no KUBECONFIG: using kubectl's current context" >&2
+fi
+
+# One section per line: a title, a tab, the kubectl arguments.
+sections() {
+    printf '%s\t%s\n' \
+        "HorizontalPodAutoscaler ($app_namespace)" "get hpa --namespace $app_namespace" \
+        "Pods ($app_namespace)" "get pods --namespace $app_namespace -o wide" \
+        "Karpenter NodeClaims" "get nodeclaims" \
+        "Nodes" "get nodes -L $NODE_LABELS" \
+        "Load-test Jobs (load-test)" "get jobs --namespace load-test"
+}
+
+kubectl_words() {
+    if [ -n "$kubeconfig" ]; then
+        set -- --kubeconfig "$kubeconfig" "$@"
+    fi
+    show kubectl "$@"
+}
+
+if [ "$dry_run" -eq 1 ]; then
+    if [ "$once" -eq 0 ]; then echo "# repeated every $interval s until interrupted:"; fi
+    sections | while IFS="$(printf '\t')" read -r _ arguments; do
+        # shellcheck disable=SC2086 # the arguments hold no spaces of their own
+        kubectl_words $arguments
+    done
+    if [ "$once" -eq 0 ]; then show sleep "$interval"; fi
+    exit 0
+fi
+
+# Prints every section; its exit status is the number of kubectl commands that failed.
+snapshot() {
+    failed=0
+    tab=$(printf '\t')
+    lines=$(sections)
+    while IFS=$tab read -r title arguments; do
+        printf '== %s ==\n' "$title"
+        # shellcheck disable=SC2086 # the arguments hold no spaces of their own
+        if [ -n "$kubeconfig" ]; then
+            kubectl --kubeconfig "$kubeconfig" $arguments 2>&1 || failed=$((failed + 1))
+        else
+            kubectl $arguments 2>&1 || failed=$((failed + 1))
+        fi
+        echo
+    done <<EOF
+$lines
+EOF
+    return "$failed"
+}
+
+if [ "$once" -eq 1 ]; then
+    status=0
+    snapshot || status=$?
+    if [ "$status" -ne 0 ]; then echo "error: $status kubectl command(s) failed (see above)" >&2; exit 1; fi
+    exit 0
+fi
+
+sections_total=$(sections | wc -l | tr -d ' ')
+first=1
+while :; do
+    status=0
+    frame=$(snapshot) || status=$?
+    if [ -t 1 ]; then printf '\033[H\033[2J'; fi
+    printf 'Every %s s, %s (Ctrl-C to stop)\n\n%s\n' "$interval" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$frame"
+    if [ "$first" -eq 1 ] && [ "$status" -eq "$sections_total" ]; then
+        echo "error: every kubectl command failed: is the cluster reachable? Check KUBECONFIG, or run 'make kubeconfig STACK=$stack'" >&2
+        exit 1
+    fi
+    first=0
+    sleep "$interval"
+done
