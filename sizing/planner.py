@@ -351,6 +351,11 @@ def _resolve(plan_input: PlanInput) -> _Context:
     )
 
 
+def node_options(plan_input: PlanInput) -> Tuple[NodeOption, ...]:
+    """The NodePool's instance types with capacity, allocatable, DaemonSet overhead and price."""
+    return _resolve(plan_input).options
+
+
 def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[str, int]) -> Scenario:
     return Scenario(
         node_options=tuple(options),

@@ -50,7 +50,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -61,6 +61,10 @@ CAPACITY_TYPE_PRIORITY = ("reserved", "spot", "on-demand")
 LIMIT_KEYS = ("cpu", "memory", "pods", "nodes")
 _RESOURCE_DIMENSIONS = 3  # cpu, memory, pods
 _NO_ROOM = (-1, -1, -1)
+_NEVER = (2**62, 2**62, 2**62)
+# Up to this many candidate types a claim keeps them in a tuple and loops in Python.
+_SMALL_CANDIDATE_SET = 16
+_Candidates = Union[Tuple[int, ...], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,7 @@ class _Run:
     requests: Tuple[int, int, int]
     allowed_types: Optional[FrozenSet[str]]
     mask: Optional[np.ndarray]
+    mask_list: Optional[List[bool]]
     zones: Optional[FrozenSet[str]]
     capacity_types: Optional[FrozenSet[str]]
     segments: List[Tuple[int, int]]  # (pod group index, count)
@@ -298,6 +303,7 @@ class _Simulator:
         self.room = np.array(
             [[o.room.cpu, o.room.memory, o.room.pods] for o in options], dtype=np.int64
         )
+        self.room_rows = [tuple(row) for row in self.room.tolist()]
         self.capacity = np.array(
             [[o.capacity.cpu, o.capacity.memory, o.capacity.pods, 1] for o in options], dtype=np.int64
         )
@@ -356,6 +362,7 @@ class _Simulator:
                         requests,
                         group.allowed_types,
                         self._mask(group.allowed_types),
+                        None if group.allowed_types is None else self._mask(group.allowed_types).tolist(),
                         group.zones,
                         group.capacity_types,
                         [],
@@ -387,6 +394,39 @@ class _Simulator:
             return False
         return True
 
+    def _matching(self, candidates: _Candidates, run: _Run) -> _Candidates:
+        """The candidates a pod of this run may use."""
+        if run.mask is None:
+            return candidates
+        if isinstance(candidates, tuple):
+            return tuple(t for t in candidates if run.mask_list[t])
+        return candidates[run.mask[candidates]]
+
+    def _most_pods(self, candidates: _Candidates, used: Sequence[int], requests: Tuple[int, int, int]) -> int:
+        """The most pods of `requests` any candidate still holds on top of `used` (0 if none)."""
+        if isinstance(candidates, tuple):
+            # Few candidates: plain Python beats numpy's per-call overhead.
+            best = 0
+            for t in candidates:
+                row = self.room_rows[t]
+                fit = None
+                for d in range(_RESOURCE_DIMENSIONS):
+                    free = row[d] - used[d]
+                    if free < 0:
+                        fit = -1
+                        break
+                    if requests[d] > 0:
+                        count = free // requests[d]
+                        if fit is None or count < fit:
+                            fit = count
+                if fit is not None and fit > best:
+                    best = fit
+            return best
+        if not len(candidates):
+            return 0
+        free = self.room[candidates] - np.array(used, dtype=np.int64)
+        return max(int(self._pods_that_fit(free, requests).max()), 0)
+
     def _room_in_claim(self, claim: _Claim, run: _Run) -> int:
         requests = run.requests
         headroom = claim.headroom
@@ -394,23 +434,35 @@ class _Simulator:
             return 0
         if not self._compatible(claim.zones, claim.capacity_types, run):
             return 0
-        candidates = claim.candidates
-        if run.mask is not None:
-            candidates = candidates[run.mask[candidates]]
-            if not len(candidates):
-                return 0
-        free = self.room[candidates] - np.array(claim.requests, dtype=np.int64)
-        return max(int(self._pods_that_fit(free, requests).max()), 0)
+        return self._most_pods(self._matching(claim.candidates, run), claim.requests, requests)
+
+    def _set_candidates(self, claim: _Claim, candidates: _Candidates) -> None:
+        """Keep the candidates that hold the claim's pods, and the largest room left per resource."""
+        used = claim.requests
+        if isinstance(candidates, np.ndarray) and len(candidates) > _SMALL_CANDIDATE_SET:
+            free = self.room[candidates] - np.array(used, dtype=np.int64)
+            fits = (free >= 0).all(axis=1)
+            claim.candidates = candidates[fits]
+            claim.headroom = tuple(int(x) for x in free[fits].max(axis=0))
+            if len(claim.candidates) > _SMALL_CANDIDATE_SET:
+                return
+            candidates = claim.candidates
+        kept = []
+        headroom = [-1, -1, -1]
+        for t in (int(t) for t in candidates):
+            row = self.room_rows[t]
+            free = (row[0] - used[0], row[1] - used[1], row[2] - used[2])
+            if free[0] >= 0 and free[1] >= 0 and free[2] >= 0:
+                kept.append(t)
+                for d in range(_RESOURCE_DIMENSIONS):
+                    if free[d] > headroom[d]:
+                        headroom[d] = free[d]
+        claim.candidates = tuple(kept)
+        claim.headroom = tuple(headroom)
 
     def _narrow(self, claim: _Claim, run: _Run) -> None:
         """Keep the claim's types that hold its pods and match the run's constraints."""
-        candidates = claim.candidates
-        if run.mask is not None:
-            candidates = candidates[run.mask[candidates]]
-        free = self.room[candidates] - np.array(claim.requests, dtype=np.int64)
-        fits = (free >= 0).all(axis=1)
-        claim.candidates = candidates[fits]
-        claim.headroom = tuple(int(x) for x in free[fits].max(axis=0))
+        self._set_candidates(claim, self._matching(claim.candidates, run))
         if run.zones is not None:
             claim.zones = run.zones if claim.zones is None else claim.zones & run.zones
         if run.capacity_types is not None:
@@ -463,9 +515,8 @@ class _Simulator:
         self.reserved += largest
         if self.limit_columns:
             self.remaining = self.remaining - largest[self.limit_columns]
-        zones = self.pool_zones
-        capacity_types = self.pool_capacity_types
-        claim = _Claim(len(self.claims), candidates, zones, capacity_types)
+        claim = _Claim(len(self.claims), (), self.pool_zones, self.pool_capacity_types)
+        self._set_candidates(claim, candidates)
         self.claims.append(claim)
         return claim
 
@@ -480,7 +531,7 @@ class _Simulator:
             f"(left after subtractMax: {left}; cpu in m, memory in MiB)"
         )
 
-    def _place_run(self, run: _Run, stamp: int) -> None:
+    def _place_run(self, run: _Run, stamp: int, smallest_later: Tuple[int, int, int]) -> None:
         heap = self.heap
         set_aside: List[Tuple[int, int, _Claim]] = []
         touched: List[_Claim] = []
@@ -516,8 +567,9 @@ class _Simulator:
                         break
                     claim.run_stamp = stamp
                     # Room for pods of this run on the claim's best type, counting this first pod.
-                    free = self.room[claim.candidates]
-                    claim.room_in_run = int(self._pods_that_fit(free, requests).max())
+                    claim.room_in_run = self._most_pods(claim.candidates, (0, 0, 0), requests)
+                    if claim.room_in_run < 1:
+                        raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
                     heapq.heappush(heap, (0, claim.index, claim))
                     continue
                 claim.room_in_run -= take
@@ -532,10 +584,13 @@ class _Simulator:
                 count -= take
             if count > 0:
                 self._add_pending(group_index, count, pending_reason)
-        for entry in set_aside:
-            heapq.heappush(heap, entry)
         for claim in touched:
             self._narrow(claim, run)
+        for entry in set_aside:
+            headroom = entry[2].headroom
+            # A claim without room for the smallest pod still to come is done for this batch.
+            if all(headroom[d] >= smallest_later[d] for d in range(_RESOURCE_DIMENSIONS)):
+                heapq.heappush(heap, entry)
 
     def _add_pending(self, group_index: int, count: int, reason: Optional[str]) -> None:
         workload = self.scenario.pod_groups[group_index].workload
@@ -600,8 +655,14 @@ class _Simulator:
         )
 
     def run(self) -> ProvisioningResult:
-        for stamp, run in enumerate(self._runs()):
-            self._place_run(run, stamp)
+        runs = self._runs()
+        smallest_later = [_NEVER] * (len(runs) + 1)
+        for index in range(len(runs) - 1, -1, -1):
+            smallest_later[index] = tuple(
+                min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1])
+            )
+        for stamp, run in enumerate(runs):
+            self._place_run(run, stamp, smallest_later[stamp + 1])
         nodes = [self._running_result(i) for i in range(len(self.running))]
         nodes += [self._launch(claim) for claim in self.claims]
         return ProvisioningResult(

@@ -221,3 +221,13 @@ def test_identical_pods_spread_over_equal_claims_one_at_a_time():
         pod_groups=(pods("big", 3000, count=2), pods("small", 250, count=4)),
     )
     assert fleet(simulate(scenario)) == [("t", {"big": 1, "small": 2}), ("t", {"big": 1, "small": 2})]
+
+
+def test_a_claim_with_many_candidate_types_fills_up_to_the_roomiest_one():
+    # Twenty types of 4000m and 10 pod slots (prices $1..$20); 25 pods of 100m.
+    # Every type stays a candidate; slots run out first: 10 + 10 + 5 pods, each on the
+    # cheapest type t0.
+    options = tuple(option(f"t{i}", 4000, pods=10, price=1.0 + i) for i in range(20))
+    result = simulate(Scenario(options, (pods("w", 100, count=25),)))
+    assert fleet(result) == [("t0", {"w": 10}), ("t0", {"w": 10}), ("t0", {"w": 5})]
+    assert [node.options for node in result.nodes] == [20, 20, 20]

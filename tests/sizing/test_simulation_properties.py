@@ -123,7 +123,8 @@ def reference_simulation(scenario):
 
 @st.composite
 def scenarios(draw):
-    type_count = draw(st.integers(1, 5))
+    # More than 16 types exercises the vectorised path for large candidate sets as well.
+    type_count = draw(st.sampled_from([1, 2, 3, 20, 24]))
     options = []
     for i in range(type_count):
         cpu = draw(st.sampled_from([1000, 2000, 4000, 8000]))
@@ -146,7 +147,7 @@ def scenarios(draw):
             PodGroup(
                 f"w{g}",
                 Resources(draw(st.sampled_from([100, 250, 500, 1000, 1500])), draw(st.sampled_from([100, 512, 1024, 2048])), 1),
-                draw(st.integers(0, 25)),
+                draw(st.integers(0, 40)),
                 allowed_types=allowed,
                 zones=zones,
                 capacity_types=kinds,

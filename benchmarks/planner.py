@@ -1,0 +1,154 @@
+"""Capacity planner benchmarks: simulation throughput and a whole `plan` run.
+
+1. Simulation throughput on Karpenter's own benchmark shape: pods of 30
+   shapes (cpu {100, 250, 500, 1000, 1500} m x memory {100, 256, 512, 1024,
+   2048, 4096} MiB, uniform, seed 42) over 400 made-up instance types as in
+   Karpenter's `fake.InstanceTypes(400)` (type i: i+1 vCPU, 2(i+1) GiB,
+   10(i+1) pods, price 0.1 per vCPU + 0.1 per GiB, kube-reserved 100m/10Mi).
+   Target: 20,000 pods in at most 1 s.
+2. The same pods over the bundled catalog filtered by the getting-started
+   NodePool (c, m, r; generation > 2; amd64; on-demand), with Karpenter's
+   allocatable and the default DaemonSets.
+3. `python -m sizing plan FILE` end to end (a new process, imports included)
+   for a description like the dev stack's. Target: under 2 s.
+
+Options: --quick runs fewer repetitions.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, List, Sequence, Tuple
+
+import numpy as np
+
+from sizing.resources import Resources
+from sizing.simulation import NodeOption, PodGroup, Scenario, simulate
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+CPU_SHAPES = (100, 250, 500, 1000, 1500)
+MEMORY_SHAPES = (100, 256, 512, 1024, 2048, 4096)
+POD_COUNTS = (1000, 5000, 20000)
+SEED = 42
+THROUGHPUT_TARGET = 20000  # pods per second
+PLAN_TARGET_SECONDS = 2.0
+DEV_DESCRIPTION = """\
+region: ap-northeast-1
+priceOverrides: {m5.large: 0.124}
+nodePool:
+  requirements:
+    - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+    - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+    - {key: topology.kubernetes.io/zone, operator: In, values: [ap-northeast-1a, ap-northeast-1c]}
+workloads:
+  - name: test-app
+    requests: {cpu: 100m, memory: 64Mi}
+    maxReplicas: 10
+    maxSurge: 100%
+"""
+
+
+def fake_instance_types(count: int) -> Tuple[NodeOption, ...]:
+    """Karpenter's fake.InstanceTypes(count) as NodeOptions (cpu m, memory MiB, USD/hour)."""
+    options = []
+    for index in range(count):
+        vcpu = index + 1
+        capacity = Resources(vcpu * 1000, 2 * vcpu * 1024, 10 * vcpu)
+        price = 0.1 * vcpu + 0.1 * 2 * vcpu
+        options.append(NodeOption(f"fake-it-{index}", capacity, capacity - Resources(100, 10, 0), price))
+    return tuple(options)
+
+
+def benchmark_pods(count: int, seed: int = SEED) -> Tuple[PodGroup, ...]:
+    """`count` pods of the 30 benchmark shapes drawn uniformly, grouped by shape."""
+    rng = np.random.default_rng(seed)
+    cpu = rng.integers(0, len(CPU_SHAPES), count)
+    memory = rng.integers(0, len(MEMORY_SHAPES), count)
+    counts = np.bincount(cpu * len(MEMORY_SHAPES) + memory, minlength=len(CPU_SHAPES) * len(MEMORY_SHAPES))
+    groups = []
+    for shape, pods in enumerate(counts):
+        c, m = CPU_SHAPES[shape // len(MEMORY_SHAPES)], MEMORY_SHAPES[shape % len(MEMORY_SHAPES)]
+        groups.append(PodGroup(f"shape-{c}m-{m}Mi", Resources(c, m, 1), int(pods)))
+    return tuple(groups)
+
+
+def _best_of(repeats: int, action: Callable[[], object]) -> Tuple[float, object]:
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = action()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _catalog_options() -> Tuple[NodeOption, ...]:
+    from sizing.planner import NodePoolSpec, PlanInput, node_options
+    from sizing.workloads import Workload
+
+    probe = PlanInput(workloads=(Workload("probe", 100, 100, 1),), node_pool=NodePoolSpec())
+    return node_options(probe)
+
+
+def simulation_rows(options: Sequence[NodeOption], repeats: int) -> List[str]:
+    rows = []
+    for count in POD_COUNTS:
+        scenario = Scenario(tuple(options), benchmark_pods(count))
+        seconds, result = _best_of(repeats, lambda: simulate(scenario))
+        rows.append(
+            f"| {count:,} | {len(options)} | {seconds * 1000:.1f} ms | {count / seconds:,.0f} | "
+            f"{len(result.nodes)} | {result.cost:.2f} |"
+        )
+    return rows
+
+
+def plan_seconds(repeats: int) -> List[float]:
+    """Wall-clock seconds of `python -m sizing plan FILE` in a new process, per run."""
+    times = []
+    with tempfile.TemporaryDirectory() as directory:
+        description = Path(directory) / "dev.yaml"
+        description.write_text(DEV_DESCRIPTION, encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=str(PROJECT_DIR))
+        for _ in range(repeats):
+            start = time.perf_counter()
+            completed = subprocess.run(
+                [sys.executable, "-m", "sizing", "plan", str(description)],
+                cwd=PROJECT_DIR, env=env, capture_output=True, text=True,
+            )
+            times.append(time.perf_counter() - start)
+            if completed.returncode != 0:
+                raise RuntimeError(f"python -m sizing plan failed: {completed.stderr.strip()}")
+    return times
+
+
+def run(options: Sequence[str]) -> int:
+    repeats = 1 if "--quick" in options else 5
+    header = ["| pods | instance types | time (best of %d) | pods/s | nodes | cost |" % repeats,
+              "|---|---|---|---|---|---|"]
+    status = 0
+    print("Simulation, fake.InstanceTypes(400):")
+    fake_rows = simulation_rows(fake_instance_types(400), repeats)
+    print("\n".join(header + fake_rows))
+    seconds, _ = _best_of(repeats, lambda: simulate(Scenario(fake_instance_types(400), benchmark_pods(20000))))
+    throughput = 20000 / seconds
+    verdict = "meets" if throughput >= THROUGHPUT_TARGET else "MISSES"
+    print(f"20,000 pods: {throughput:,.0f} pods/s, {verdict} the target of {THROUGHPUT_TARGET:,} pods/s")
+    status |= throughput < THROUGHPUT_TARGET
+    print()
+    print("Simulation, bundled catalog, getting-started NodePool (c/m/r, generation > 2, amd64):")
+    print("\n".join(header + simulation_rows(_catalog_options(), repeats)))
+    print()
+    times = plan_seconds(max(repeats // 2, 1) + 1)
+    worst = max(times)
+    verdict = "meets" if worst < PLAN_TARGET_SECONDS else "MISSES"
+    print(
+        f"python -m sizing plan (dev-like description), wall clock: median {statistics.median(times):.2f} s, "
+        f"worst {worst:.2f} s over {len(times)} runs; {verdict} the target of {PLAN_TARGET_SECONDS:.0f} s"
+    )
+    status |= worst >= PLAN_TARGET_SECONDS
+    return int(status)
