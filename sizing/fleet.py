@@ -13,6 +13,7 @@ without it.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
@@ -137,6 +138,11 @@ def build_problem(
             size[group_dimension[index]] = 1
         items.append(ItemType(f"{index}", MappingProxyType(size), group.count))
     return Problem(tuple(bin_types), tuple(items), time_limit_seconds), by_name
+
+
+def solver_available() -> bool:
+    """Whether the bin-packing solver can be imported."""
+    return importlib.util.find_spec("sizing.solver") is not None
 
 
 def optimal_fleet(

@@ -26,7 +26,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 from sizing.allocatable import KubeletConfig, allocatable, capacity
 from sizing.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
-from sizing.fleet import OptimalFleet, optimal_fleet
+from sizing.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.limits import NodePoolLimits, parse_limits, settle_limits
 from sizing.pricing import PriceTable, price_table
 from sizing.recommendation import Recommendation, recommend
@@ -57,6 +57,7 @@ SPOT_NOTE = (
     "spot is priced like on-demand (the catalog has no spot prices) and the simulation launches the "
     "cheapest type; Karpenter asks EC2 for price-capacity-optimized spot, which is not strictly the cheapest"
 )
+SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solver (sizing.solver) is not installed"
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 
 
@@ -403,7 +404,10 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
 
     optimal: Optional[OptimalFleet] = None
     gap: Optional[FleetGap] = None
-    if plan_input.solver_time_limit_seconds is not None:
+    notes = list(context.notes)
+    if plan_input.solver_time_limit_seconds is not None and not solver_available():
+        notes.append(SOLVER_MISSING_NOTE)
+    elif plan_input.solver_time_limit_seconds is not None:
         optimal = optimal_fleet(
             options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_time_limit_seconds
         )
@@ -446,5 +450,5 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         recommendation=recommendation,
         recommended_limits=recommended_limits,
         current_limits=current,
-        notes=context.notes,
+        notes=tuple(notes),
     )
