@@ -503,20 +503,34 @@ class _Simulator:
             fits[:] = False
         return np.flatnonzero(fits)
 
-    def _open_claim(self, run: _Run, fresh: np.ndarray) -> Optional[_Claim]:
-        """A new NodeClaim for the run's next pod, or None with the reason recorded by the caller."""
+    def _open_claim(self, fresh: np.ndarray, template: Dict[str, object]) -> Optional[_Claim]:
+        """A new NodeClaim for the run's next pod, or None when the limits leave no type.
+
+        template caches, per run, what every unfiltered new claim of the run starts with.
+        """
+        if "largest" not in template:
+            template["largest"] = self.capacity[fresh].max(axis=0)
+            template["largest_limited"] = template["largest"][self.limit_columns]
         candidates = fresh
-        if self.limit_columns:
+        largest = template["largest"]
+        filtered = False
+        if self.limit_columns and (template["largest_limited"] > self.remaining).any():
             within = (self.capacity[np.ix_(candidates, self.limit_columns)] <= self.remaining).all(axis=1)
             candidates = candidates[within]
             if not len(candidates):
                 return None
-        largest = self.capacity[candidates].max(axis=0)
+            largest = self.capacity[candidates].max(axis=0)
+            filtered = True
         self.reserved += largest
         if self.limit_columns:
             self.remaining = self.remaining - largest[self.limit_columns]
         claim = _Claim(len(self.claims), (), self.pool_zones, self.pool_capacity_types)
-        self._set_candidates(claim, candidates)
+        if not filtered and "start" in template:
+            claim.candidates, claim.headroom = template["start"]
+        else:
+            self._set_candidates(claim, candidates)
+            if not filtered:
+                template["start"] = (claim.candidates, claim.headroom)
         self.claims.append(claim)
         return claim
 
@@ -536,6 +550,7 @@ class _Simulator:
         set_aside: List[Tuple[int, int, _Claim]] = []
         touched: List[_Claim] = []
         fresh: Optional[np.ndarray] = None
+        template: Dict[str, object] = {}
         pending_reason: Optional[str] = None
         requests = run.requests
         for group_index, count in run.segments:
@@ -561,7 +576,7 @@ class _Simulator:
                     if not len(fresh):
                         pending_reason = "no instance type of the NodePool fits the pod and its node selector"
                         break
-                    claim = self._open_claim(run, fresh)
+                    claim = self._open_claim(fresh, template)
                     if claim is None:
                         pending_reason = self._limit_reason()
                         break
@@ -586,10 +601,11 @@ class _Simulator:
                 self._add_pending(group_index, count, pending_reason)
         for claim in touched:
             self._narrow(claim, run)
+        later_cpu, later_memory, later_pods = smallest_later
         for entry in set_aside:
             headroom = entry[2].headroom
             # A claim without room for the smallest pod still to come is done for this batch.
-            if all(headroom[d] >= smallest_later[d] for d in range(_RESOURCE_DIMENSIONS)):
+            if headroom[0] >= later_cpu and headroom[1] >= later_memory and headroom[2] >= later_pods:
                 heapq.heappush(heap, entry)
 
     def _add_pending(self, group_index: int, count: int, reason: Optional[str]) -> None:
@@ -604,10 +620,13 @@ class _Simulator:
             "on-demand",
         )
         candidates = claim.candidates
-        best = min(
-            (int(t) for t in candidates),
-            key=lambda t: (self.options[t].price_for(capacity_type), self.names[t]),
-        )
+        if len(candidates) == 1:
+            best = int(candidates[0])
+        else:
+            best = min(
+                (int(t) for t in candidates),
+                key=lambda t: (self.options[t].price_for(capacity_type), self.names[t]),
+            )
         option = self.options[best]
         zones = claim.zones if claim.zones is not None else frozenset()
         return PlacedNode(
