@@ -219,8 +219,15 @@ def _pod_group(
     pool_zones: Optional[FrozenSet[str]],
     capacity_types: Sequence[str],
     node_pool_name: Optional[str],
+    running_instances: Sequence[InstanceType] = (),
 ) -> PodGroup:
+    """The workload's peak pods with the node selector turned into constraints.
+
+    Allowed instance types are looked up among the NodePool's types and the
+    types of running nodes, whose labels a pod may also match.
+    """
     where = f"workload {workload.name!r}: nodeSelector"
+    selectable = {i.name: i for i in list(instances) + list(running_instances)}.values()
     allowed: Optional[FrozenSet[str]] = None
     zones: Optional[FrozenSet[str]] = None
     kinds: Optional[FrozenSet[str]] = None
@@ -243,14 +250,15 @@ def _pod_group(
                     f"{where} selects NodePool {value!r}, but the plan is for NodePool {node_pool_name!r}"
                 )
         elif key in INSTANCE_KEYS:
-            matching = frozenset(i.name for i in instances if i.labels().get(key) == value)
+            matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
             allowed = matching if allowed is None else allowed & matching
         else:
             raise SizingInputError(
                 f"{where} key {key!r} is not a label Karpenter's nodes carry; supported keys are "
                 f"{sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))}"
             )
-    if allowed is not None and not allowed:
+    pool_names = {i.name for i in instances}
+    if allowed is not None and not (allowed & pool_names):
         raise SizingInputError(
             f"{where} {dict(workload.node_selector)} matches none of the NodePool's {len(instances)} instance types"
         )
@@ -324,7 +332,10 @@ def _resolve(plan_input: PlanInput) -> _Context:
     options = tuple(node_option(instance) for instance in pool_instances)
     groups = []
     for workload in plan_input.workloads:
-        group = _pod_group(workload, pool_instances, zones, usable_kinds, plan_input.node_pool.name)
+        group = _pod_group(
+            workload, pool_instances, zones, usable_kinds, plan_input.node_pool.name,
+            [known[node.instance_type] for node in plan_input.existing_nodes],
+        )
         _check_pods_fit(workload, group, options)
         groups.append(group)
     running = tuple(

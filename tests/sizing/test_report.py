@@ -104,3 +104,20 @@ def test_long_fleets_are_cut_in_the_text_but_complete_in_json():
     assert len(re.findall(r"^nodeclaim-\d+ +cpu", text, re.MULTILINE)) == 5
     assert "… and 25 more nodes" in text
     assert len(plan.summary()["fleet"]["nodes"]) == 30
+
+
+def test_running_nodes_take_pods_first_and_only_nodepool_nodes_count_in_the_limits():
+    # A managed node group node (m5.xlarge, 3920m allocatable, 500m and 5 pods bound) has
+    # room for 34 pods of 100m: all 20 peak pods land there, nothing is launched. The limits
+    # are then just the margin of one m5.large: 2 cores and 7577Mi -> 8Gi.
+    from sizing.resources import Resources
+    from sizing.workloads import ExistingNode
+
+    node = ExistingNode("ng-node-1", "m5.xlarge", Resources(500, 1024, 5), in_node_pool=False)
+    plan = plan_for(
+        [Workload("test-app", 100, 64, replicas=10, max_surge="100%", node_selector={"kubernetes.io/arch": "amd64"})],
+        existing_nodes=(node,),
+    )
+    assert [(n.name, n.pod_count, n.existing) for n in plan.fleet.nodes] == [("ng-node-1", 20, True)]
+    assert plan.node_pool_limits == {"cpu": "2", "memory": "8Gi"}
+    assert "ng-node-1 cpu" in render_report(plan) and "on-demand, running" in render_report(plan)
