@@ -19,6 +19,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from security.pod_security import restricted_violations
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 SCRIPTS = PROJECT_DIR / "scripts"
 KUBECONFIG_SCRIPT = SCRIPTS / "kubeconfig.sh"
@@ -297,57 +299,12 @@ def test_kubeconfig_arguments(pulumi_env):
 
 # --- the load-test manifests -----------------------------------------------------------------------
 
-# Pod Security Standards, https://kubernetes.io/docs/concepts/security/pod-security-standards/
-RESTRICTED_VOLUME_TYPES = {
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
-}  # fmt: skip
-
-
-def restricted_violations(pod_spec: dict) -> list[str]:
-    """The controls of the `restricted` profile (baseline included) that `pod_spec` breaks."""
-    problems = []
-    pod_context = pod_spec.get("securityContext", {})
-    for flag in ("hostNetwork", "hostPID", "hostIPC"):
-        if pod_spec.get(flag):
-            problems.append(f"host namespace {flag}")
-    for volume in pod_spec.get("volumes", []):
-        if not set(volume) - {"name"} <= RESTRICTED_VOLUME_TYPES:
-            problems.append(f"volume {volume['name']}")
-    if pod_context.get("sysctls"):
-        problems.append("sysctls")
-    containers = pod_spec.get("initContainers", []) + pod_spec["containers"]
-    for owner, context in [("pod", pod_context)] + [(c["name"], c.get("securityContext", {})) for c in containers]:
-        if context.get("runAsUser") == 0 or context.get("runAsNonRoot") is False:
-            problems.append(f"{owner} may run as root")
-        if context.get("seccompProfile", {}).get("type") == "Unconfined":
-            problems.append(f"{owner} seccomp Unconfined")
-        if context.get("seLinuxOptions") or context.get("appArmorProfile", {}).get("type") == "Unconfined":
-            problems.append(f"{owner} SELinux/AppArmor")
-    for container in containers:
-        name, context = container["name"], container.get("securityContext", {})
-        if context.get("privileged"):
-            problems.append(f"{name} privileged")
-        if context.get("allowPrivilegeEscalation") is not False:
-            problems.append(f"{name} allows privilege escalation")
-        if not (context.get("runAsNonRoot") or pod_context.get("runAsNonRoot")):
-            problems.append(f"{name} not runAsNonRoot")
-        seccomp = context.get("seccompProfile", pod_context.get("seccompProfile", {})).get("type")
-        if seccomp not in ("RuntimeDefault", "Localhost"):
-            problems.append(f"{name} seccomp {seccomp}")
-        capabilities = context.get("capabilities", {})
-        if "ALL" not in capabilities.get("drop", []) or set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
-            problems.append(f"{name} capabilities")
-        if any(port.get("hostPort") for port in container.get("ports", [])):
-            problems.append(f"{name} host port")
-    return problems
-
-
 def test_restricted_check_catches_a_violation():
     pod = _load(JOB_FILE)["spec"]["template"]["spec"]
     assert restricted_violations(pod) == []
     pod["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = True
     pod["securityContext"]["runAsUser"] = 0
-    assert restricted_violations(pod) == ["pod may run as root", "ab allows privilege escalation"]
+    assert {finding.location for finding in restricted_violations(pod)} == {"pod", "container ab"}
 
 
 def test_load_test_namespace_enforces_restricted():
