@@ -111,7 +111,7 @@ def _check(stacks: Sequence[str], checkov: Path, parliament: Path, plan_dir: Pat
             checkov_result = GateResult(
                 "checkov",
                 f"checkov kubernetes checks on the plan's manifests, skipping {', '.join(s.check for s in skips) or 'none'}",
-                f"{report.resource_count} objects, {report.passed} checks passed",
+                f"{len(manifests[stack])} manifests, {report.passed} checks passed",
                 tuple(str(failure) for failure in report.failures),
             )
             policies = write_identity_policies(recording, SECURITY_BUILD_DIR / stack / "identity-policies")

@@ -48,7 +48,7 @@ def iam_wildcard_actions(recording: Recording) -> GateResult:
     return GateResult(
         "iam-no-wildcard-actions",
         "no IAM statement allows a wildcard action (*, service:*) or uses NotAction",
-        f"{len(documents)} IAM documents",
+        _count(len(documents), "IAM document"),
         tuple(findings),
     )
 
@@ -63,7 +63,7 @@ def iam_pass_role(recording: Recording) -> GateResult:
     return GateResult(
         "iam-pass-role-scoped",
         "iam:PassRole only on named roles and with iam:PassedToService",
-        f"{len(documents)} identity policies",
+        _count(len(documents), "identity policy", "identity policies"),
         tuple(findings),
     )
 
@@ -86,7 +86,7 @@ def service_account_trust(recording: Recording) -> GateResult:
     return GateResult(
         "service-account-trust",
         "IRSA trusts pin sub and aud; Pod Identity trusts only pods.eks.amazonaws.com",
-        f"{examined} service-account roles",
+        _count(examined, "service-account role"),
         tuple(findings),
     )
 
@@ -118,7 +118,7 @@ def pod_security_restricted(recording: Recording) -> GateResult:
     return GateResult(
         "pod-security-restricted",
         'pods meet Pod Security Standards "restricted" in namespaces that enforce it',
-        f"{examined} pod templates",
+        _count(examined, "pod template"),
         tuple(findings),
     )
 
@@ -135,7 +135,7 @@ def policy_pack_rules(recording: Recording, config: Optional[Mapping[str, Mappin
     return GateResult(
         "policy-pack-rules",
         "the rules of the policy pack (policies/) hold for the recorded resources",
-        f"{examined} resources",
+        _count(examined, "resource"),
         tuple(findings),
     )
 
@@ -170,6 +170,10 @@ def pod_template(document: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
     if kind == "CronJob":
         return ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
     return None
+
+
+def _count(number: int, singular: str, plural: Optional[str] = None) -> str:
+    return f"{number} {singular if number == 1 else plural or singular + 's'}"
 
 
 def _parent_type(recording: Recording, resource: Registered) -> Optional[str]:

@@ -54,14 +54,14 @@ def service_account_trust_problems(document: Mapping[str, Any], *, expected: boo
     problems = []
     for index, statement in statements:
         label = _statement_label(index, statement.get("Sid"))
-        if _is_web_identity(statement):
+        if _names_pod_identity(statement):
+            problems += [f"{label}: {problem}" for problem in _pod_identity_problems(statement)]
+        elif _is_web_identity(statement):
             if not trust_has_sub_and_aud({"Statement": [statement]}):
                 problems.append(
                     f"{label}: sts:AssumeRoleWithWebIdentity must name one OIDC provider and carry StringEquals on "
                     "both <issuer>:sub (one service account, no wildcard) and <issuer>:aud = sts.amazonaws.com"
                 )
-        elif _names_pod_identity(statement):
-            problems += [f"{label}: {problem}" for problem in _pod_identity_problems(statement)]
         else:
             problems.append(
                 f"{label}: trusts {_principal_text(statement)}; a service-account role trusts only its "

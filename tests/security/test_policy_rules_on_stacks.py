@@ -1,0 +1,70 @@
+"""The policy pack's rules over the real stacks: the recorded (type, inputs) of every resource go
+through the same functions the pack's policies call, without pulumi_policy (which lives in its
+own environment; policies/tests exercises the wrappers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.eks_autoscaling_rules import (
+    OPEN_ENDPOINT_TAG,
+    RULES,
+    SECRETS_ENCRYPTION_TAG,
+    violations_of,
+)
+from security.gates import recorded_props
+from tests.harness import run_program
+from tests.security.conftest import STACKS, with_inputs
+
+EKS_COMPONENT = "eks:index:Cluster"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_no_rule_is_broken_by_the_real_stack(recording_of, stack):
+    violations = [
+        (rule, resource.type, resource.name, message)
+        for resource, props in recorded_props(recording_of(stack))
+        for rule, message in violations_of(resource.type, props)
+    ]
+    assert violations == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_rule_examines_recorded_resources(recording_of, stack):
+    """A rule whose resource types the program never registers would pass vacuously."""
+    recorded_types = {resource.type for resource in recording_of(stack).resources}
+    for rule in RULES:
+        assert recorded_types & set(rule.resource_types), rule.name
+
+
+def test_the_dev_stack_tags_its_acknowledged_open_endpoint(recording_of):
+    eks = recording_of("dev").one(EKS_COMPONENT)
+    assert eks.input("publicAccessCidrs") == ["0.0.0.0/0"]
+    assert eks.input(f"clusterTags.{OPEN_ENDPOINT_TAG}", None) == "acknowledged"
+
+
+def test_the_prod_stack_asks_for_and_gets_kms_encryption(recording_of):
+    eks = recording_of("prod").one(EKS_COMPONENT)
+    assert eks.input(f"clusterTags.{SECRETS_ENCRYPTION_TAG}", None) == "kms"
+    assert eks.input("encryptionConfigKeyArn").startswith("arn:aws:kms:")
+
+
+def test_an_open_endpoint_without_acknowledgement_is_refused():
+    recording = run_program("dev", {"cluster": {"acknowledgeOpenEndpoint": False}})
+    eks = recording.one(EKS_COMPONENT)
+    (violation,) = violations_of(eks.type, dict(recorded_props_of(recording, eks)))
+    assert violation[0] == "eks-cluster-endpoint-restricted"
+    assert f"does not carry the tag {OPEN_ENDPOINT_TAG}=acknowledged" in violation[1]
+
+
+def test_a_requested_key_that_the_program_loses_is_refused(recording_of):
+    recording = recording_of("prod")
+    eks = recording.one(EKS_COMPONENT)
+    inputs = {key: value for key, value in eks.inputs.items() if key != "encryptionConfigKeyArn"}
+    lost = with_inputs(recording, EKS_COMPONENT, eks.name, inputs)
+    (violation,) = violations_of(eks.type, dict(recorded_props_of(lost, lost.one(EKS_COMPONENT))))
+    assert violation[0] == "eks-cluster-secrets-encrypted-with-kms"
+
+
+def recorded_props_of(recording, resource) -> dict:
+    return next(props for registered, props in recorded_props(recording) if registered is resource)
