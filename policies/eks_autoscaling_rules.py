@@ -34,14 +34,13 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 IAM_ROLE = "aws:iam/role:Role"
 
-# Cluster tags by which the program states what its stack configuration decided, for the
-# rules to read: an endpoint open to the internet that the stack acknowledges
-# (cluster.acknowledgeOpenEndpoint), and secrets encryption the stack asks for
-# (cluster.secretsEncryption.enabled).
-OPEN_ENDPOINT_TAG = "eks-autoscaling:open-endpoint"
-OPEN_ENDPOINT_ACKNOWLEDGED = "acknowledged"
-SECRETS_ENCRYPTION_TAG = "eks-autoscaling:secrets-encryption"
-SECRETS_ENCRYPTION_KMS = "kms"
+# Cluster tags by which the program passes two decisions of its stack configuration on to the
+# rules, each named after the setting it carries and set to "true" when that setting is true:
+# an endpoint open to the internet that the stack acknowledges, and secrets encryption with a
+# KMS key that the stack asks for. They stay visible on the cluster in AWS as well.
+OPEN_ENDPOINT_TAG = "eks-autoscaling:cluster.acknowledgeOpenEndpoint"
+SECRETS_ENCRYPTION_TAG = "eks-autoscaling:cluster.secretsEncryption.enabled"
+TAG_TRUE = "true"
 
 # EKS best practices ("Enable audit logs"): at least these control plane log types.
 DEFAULT_REQUIRED_LOG_TYPES = ("api", "audit", "authenticator")
@@ -101,12 +100,12 @@ def endpoint_restricted(resource_type: str, props: Mapping[str, Any], config: Ma
     # EKS opens a public endpoint to 0.0.0.0/0 when no CIDRs are given.
     open_cidrs = [c for c in _strings(cidrs) if _is_whole_internet(c)] if _strings(cidrs) else ["0.0.0.0/0 (default)"]
     if open_cidrs:
-        acknowledged = _cluster_tags(resource_type, props).get(OPEN_ENDPOINT_TAG) == OPEN_ENDPOINT_ACKNOWLEDGED
+        acknowledged = _cluster_tags(resource_type, props).get(OPEN_ENDPOINT_TAG) == TAG_TRUE
         if not (acknowledged and config["allowAcknowledgedOpenEndpoint"]):
             reason = (
                 "the pack's configuration refuses acknowledged open endpoints"
                 if acknowledged
-                else f"the cluster does not carry the tag {OPEN_ENDPOINT_TAG}={OPEN_ENDPOINT_ACKNOWLEDGED}"
+                else f"the cluster does not carry the tag {OPEN_ENDPOINT_TAG}={TAG_TRUE}"
             )
             violations.append(
                 f"the public API endpoint is open to {', '.join(open_cidrs)} and {reason}; list your own CIDRs in "
@@ -220,11 +219,11 @@ def secrets_encrypted_with_kms(resource_type: str, props: Mapping[str, Any], con
         encryption = _mapping(encryption)
         key_arn = _mapping(encryption.get("provider")).get("keyArn")
         resources = _strings(encryption.get("resources"))
-    requested = _cluster_tags(resource_type, props).get(SECRETS_ENCRYPTION_TAG) == SECRETS_ENCRYPTION_KMS
+    requested = _cluster_tags(resource_type, props).get(SECRETS_ENCRYPTION_TAG) == TAG_TRUE
     if key_arn is None:
         if requested or config["requireSecretsEncryption"]:
             why = (
-                f"the cluster carries {SECRETS_ENCRYPTION_TAG}={SECRETS_ENCRYPTION_KMS}"
+                f"the cluster carries {SECRETS_ENCRYPTION_TAG}={TAG_TRUE}"
                 if requested
                 else "the pack's configuration requires it"
             )
@@ -256,7 +255,7 @@ RULES: tuple[Rule, ...] = (
             "allowAcknowledgedOpenEndpoint": {
                 "type": "boolean",
                 "default": True,
-                "description": f"Accept an open endpoint on a cluster tagged {OPEN_ENDPOINT_TAG}={OPEN_ENDPOINT_ACKNOWLEDGED}.",
+                "description": f"Accept an open endpoint on a cluster tagged {OPEN_ENDPOINT_TAG}={TAG_TRUE}.",
             }
         },
     ),

@@ -106,7 +106,7 @@ def test_endpoint_limited_to_own_addresses_passes():
 
 def test_endpoint_open_to_the_internet_is_refused():
     (violation,) = validate(ENDPOINT, EKS_COMPONENT, changed(COMPONENT, publicAccessCidrs=["0.0.0.0/0"]))
-    assert "open to 0.0.0.0/0" in violation and "eks-autoscaling:open-endpoint=acknowledged" in violation
+    assert "open to 0.0.0.0/0" in violation and "eks-autoscaling:cluster.acknowledgeOpenEndpoint=true" in violation
 
 
 def test_an_aws_cluster_without_cidrs_is_open_by_default():
@@ -116,13 +116,13 @@ def test_an_aws_cluster_without_cidrs_is_open_by_default():
 
 def test_an_acknowledged_open_endpoint_passes_unless_the_pack_refuses_it():
     acknowledged = changed(
-        COMPONENT, publicAccessCidrs=["0.0.0.0/0"], clusterTags={"eks-autoscaling:open-endpoint": "acknowledged"}
+        COMPONENT, publicAccessCidrs=["0.0.0.0/0"], clusterTags={"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"}
     )
     assert validate(ENDPOINT, EKS_COMPONENT, acknowledged) == []
     refused = validate(ENDPOINT, EKS_COMPONENT, acknowledged, {"allowAcknowledgedOpenEndpoint": False})
     assert len(refused) == 1 and "refuses acknowledged open endpoints" in refused[0]
     aws_acknowledged = changed(CLUSTER, vpcConfig__publicAccessCidrs=["0.0.0.0/0"])
-    aws_acknowledged["tags"]["eks-autoscaling:open-endpoint"] = "acknowledged"
+    aws_acknowledged["tags"]["eks-autoscaling:cluster.acknowledgeOpenEndpoint"] = "true"
     assert validate(ENDPOINT, EKS_CLUSTER, aws_acknowledged) == []
 
 
@@ -293,7 +293,7 @@ def test_ec2nodeclass_gets_no_public_address():
 # eks-cluster-secrets-encrypted-with-kms
 
 SECRETS = "eks-cluster-secrets-encrypted-with-kms"
-KMS_TAG = {"eks-autoscaling:secrets-encryption": "kms"}
+KMS_TAG = {"eks-autoscaling:cluster.secretsEncryption.enabled": "true"}
 
 
 def test_a_requested_key_that_is_passed_passes():

@@ -40,12 +40,12 @@ def test_every_rule_examines_recorded_resources(recording_of, stack):
 def test_the_dev_stack_tags_its_acknowledged_open_endpoint(recording_of):
     eks = recording_of("dev").one(EKS_COMPONENT)
     assert eks.input("publicAccessCidrs") == ["0.0.0.0/0"]
-    assert eks.input(f"clusterTags.{OPEN_ENDPOINT_TAG}", None) == "acknowledged"
+    assert eks.input("clusterTags", {}).get(OPEN_ENDPOINT_TAG) == "true"
 
 
 def test_the_prod_stack_asks_for_and_gets_kms_encryption(recording_of):
     eks = recording_of("prod").one(EKS_COMPONENT)
-    assert eks.input(f"clusterTags.{SECRETS_ENCRYPTION_TAG}", None) == "kms"
+    assert eks.input("clusterTags", {}).get(SECRETS_ENCRYPTION_TAG) == "true"
     assert eks.input("encryptionConfigKeyArn").startswith("arn:aws:kms:")
 
 
@@ -54,7 +54,7 @@ def test_an_open_endpoint_without_acknowledgement_is_refused():
     eks = recording.one(EKS_COMPONENT)
     (violation,) = violations_of(eks.type, dict(recorded_props_of(recording, eks)))
     assert violation[0] == "eks-cluster-endpoint-restricted"
-    assert f"does not carry the tag {OPEN_ENDPOINT_TAG}=acknowledged" in violation[1]
+    assert f"does not carry the tag {OPEN_ENDPOINT_TAG}=true" in violation[1]
 
 
 def test_a_requested_key_that_the_program_loses_is_refused(recording_of):
