@@ -1,0 +1,67 @@
+"""Diving: round the master LP one decision at a time, re-pricing in between.
+
+Each step solves the master LP for the items still to place (with a few rounds
+of column generation), then fixes bins: every column with an LP value of at
+least 1 is fixed that many times, or else the column with the largest value
+once. Fixed bins take only items still needed. The dive stops early when the
+fixed cost plus a valid bound for the rest cannot beat the best packing known.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from sizing.bounds import rounded_cost_bound
+from sizing.colgen import ColumnPool, Pricer, column_generation
+from sizing.instance import Instance
+from sizing.packing import Packing
+
+ROUNDS_PER_STEP = 25
+
+
+def dive(
+    instance: Instance,
+    pool: ColumnPool,
+    pricer: Pricer,
+    incumbent_cost: float,
+    deadline: float,
+) -> Optional[Packing]:
+    """A packing cheaper than `incumbent_cost`, or None if the dive finds none in time."""
+    demand = instance.demand.copy()
+    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    fixed: List[Tuple[int, Tuple[int, ...]]] = []
+    fixed_cost = 0.0
+    tolerance = 1e-9 * max(1.0, incumbent_cost)
+    while demand.any():
+        if time.perf_counter() > deadline:
+            return None
+        result = column_generation(instance, pool, pricer, demand, limits, deadline, ROUNDS_PER_STEP)
+        master = result.master
+        if master is None or master.uncovered > 1e-6:
+            return None
+        rest, _ = rounded_cost_bound(instance, result.bound)
+        if fixed_cost + rest >= incumbent_cost - tolerance:
+            return None
+        columns = pool.columns
+        chosen = [(j, int(math.floor(master.x[j] + 1e-6))) for j in np.nonzero(master.x >= 1 - 1e-6)[0]]
+        if not chosen:
+            chosen = [(int(np.argmax(master.x)), 1)]
+        for j, copies in chosen:
+            t, counts = columns[j]
+            for _ in range(copies):
+                if limits[t] == 0:
+                    break
+                take = np.minimum(np.array(counts, dtype=np.int64), demand)
+                if not take.any():
+                    break
+                fixed.append((t, tuple(take)))
+                fixed_cost += float(instance.cost[t])
+                demand -= take
+                if limits[t] > 0:
+                    limits[t] -= 1
+    packing = Packing.of((column, 1) for column in fixed)
+    return packing if packing.cost(instance) < incumbent_cost - tolerance else None

@@ -1,0 +1,94 @@
+"""Complete enumeration of the feasible patterns of a bin type, when there are few.
+
+A pattern is a non-empty multiset of items that fits one bin. With few items
+per bin (typical of benchmark instances) there are few enough patterns to list
+them all; pricing then becomes a vectorised sum, and an exact integer model
+over all patterns becomes possible. Enumeration goes level by level (patterns
+of 1, 2, ... items, indices non-decreasing) and gives up as soon as the count
+passes a limit, so its cost is bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+_CHUNK = 2048
+
+
+@dataclass(frozen=True)
+class PatternSet:
+    """All feasible patterns of one bin type.
+
+    members[p, k]: the k-th item (shape index) of pattern p, or -1 past its end;
+    shapes may repeat. counts(p) gives the pattern as items per shape.
+    """
+
+    members: np.ndarray
+    shape_count: int
+
+    def __len__(self) -> int:
+        return int(self.members.shape[0])
+
+    def values(self, prices: np.ndarray) -> np.ndarray:
+        """Sum of item prices per pattern (prices per shape)."""
+        return np.append(prices, 0.0)[self.members].sum(axis=1)
+
+    def counts(self, pattern: int) -> np.ndarray:
+        row = self.members[pattern]
+        return np.bincount(row[row >= 0], minlength=self.shape_count).astype(np.int64)
+
+
+def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, limit: int) -> Optional[PatternSet]:
+    """Every multiset of items (at most demand[i] of shape i) that fits `room`; None past `limit` patterns."""
+    shapes, dims = sizes.shape
+    room = np.asarray(room, dtype=np.int64)
+    start = np.nonzero((sizes <= room).all(axis=1) & (demand > 0))[0]
+    last = start
+    last_repeats = np.ones(len(start), dtype=np.int64)
+    loads = sizes[start]
+    members = start[:, None]
+    levels: List[np.ndarray] = []
+    total = 0
+    candidates = np.arange(shapes)
+    while len(last):
+        total += len(last)
+        if total > limit:
+            return None
+        levels.append(members)
+        grown_last, grown_repeats, grown_loads, grown_members = [], [], [], []
+        grown = 0
+        for begin in range(0, len(last), _CHUNK):
+            chunk = slice(begin, begin + _CHUNK)
+            tail, repeats, load = last[chunk], last_repeats[chunk], loads[chunk]
+            # Shapes in non-decreasing order; the last shape again only while demand allows.
+            allowed = (candidates[None, :] > tail[:, None]) | (
+                (candidates[None, :] == tail[:, None]) & (repeats[:, None] < demand[tail][:, None])
+            )
+            free = room[None, :] - load
+            for d in range(dims):
+                allowed &= sizes[None, :, d] <= free[:, d, None]
+            parent, shape = np.nonzero(allowed)
+            if not len(parent):
+                continue
+            grown += len(parent)
+            if total + grown > limit:
+                return None
+            grown_last.append(shape)
+            grown_repeats.append(np.where(shape == tail[parent], repeats[parent] + 1, 1))
+            grown_loads.append(load[parent] + sizes[shape])
+            grown_members.append(np.concatenate([members[chunk][parent], shape[:, None]], axis=1))
+        if not grown_last:
+            break
+        last = np.concatenate(grown_last)
+        last_repeats = np.concatenate(grown_repeats)
+        loads = np.concatenate(grown_loads)
+        members = np.concatenate(grown_members)
+    table = np.full((total, len(levels)), -1, dtype=np.int32)
+    row = 0
+    for width, level in enumerate(levels, start=1):
+        table[row : row + len(level), :width] = level
+        row += len(level)
+    return PatternSet(table, shapes)

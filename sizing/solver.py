@@ -1,0 +1,189 @@
+"""`solve(problem)`: the cheapest packing found within the time limit, with a lower bound.
+
+Steps, each skipped once the packing is proven optimal (its cost reaches the bound):
+
+1. First-fit decreasing (`sizing.ffd`): the first packing and the yardstick.
+2. Cheap bounds (`sizing.bounds`): aggregate LP, bin counts, Martello-Toth L2.
+3. Column generation (`sizing.colgen`) on the pattern formulation, pricing by
+   complete pattern lists when a bin holds few items (`sizing.patterns`),
+   otherwise by a knapsack per bin type (`sizing.knapsack`); its Farley bound
+   is valid at every iteration. With one common bin cost the bound is rounded
+   up to whole bins.
+4. Diving on the master LP (`sizing.dive`).
+5. An integer program over all generated columns (`sizing.integer_master`).
+6. With complete pattern lists, an exact search over the patterns whose reduced
+   cost is small enough to appear in a better packing.
+
+The result never costs more than first-fit decreasing. Packings are covers
+while optimising; the surplus is removed at the end (`sizing.packing`).
+
+The result depends only on the input unless the time limit cuts a step short.
+HiGHS may write to file descriptor 1; callers that print machine-readable
+output on stdout should redirect it around `solve` (the command line does).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from sizing.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
+from sizing.colgen import ColumnPool, column_generation, dual_bound
+from sizing.dive import dive
+from sizing.ffd import first_fit_decreasing
+from sizing.instance import Instance, build_instance, describe_unfit
+from sizing.integer_master import enumeration_search, pool_milp
+from sizing.model import LowerBound, Problem, Solution
+from sizing.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
+from sizing.patterns import PatternSet, enumerate_patterns
+from sizing.pricers import KnapsackPricer, PatternPricer
+
+PATTERN_LIMIT = 1_500_000
+COLUMN_GENERATION_SHARE = 0.4
+DIVE_SHARE = 0.75
+POOL_MILP_SHARE = 0.85
+FINISH_SHARE = 0.97
+MAX_GENERATION_ROUNDS = 5000
+
+
+@dataclass
+class _Search:
+    """The state of one solve: best packing and best bound so far."""
+
+    instance: Instance
+    start: float
+    time_limit: float
+    incumbent: Optional[Packing]
+    bound: float
+
+    def deadline(self, share: float) -> float:
+        return self.start + share * self.time_limit
+
+    @property
+    def incumbent_cost(self) -> float:
+        return float("inf") if self.incumbent is None else self.incumbent.cost(self.instance)
+
+    def offer(self, packing: Optional[Packing]) -> None:
+        if packing is not None and respects_limits(packing, self.instance) and better(packing, self.incumbent, self.instance):
+            self.incumbent = packing
+
+    def raise_bound(self, bound: float) -> None:
+        self.bound = max(self.bound, rounded_cost_bound(self.instance, bound)[0])
+
+    @property
+    def proven(self) -> bool:
+        return self.incumbent is not None and self.incumbent_cost <= self.bound * (1 + 1e-9) + 1e-12
+
+
+def solve(problem: Problem) -> Solution:
+    """Pack every item into bins of minimal total cost (see the module docstring).
+
+    Raises SizingInputError for malformed problems. An item that fits no bin type,
+    or max counts too small for the items, give status "infeasible" with a reason.
+    """
+    start = time.perf_counter()
+    instance = build_instance(problem)
+    if instance.shape_count == 0:
+        return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
+    fits = np.array([[instance.fit_counts(t)[i] > 0 for i in range(instance.shape_count)]
+                     for t in range(instance.type_count)])
+    for i in range(instance.shape_count):
+        if not fits[:, i].any():
+            return _infeasible(describe_unfit(instance, i), start)
+    cheap_bound, impossible = aggregate_bound(instance)
+    if impossible is not None:
+        return _infeasible(impossible, start)
+    search = _Search(instance, start, float(problem.time_limit_seconds), first_fit_decreasing(instance), 0.0)
+    bins_bound = bin_count_bound(instance)
+    search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
+    if not search.proven:
+        _optimise(search)
+    if search.incumbent is None:
+        return _infeasible(
+            "the max counts of the bin types may be too small: no packing of every item was found in the time limit",
+            start,
+        )
+    return _solution(search, bins_bound, start)
+
+
+def _optimise(search: _Search) -> None:
+    instance = search.instance
+    pattern_sets = _all_patterns(instance)
+    pricer = PatternPricer(instance, pattern_sets) if pattern_sets is not None else KnapsackPricer(instance)
+    pool = ColumnPool(instance.shape_count)
+    if search.incumbent is not None:
+        for (t, counts), _ in search.incumbent.bins:
+            pool.add(t, counts)
+    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    generation = column_generation(
+        instance, pool, pricer, instance.demand, limits, search.deadline(COLUMN_GENERATION_SHARE),
+        MAX_GENERATION_ROUNDS, target=search.incumbent_cost,
+    )
+    search.raise_bound(generation.bound)
+    if search.proven:
+        return
+    search.offer(dive(instance, pool, pricer, search.incumbent_cost, search.deadline(DIVE_SHARE)))
+    if search.proven:
+        return
+    seconds = search.deadline(POOL_MILP_SHARE) - time.perf_counter()
+    if seconds > 0:
+        search.offer(pool_milp(instance, pool.columns, seconds).packing)
+    if search.proven or pattern_sets is None or not generation.converged or generation.master is None:
+        return
+    prices = generation.master.prices
+    best_values = pricer.price(prices, np.zeros(instance.type_count), instance.demand, limits != 0).best_values
+    exact_bound = dual_bound(instance, instance.demand, limits, prices, best_values)
+    outcome = enumeration_search(
+        instance, pattern_sets, prices, best_values, exact_bound, search.incumbent_cost, search.deadline(FINISH_SHARE)
+    )
+    search.offer(outcome.packing)
+    search.raise_bound(outcome.bound)
+
+
+def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
+    """Complete pattern lists of every bin type, or None when together they pass the limit."""
+    sets: List[PatternSet] = []
+    left = PATTERN_LIMIT
+    for t in range(instance.type_count):
+        patterns = enumerate_patterns(instance.capacity[t], instance.sizes, instance.demand, left)
+        if patterns is None:
+            return None
+        sets.append(patterns)
+        left -= len(patterns)
+    return sets
+
+
+def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
+    instance = search.instance
+    packing = exact_packing(search.incumbent, instance)
+    if overfilled(packing, instance) or (packing.covered(instance.shape_count) != instance.demand).any() or not respects_limits(packing, instance):
+        raise RuntimeError("internal error: the solver produced an invalid packing")
+    cost = packing.cost(instance)
+    bound = search.bound
+    if bound > cost * (1 + 1e-9) + 1e-12:
+        raise RuntimeError(f"internal error: lower bound {bound} above the cost {cost} of a valid packing")
+    bound = min(bound, cost)
+    _, rounded_bins = rounded_cost_bound(instance, bound)
+    bins = max(bins_bound, rounded_bins or 0)
+    if bins > packing.bin_count:
+        raise RuntimeError(f"internal error: bin bound {bins} above the {packing.bin_count} bins of a valid packing")
+    status = "optimal" if cost <= bound * (1 + 1e-9) + 1e-12 else "feasible"
+    return Solution(
+        status=status,
+        cost=cost,
+        bin_count=packing.bin_count,
+        lower_bound=LowerBound(cost=bound, bins=bins),
+        bins=bin_groups(packing, instance),
+        seconds=_elapsed(start),
+    )
+
+
+def _infeasible(reason: str, start: float) -> Solution:
+    return Solution("infeasible", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start), reason)
+
+
+def _elapsed(start: float) -> float:
+    return time.perf_counter() - start
