@@ -8,19 +8,24 @@ only where the pod may run. Nodes are split by zone or capacity type only
 when some pod tells them apart.
 
 The solver is imported when first needed, so the rest of the planner works
-without it.
+without it. When a known fleet (Karpenter's, simulated) already costs no more
+than a simple lower bound, that fleet is optimal and the solver is skipped.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
+
 from sizing.errors import SizingInputError
 from sizing.model import BinType, ItemType, Problem, Solution
-from sizing.simulation import NodeOption, PodGroup
+from sizing.resources import Resources
+from sizing.simulation import NodeOption, PodGroup, ProvisioningResult
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,28 @@ def _cheapest_capacity_type(option: NodeOption, capacity_types: Sequence[str]) -
     return min(capacity_types, key=lambda kind: (option.price_for(kind), kind))
 
 
+def _undominated(bin_types: List[BinType]) -> List[BinType]:
+    """Drop bin types another one beats: at least as much room everywhere for no more cost.
+
+    An optimal fleet never needs a dominated type (swap each such node for its
+    dominator), and fewer types make the solver's work much smaller. Of two
+    identical types the first is kept.
+    """
+    if len(bin_types) < 2:
+        return bin_types
+    dimensions = sorted({d for b in bin_types for d in b.capacity})
+    room = np.array([[b.capacity.get(d, 0) for d in dimensions] for b in bin_types], dtype=np.int64)
+    cost = np.array([b.cost for b in bin_types])
+    order = np.arange(len(bin_types))
+    # dominates[i, j]: type i makes type j unnecessary.
+    at_least = (room[:, None, :] >= room[None, :, :]).all(axis=2) & (cost[:, None] <= cost[None, :])
+    strictly = (room[:, None, :] > room[None, :, :]).any(axis=2) | (cost[:, None] < cost[None, :])
+    dominates = at_least & (strictly | (order[:, None] < order[None, :]))
+    np.fill_diagonal(dominates, False)
+    keep = ~dominates.any(axis=0)
+    return [b for b, kept in zip(bin_types, keep) if kept]
+
+
 def build_problem(
     options: Sequence[NodeOption],
     groups: Sequence[PodGroup],
@@ -131,6 +158,7 @@ def build_problem(
             capacity[dimension] = room.pods if b.name in admitted else 0
         bin_types.append(BinType(b.name, MappingProxyType(capacity), b.option.price_for(b.capacity_type)))
         by_name[b.name] = b
+    bin_types = _undominated(bin_types)
     items = []
     for index, group in enumerate(groups):
         size = {"cpu": group.requests.cpu, "memory": group.requests.memory, "pods": group.requests.pods}
@@ -138,6 +166,51 @@ def build_problem(
             size[group_dimension[index]] = 1
         items.append(ItemType(f"{index}", MappingProxyType(size), group.count))
     return Problem(tuple(bin_types), tuple(items), time_limit_seconds), by_name
+
+
+def fleet_lower_bound(
+    options: Sequence[NodeOption], demand: Resources, max_pods_per_node: Optional[int] = None
+) -> Tuple[float, int]:
+    """(cost per hour, nodes) that no fleet of these types holding `demand` goes below.
+
+    demand: summed requests (cpu m, memory MiB, pods). Nodes: per resource, the
+    demand over the largest room, rounded up (and pods over the cap). Cost: those
+    nodes at the cheapest price, or per resource the demand at the cheapest price
+    per unit of room, whichever is higher.
+    """
+    usable = [o for o in options if o.room.cpu >= 0 and o.room.memory >= 0 and o.room.pods > 0]
+    if not usable:
+        return math.inf, 0
+    nodes = 0
+    cost = 0.0
+    for dimension in ("cpu", "memory", "pods"):
+        need = getattr(demand, dimension)
+        if need <= 0:
+            continue
+        rooms = [getattr(o.room, dimension) for o in usable]
+        if max(rooms) <= 0:
+            return math.inf, 0
+        nodes = max(nodes, math.ceil(need / max(rooms)))
+        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms) if r > 0))
+    if max_pods_per_node:
+        nodes = max(nodes, math.ceil(demand.pods / max_pods_per_node))
+    return max(cost, nodes * min(o.price for o in usable)), nodes
+
+
+def _fleet_from_simulation(result: ProvisioningResult, bound: Tuple[float, int]) -> OptimalFleet:
+    counts: Dict[Tuple, int] = {}
+    prices: Dict[Tuple, float] = {}
+    for node in result.new_nodes:
+        key = (node.instance_type, node.capacity_type, tuple(sorted(node.pods.items())))
+        counts[key] = counts.get(key, 0) + 1
+        prices[key] = node.price
+    groups = [
+        FleetGroup(name, kind, None, count, prices[(name, kind, pods)], MappingProxyType(dict(pods)))
+        for (name, kind, pods), count in counts.items()
+    ]
+    groups.sort(key=lambda g: (g.instance_type, -g.count))
+    cost = sum(node.price for node in result.new_nodes)
+    return OptimalFleet("optimal", cost, len(result.new_nodes), bound[0], bound[1], tuple(groups), 0.0)
 
 
 def solver_available() -> bool:
@@ -151,11 +224,21 @@ def optimal_fleet(
     zones: Optional[FrozenSet[str]] = None,
     capacity_types: Sequence[str] = ("on-demand",),
     time_limit_seconds: float = 5.0,
+    known: Optional[ProvisioningResult] = None,
 ) -> OptimalFleet:
-    """The cheapest fleet the solver finds for `groups` within `time_limit_seconds`."""
+    """The cheapest fleet the solver finds for `groups` within `time_limit_seconds`.
+
+    known: a fleet placing exactly these pods on new nodes; when its cost meets
+    the lower bound it is returned as proven optimal without running the solver.
+    """
+    live = [g for g in groups if g.count > 0]
+    if known is not None and not known.pending:
+        demand = sum((g.requests.scaled(g.count) for g in live), Resources())
+        bound = fleet_lower_bound(options, demand)
+        if sum(node.price for node in known.new_nodes) <= bound[0] * (1 + 1e-9):
+            return _fleet_from_simulation(known, bound)
     from sizing.solver import solve
 
-    live = [g for g in groups if g.count > 0]
     problem, bins = build_problem(options, live, zones, capacity_types, time_limit_seconds)
     if not live:
         return OptimalFleet("optimal", 0.0, 0, 0.0, 0, (), 0.0)

@@ -121,8 +121,8 @@ def settle_limits(
             return _marked(limits, result, limits is not first), result
         margin = limits.margin if result.pending else Resources()
         limits = NodePoolLimits(
-            max(limits.cpu_millicores, needed.cpu_millicores) + margin.cpu,
-            max(limits.memory_mib, needed.memory_mib) + margin.memory,
+            _round_up(max(limits.cpu_millicores, needed.cpu_millicores) + margin.cpu, MILLICORES_PER_CORE),
+            _round_up(max(limits.memory_mib, needed.memory_mib) + margin.memory, MIB_PER_GIB),
             needed.fleet_capacity,
             limits.margin,
             limits.margin_types,

@@ -420,7 +420,8 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         notes.append(SOLVER_MISSING_NOTE)
     elif plan_input.solver_time_limit_seconds is not None:
         optimal = optimal_fleet(
-            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_time_limit_seconds
+            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_time_limit_seconds,
+            known=unlimited,
         )
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
         percent = (karpenter_cost / optimal.cost - 1) * 100 if optimal.cost > 0 else None

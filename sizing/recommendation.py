@@ -15,11 +15,11 @@ candidates that cannot beat the best one found.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from sizing.catalog import LABEL_FAMILY, LABEL_INSTANCE_TYPE, LABEL_SIZE
+from sizing.fleet import fleet_lower_bound
 from sizing.simulation import NodeOption, ProvisioningResult
 from sizing.resources import Resources
 
@@ -156,22 +156,8 @@ def candidate_restrictions(
 
 
 def cost_lower_bound(options: Sequence[NodeOption], demand: Resources, cap: Optional[int]) -> float:
-    """No fleet of these types costs less than this for `demand` (cpu m, memory MiB, pods)."""
-    usable = [o for o in options if o.room.cpu >= 0 and o.room.memory >= 0 and o.room.pods > 0]
-    if not usable:
-        return math.inf
-    bound = 0.0
-    for dimension in ("cpu", "memory", "pods"):
-        need = getattr(demand, dimension)
-        if need <= 0:
-            continue
-        unit_prices = [o.price / getattr(o.room, dimension) for o in usable if getattr(o.room, dimension) > 0]
-        if not unit_prices:
-            return math.inf
-        bound = max(bound, need * min(unit_prices))
-    if cap:
-        bound = max(bound, math.ceil(demand.pods / cap) * min(o.price for o in usable))
-    return bound
+    """No fleet of these types costs less than this per hour for `demand` (cpu m, memory MiB, pods)."""
+    return fleet_lower_bound(options, demand, cap)[0]
 
 
 def _rank(outcome: Outcome, cap: Optional[int]) -> Tuple:

@@ -25,6 +25,10 @@ SUMMARY_BAR_WIDTH = 40
 DEFAULT_NODE_ROWS = 50
 
 
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
+
+
 def _percent(used: int, total: int) -> float:
     return 100.0 * used / total if total > 0 else 0.0
 
@@ -77,7 +81,7 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int) -> List[s
     cpu = _percent(used.cpu, allocatable.cpu)
     memory = _percent(used.memory, allocatable.memory)
     cost = result.cost
-    count = f"{len(nodes)} node{'s' if len(nodes) != 1 else ''}"
+    count = _nodes(len(nodes))
     cpu_label = f"{count} ({used.cpu}m/{allocatable.cpu}m)"
     memory_label = " " * (len(count) + 1) + f"({used.memory}Mi/{allocatable.memory}Mi)"
     width = max(len(cpu_label), len(memory_label))
@@ -138,10 +142,13 @@ def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     lines.append("")
     if plan.optimal is not None:
         optimal = plan.optimal
-        groups = ", ".join(f"{g.count} × {g.instance_type}" for g in optimal.groups) or "no nodes"
+        per_type: Dict[str, int] = {}
+        for group in optimal.groups:
+            per_type[group.instance_type] = per_type.get(group.instance_type, 0) + group.count
+        groups = ", ".join(f"{count} × {name}" for name, count in sorted(per_type.items())) or "no nodes"
         lines.append(
-            f"Optimal fleet ({optimal.status}): {groups}: {optimal.node_count} nodes, {optimal.cost:.3f} {unit}; "
-            f"lower bound {optimal.lower_bound_cost:.3f} {unit}, {optimal.lower_bound_nodes} nodes"
+            f"Optimal fleet ({optimal.status}): {groups}: {_nodes(optimal.node_count)}, {optimal.cost:.3f} {unit}; "
+            f"lower bound {optimal.lower_bound_cost:.3f} {unit}, {_nodes(optimal.lower_bound_nodes)}"
         )
         gap = plan.gap
         if gap is not None:

@@ -24,7 +24,7 @@ def test_bins_are_room_after_daemonsets_at_their_price():
 
 
 def test_a_pod_confined_to_some_types_gets_a_dimension_only_those_offer():
-    options = [option("a", 2000), option("b", 4000)]
+    options = [option("a", 2000, price=0.5), option("b", 4000)]
     groups = [
         PodGroup("anywhere", Resources(100, 50, 1), 3),
         PodGroup("only-b", Resources(100, 50, 1), 2, allowed_types=frozenset({"b"})),
@@ -41,9 +41,16 @@ def test_nodes_are_split_by_zone_only_when_a_pod_requires_one():
     free = [PodGroup("w", Resources(100, 50, 1), 2)]
     problem, _ = build_problem(options, free, frozenset({"z1", "z2"}), ("on-demand",), 1.0)
     assert len(problem.bin_types) == 1
-    pinned = free + [PodGroup("z", Resources(100, 50, 1), 1, zones=frozenset({"z2"}))]
+    pinned = free + [
+        PodGroup("in-z1", Resources(100, 50, 1), 1, zones=frozenset({"z1"})),
+        PodGroup("in-z2", Resources(100, 50, 1), 1, zones=frozenset({"z2"})),
+    ]
     problem, bins = build_problem(options, pinned, frozenset({"z1", "z2"}), ("on-demand",), 1.0)
     assert sorted(bins[b.name].zone for b in problem.bin_types) == ["z1", "z2"]
+    # With pods pinned to z2 only, a z2 node can do all a z1 node can: z1 is left out.
+    only_z2 = free + [PodGroup("in-z2", Resources(100, 50, 1), 1, zones=frozenset({"z2"}))]
+    problem, bins = build_problem(options, only_z2, frozenset({"z1", "z2"}), ("on-demand",), 1.0)
+    assert [bins[b.name].zone for b in problem.bin_types] == ["z2"]
 
 
 def test_types_without_room_for_the_daemonsets_are_left_out():
@@ -57,11 +64,13 @@ needs_solver = pytest.mark.skipif(not solver_available(), reason="the bin-packin
 
 @needs_solver
 def test_the_optimum_beats_karpenters_narrowing():
-    # Three 800m pods: Karpenter launches one large ($4); the optimum is medium + small ($3).
-    options = [option("small", 1000, price=1), option("medium", 2000, price=2), option("large", 4000, price=4)]
+    # Three 800m pods: Karpenter launches one large ($4); the optimum is medium + small
+    # ($3.1), cheaper than three smalls ($3.3).
+    options = [option("small", 1000, price=1.1), option("medium", 2000, price=2), option("large", 4000, price=4)]
     groups = [PodGroup("web", Resources(800, 100, 1), 3)]
     optimal = optimal_fleet(options, groups, time_limit_seconds=5)
-    assert optimal.cost == pytest.approx(3.0)
+    assert optimal.status == "optimal"
+    assert optimal.cost == pytest.approx(3.1)
     assert optimal.lower_bound_cost <= optimal.cost + 1e-9
     assert sorted((g.instance_type, g.count) for g in optimal.groups) == [("medium", 1), ("small", 1)]
     assert sum(g.count * sum(g.pods.values()) for g in optimal.groups) == 3
@@ -82,3 +91,18 @@ def test_confined_pods_stay_on_their_types_in_the_optimum():
     for group in optimal.groups:
         if "picky" in group.pods:
             assert group.instance_type == "special"
+
+
+def test_types_another_type_beats_on_room_and_price_are_left_out():
+    # b has a's room at a higher price; c has more room; d is a's twin (the first is kept).
+    options = [option("a", 2000, price=1.0), option("b", 2000, price=1.5), option("c", 4000, price=1.5),
+               option("d", 2000, price=1.0)]
+    problem, bins = build_problem(options, [PodGroup("w", Resources(100, 50, 1), 5)], None, ("on-demand",), 1.0)
+    assert sorted(bins[b.name].option.name for b in problem.bin_types) == ["a", "c"]
+
+
+def test_a_type_that_only_confined_pods_may_use_is_kept_even_if_pricier():
+    options = [option("a", 4000, price=1.0), option("b", 2000, price=1.5)]
+    groups = [PodGroup("only-b", Resources(100, 50, 1), 1, allowed_types=frozenset({"b"}))]
+    problem, bins = build_problem(options, groups, None, ("on-demand",), 1.0)
+    assert sorted(bins[b.name].option.name for b in problem.bin_types) == ["a", "b"]

@@ -1,0 +1,172 @@
+"""`python -m sizing plan`: the report, --json, and one clear error line for every bad input."""
+
+import json
+import re
+import textwrap
+
+import pytest
+
+from sizing import cli
+
+DEV = """
+region: ap-northeast-1
+priceOverrides: {m5.large: 0.124}
+solverTimeLimitSeconds: null
+nodePool:
+  name: test-app
+  requirements:
+    - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+    - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+    - {key: topology.kubernetes.io/zone, operator: In, values: [ap-northeast-1a, ap-northeast-1c]}
+  limits: {cpu: 1000, memory: 1000Gi}
+workloads:
+  - name: test-app
+    requests: {cpu: 100m, memory: 64Mi}
+    maxReplicas: 10
+    maxSurge: 100%
+    nodeSelector: {karpenter.sh/nodepool: test-app}
+"""
+
+
+def write(tmp_path, text, name="plan.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run(capsys, *argv):
+    status = cli.main(["plan", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_plan_prints_the_report(tmp_path, capsys):
+    status, out, err = run(capsys, write(tmp_path, DEV))
+    assert (status, err) == (0, "")
+    assert len(re.findall(r"^nodeclaim-\d+ +cpu +[█░]+", out, re.MULTILINE)) == 2
+    assert '  limits:\n    cpu: "7"\n    memory: 24Gi\n' in out
+    assert "Current limits (cpu: 1000, memory: 1000Gi) are enough for the peak." in out
+    assert "0.248 USD/hour" in out
+
+
+def test_plan_json_is_the_same_plan(tmp_path, capsys):
+    status, out, _ = run(capsys, write(tmp_path, DEV), "--json")
+    data = json.loads(out)
+    assert status == 0
+    assert data["limits"]["spec"] == {"cpu": "7", "memory": "24Gi"}
+    assert data["fleet"]["nodeCount"] == 2 and data["peakPods"] == 20
+    assert data["fleet"]["cost"] == pytest.approx(0.248)
+
+
+def test_manifests_on_the_command_line_add_workloads(tmp_path, capsys):
+    manifest = write(
+        tmp_path,
+        """
+        kind: Deployment
+        metadata: {name: worker}
+        spec:
+          replicas: 4
+          strategy: {rollingUpdate: {maxSurge: 1}}
+          template:
+            spec:
+              containers: [{name: w, resources: {requests: {cpu: 500m, memory: 256Mi}}}]
+        """,
+        "worker.yaml",
+    )
+    status, out, _ = run(capsys, write(tmp_path, DEV), "--manifests", manifest, "--json")
+    data = json.loads(out)
+    assert status == 0
+    assert [(w["name"], w["peakPods"]) for w in data["workloads"]] == [("test-app", 20), ("worker", 5)]
+
+
+def test_stack_without_stack_support_says_so(capsys, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_stackconfig(name, *args, **kwargs):
+        if name.startswith("stackconfig"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_stackconfig)
+    status, out, err = run(capsys, "--stack", "dev")
+    assert status == 2 and out == ""
+    assert err.startswith("error: stack configuration support is not available")
+
+
+BAD_INPUTS = [
+    (
+        """
+        defaultDaemonSets: false
+        solverTimeLimitSeconds: null
+        nodePool:
+          requirements:
+            - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}
+            - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large, xlarge, 2xlarge]}
+        workloads:
+          - {name: api, requests: {cpu: 9000m, memory: 1Gi}, maxReplicas: 2}
+        """,
+        "workload 'api' requests 9000m cpu; the largest allowed instance type (m5.2xlarge) has 7910m "
+        "allocatable after DaemonSets",
+    ),
+    (
+        """
+        nodePool:
+          requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [zz9]}]
+        workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2}]
+        """,
+        "the NodePool requirements leave no instance type",
+    ),
+    (
+        """
+        nodePool:
+          requirements: [{key: karpenter.k8s.aws/instance-colour, operator: In, values: [red]}]
+        workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2}]
+        """,
+        "'karpenter.k8s.aws/instance-colour' is not supported",
+    ),
+    (
+        """
+        nodePool:
+          requirements: [{key: kubernetes.io/arch, operator: Like, values: [amd64]}]
+        workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2}]
+        """,
+        "operator 'Like' is not supported",
+    ),
+    (
+        "workloads: [{name: api, requests: {cpu: 0m, memory: 1Gi}, maxReplicas: 2}]\n",
+        "workload 'api' requests 0m cpu",
+    ),
+    ("workloads: [{name: api\n", "not valid YAML"),
+    (
+        "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2}]\nspot: yes\n",
+        "unknown field 'spot'",
+    ),
+    (
+        "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2, nodeSelector: {team: a}}]\n",
+        "nodeSelector key 'team' is not a label Karpenter's nodes carry",
+    ),
+    (
+        "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2,"
+        " nodeSelector: {kubernetes.io/arch: arm64}}]\n",
+        "matches none of the NodePool's",
+    ),
+    (
+        "workloads: [{name: api, requests: {cpu: 100m, memory: 8Ti}, maxReplicas: 1}]\n",
+        "workload 'api' requests 8388608Mi memory; the largest allowed instance type",
+    ),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_INPUTS, ids=[m[:40] for _, m in BAD_INPUTS])
+def test_bad_input_exits_2_with_one_clear_line(tmp_path, capsys, text, message):
+    status, out, err = run(capsys, write(tmp_path, text))
+    assert status == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert message in err
+
+
+def test_a_missing_file_is_one_clear_line(tmp_path, capsys):
+    status, _, err = run(capsys, tmp_path / "nowhere.yaml")
+    assert status == 2 and "cannot be read" in err and err.count("\n") == 1
