@@ -51,8 +51,8 @@ def test_limits_are_raised_until_subtract_max_no_longer_strands_pods():
     # 8000m while 8000m are left (3 claims), then 2000m (3 claims): 4 pods stay pending.
     # Each round adds the largest type: 38000, 46000, 54000, 62000m; at 62000m the claims
     # reserve 7 x 8000 + 3 x 2000 = 62000m and all ten pods are placed.
-    small = option("small", 2000, 4096, 1, 1.0)
-    large = option("large", 8000, 4096, 1, 4.0)
+    small = option("small", 2000, 4000, 1, 1.0)
+    large = option("large", 8000, 4000, 1, 4.0)
     pods = (PodGroup("web", Resources(1000, 100, 1), 10),)
 
     def simulate_under(limits):
@@ -60,6 +60,7 @@ def test_limits_are_raised_until_subtract_max_no_longer_strands_pods():
 
     limits, fleet = settle_limits(simulate_under, (small, large), 10)
     assert limits.spec()["cpu"] == "62"
+    assert limits.memory_mib % 1024 == 0  # still whole GiB after adding the 4000Mi margins
     assert limits.raised_for_fleet
     assert fleet.pending == ()
     assert [node.instance_type for node in fleet.nodes] == ["small"] * 10
