@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from sizing.limits import NodePoolLimits
 from sizing.planner import CapacityPlan
-from sizing.quantities import format_cpu, format_memory
+from sizing.quantities import format_cpu
 from sizing.recommendation import Outcome
 from sizing.resources import Resources
 from sizing.simulation import PlacedNode, ProvisioningResult
@@ -58,7 +58,7 @@ def _pod_counts(plan: CapacityPlan) -> str:
     return "; ".join(parts)
 
 
-def _node_lines(node: PlacedNode, name_width: int, unit_price: str) -> List[str]:
+def _node_lines(node: PlacedNode, name_width: int) -> List[str]:
     used, allocatable = node.used, node.allocatable
     cpu = _percent(used.cpu, allocatable.cpu)
     memory = _percent(used.memory, allocatable.memory)
@@ -96,70 +96,73 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int) -> List[s
     ]
     name_width = max(len(n.name) for n in nodes)
     for node in nodes[:max_rows]:
-        lines += _node_lines(node, name_width, unit)
+        lines += _node_lines(node, name_width)
     if len(nodes) > max_rows:
         lines.append(f"… and {len(nodes) - max_rows} more nodes (all of them are in --json)")
     return lines
 
 
-def _outcome_text(plan: CapacityPlan, outcome: Outcome) -> str:
-    return plan.recommendation.describe(outcome)
-
-
-def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
-    """The plan as text for a terminal."""
-    unit = plan.prices.unit
-    inputs = plan.input
+def _header_lines(plan: CapacityPlan) -> List[str]:
     types = plan.instance_types
-    shown_types = ", ".join(types[:8]) + (f", … ({len(types)} types)" if len(types) > 8 else "")
-    lines = [
-        f"Capacity plan for region {inputs.region}; NodePool instance types: {shown_types}",
+    shown = ", ".join(types[:8]) + (f", … ({len(types)} types)" if len(types) > 8 else "")
+    return [
+        f"Capacity plan for region {plan.input.region}; NodePool instance types: {shown}",
         f"Peak with rollout surge: {plan.peak_pods} pods ({_pod_counts(plan)})",
-        "DaemonSets on every node: " + (", ".join(ds.name for ds in inputs.daemon_sets) or "none"),
-        "",
-        "Fleet Karpenter would launch at peak (simulated)",
+        "DaemonSets on every node: " + (", ".join(ds.name for ds in plan.input.daemon_sets) or "none"),
     ]
-    lines += _fleet_lines(plan.fleet, unit, max_rows)
+
+
+def _limits_lines(plan: CapacityPlan) -> List[str]:
     limits = plan.limits
-    lines += [
-        "",
+    cpu_type, memory_type = limits.margin_types
+    largest = (
+        f"{cpu_type}: {format_cpu(limits.margin.cpu)} cpu, {limits.margin.memory}Mi"
+        if cpu_type == memory_type
+        else f"{cpu_type}: {format_cpu(limits.margin.cpu)} cpu; {memory_type}: {limits.margin.memory}Mi"
+    )
+    lines = [
         "NodePool limits: capacity of the fleet "
         f"({format_cpu(limits.fleet_capacity.cpu)} cpu, {limits.fleet_capacity.memory}Mi memory) "
-        f"+ {limits.headroom_percent:g} % headroom + the largest allowed type "
-        f"({limits.margin_types[0]}: {format_cpu(limits.margin.cpu)} cpu, {limits.margin.memory}Mi), rounded up",
+        f"+ {limits.headroom_percent:g} % headroom + the largest allowed type ({largest}), rounded up",
     ]
     if limits.raised_for_fleet:
         lines.append("(raised until the simulated peak places every pod under them)")
     lines += ["  " + line for line in _limits_yaml(limits)]
-    if plan.current_limits is not None:
-        check = plan.current_limits
+    check = plan.current_limits
+    if check is not None:
         current = ", ".join(f"{k}: {v}" for k, v in check.limits.items())
         if check.sufficient:
             lines.append(f"Current limits ({current}) are enough for the peak.")
         else:
             lines.append(f"Current limits ({current}) leave {check.result.pending_count} pods pending at peak:")
             lines += [f"  {p.workload}: {p.count} ({p.reason})" for p in check.result.pending]
-    lines.append("")
-    if plan.optimal is not None:
-        optimal = plan.optimal
-        per_type: Dict[str, int] = {}
-        for group in optimal.groups:
-            per_type[group.instance_type] = per_type.get(group.instance_type, 0) + group.count
-        groups = ", ".join(f"{count} × {name}" for name, count in sorted(per_type.items())) or "no nodes"
+    return lines
+
+
+def _optimal_lines(plan: CapacityPlan) -> List[str]:
+    optimal, unit = plan.optimal, plan.prices.unit
+    if optimal is None:
+        return ["Optimal fleet: not computed"]
+    per_type: Dict[str, int] = {}
+    for group in optimal.groups:
+        per_type[group.instance_type] = per_type.get(group.instance_type, 0) + group.count
+    groups = ", ".join(f"{count} × {name}" for name, count in sorted(per_type.items())) or "no nodes"
+    lines = [
+        f"Optimal fleet ({optimal.status}): {groups}: {_nodes(optimal.node_count)}, {optimal.cost:.3f} {unit}; "
+        f"lower bound {optimal.lower_bound_cost:.3f} {unit}, {_nodes(optimal.lower_bound_nodes)}"
+    ]
+    gap = plan.gap
+    if gap is not None:
+        percent = f" ({gap.percent:.1f} %)" if gap.percent is not None else ""
         lines.append(
-            f"Optimal fleet ({optimal.status}): {groups}: {_nodes(optimal.node_count)}, {optimal.cost:.3f} {unit}; "
-            f"lower bound {optimal.lower_bound_cost:.3f} {unit}, {_nodes(optimal.lower_bound_nodes)}"
+            f"Gap: Karpenter's fleet has {gap.nodes:+d} nodes and costs {gap.cost:+.3f} {unit}{percent} "
+            "against the optimal fleet"
         )
-        gap = plan.gap
-        if gap is not None:
-            percent = f" ({gap.percent:.1f} %)" if gap.percent is not None else ""
-            lines.append(
-                f"Gap: Karpenter's fleet has {gap.nodes:+d} nodes and costs {gap.cost:+.3f} {unit}{percent} "
-                "against the optimal fleet"
-            )
-    else:
-        lines.append("Optimal fleet: not computed")
-    lines += ["", "Recommendation: " + plan.recommendation.summary()]
+    return lines
+
+
+def _recommendation_lines(plan: CapacityPlan) -> List[str]:
+    lines = ["Recommendation: " + plan.recommendation.summary()]
     requirement = plan.recommendation.chosen.restriction.requirement
     if requirement is not None:
         values = ", ".join(str(v) for v in requirement["values"])
@@ -167,15 +170,27 @@ def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
         if plan.recommended_limits is not None:
             spec = plan.recommended_limits.spec()
             lines.append(f'  with limits: cpu: "{spec["cpu"]}", memory: {spec["memory"]}')
-    lines.append("")
-    if plan.fleet.pending:
-        lines.append("Pending pods under the planned limits:")
-        for group in plan.fleet.pending:
-            lines.append(f"  {group.workload}: {group.count} ({group.reason})")
-    else:
-        lines.append("Pending pods under the planned limits: none")
-    for note in plan.notes:
-        lines.append(f"Note: {note}")
+    return lines
+
+
+def _pending_lines(plan: CapacityPlan) -> List[str]:
+    if not plan.fleet.pending:
+        return ["Pending pods under the planned limits: none"]
+    return ["Pending pods under the planned limits:"] + [
+        f"  {group.workload}: {group.count} ({group.reason})" for group in plan.fleet.pending
+    ]
+
+
+def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
+    """The plan as text for a terminal; at most `max_rows` nodes are listed one per row."""
+    lines = _header_lines(plan)
+    lines += ["", "Fleet Karpenter would launch at peak (simulated)"]
+    lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows)
+    lines += [""] + _limits_lines(plan)
+    lines += [""] + _optimal_lines(plan)
+    lines += [""] + _recommendation_lines(plan)
+    lines += [""] + _pending_lines(plan)
+    lines += [f"Note: {note}" for note in plan.notes]
     return "\n".join(lines) + "\n"
 
 

@@ -299,7 +299,6 @@ class _Simulator:
         options = scenario.node_options
         self.options = options
         self.names = [option.name for option in options]
-        self.index_of = {name: index for index, name in enumerate(self.names)}
         self.room = np.array(
             [[o.room.cpu, o.room.memory, o.room.pods] for o in options], dtype=np.int64
         )
