@@ -121,3 +121,21 @@ def test_running_nodes_take_pods_first_and_only_nodepool_nodes_count_in_the_limi
     assert [(n.name, n.pod_count, n.existing) for n in plan.fleet.nodes] == [("ng-node-1", 20, True)]
     assert plan.node_pool_limits == {"cpu": "2", "memory": "8Gi"}
     assert "ng-node-1 cpu" in render_report(plan) and "on-demand, running" in render_report(plan)
+
+
+def test_the_gap_to_the_solvers_fleet_is_reported():
+    # Three 1500m pods on m5.large (1805m free after DaemonSets) or m5.xlarge (3795m).
+    # Karpenter: one m5.xlarge with two pods and one m5.large: $0.288. No fleet is cheaper
+    # (three m5.large cost the same; one m5.xlarge cannot hold 4500m), but the simple bound
+    # ($0.228) does not prove it, so the solver runs.
+    both = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
+    plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both,
+                    solver_time_limit_seconds=2)
+    assert plan.optimal is not None
+    assert plan.optimal.cost == pytest.approx(0.288)
+    assert plan.optimal.lower_bound_cost <= plan.optimal.cost + 1e-9
+    assert plan.gap.cost == pytest.approx(0.0) and plan.gap.percent == pytest.approx(0.0)
+    text = render_report(plan)
+    assert f"Optimal fleet ({plan.optimal.status}): " in text
+    assert "Gap: Karpenter's fleet has" in text
+    assert plan.summary()["optimal"]["cost"] == pytest.approx(0.288)
