@@ -20,7 +20,8 @@ This follows the scheduler of kubernetes-sigs/karpenter v1.14
    left the largest capacity among its candidate types (`subtractMax`). When
    no type is left, the pod stays pending.
 5. At the end each NodeClaim launches its cheapest remaining type (ties by
-   name). For on-demand that is what EC2 Fleet's lowest-price strategy does.
+   name). Karpenter sends the cheapest 60 types to EC2 Fleet, and for
+   on-demand the lowest-price strategy takes the cheapest of them.
    For spot Karpenter asks for price-capacity-optimized, which weighs
    capacity pools and is not strictly the cheapest; this simulation models
    the cheapest.
