@@ -1,0 +1,263 @@
+"""The guides (README.md, docs/*.md) against the project: the make targets they name exist, their
+relative links resolve, their Mermaid diagrams are not empty, and the configuration keys they name
+are keys of the stack configuration model."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from stackconfig.model import StackConfig
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+GUIDES = sorted([PROJECT_DIR / "README.md", *(PROJECT_DIR / "docs").glob("*.md")])
+MAKEFILES = [PROJECT_DIR / "Makefile", *sorted((PROJECT_DIR / "make").glob("*.mk"))]
+# A target is listed by `make help` when its rule line carries a `## ` description.
+HELP_TARGET = re.compile(r"^([a-zA-Z_-]+):.*## ", re.MULTILINE)
+FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
+LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]\n]*\]\(([^)\s]+)\)")
+MAKE_WORD = re.compile(r"(?:^|(?<=[\s;&|(]))make(?=\s)")
+PROJECT_KEY = re.compile(r"eks-autoscaling:([A-Za-z][A-Za-z0-9]*)")
+DOTTED_KEY = re.compile(r"^[a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)+$")
+MERMAID_TYPES = ("flowchart", "graph", "sequenceDiagram", "classDiagram", "stateDiagram", "erDiagram", "gantt", "pie")
+
+
+def _ids(paths):
+    return [str(path.relative_to(PROJECT_DIR)) for path in paths]
+
+
+# --- extraction ------------------------------------------------------------------------------------
+
+
+def help_targets(makefiles=MAKEFILES) -> set[str]:
+    """The targets `make help` lists: every rule with a `## ` description, in Makefile and make/*.mk."""
+    return {name for path in makefiles for name in HELP_TARGET.findall(path.read_text())}
+
+
+def code_texts(markdown: str) -> list[str]:
+    """The code of a guide: fenced blocks (Mermaid excluded) and inline code spans."""
+    texts = [body for kind, body in FENCE.findall(markdown) if kind.strip() != "mermaid"]
+    prose = FENCE.sub("", markdown)
+    texts += INLINE_CODE.findall(prose)
+    return texts
+
+
+def make_targets_named(markdown: str) -> set[str]:
+    """Targets of the `make` commands in a guide's code: `make up`, `STACK=prod make up`,
+    `make -s help`, `make load-test DURATION=60`."""
+    targets = set()
+    for text in code_texts(markdown):
+        for match in MAKE_WORD.finditer(text):
+            tokens = text[match.end() :].split()
+            skip_next = False
+            for token in tokens:
+                if skip_next:
+                    skip_next = False
+                    continue
+                if token in ("-C", "-f", "-j", "--directory", "--file"):
+                    skip_next = True
+                    continue
+                if token.startswith("-") or "=" in token:
+                    continue
+                name = token.rstrip(";)&|`,.")
+                if re.fullmatch(r"[a-z][a-z0-9_-]*", name):
+                    targets.add(name)
+                break
+    return targets
+
+
+def relative_links(markdown: str) -> list[str]:
+    """Link targets that point into the repository (not URLs, not mail, not in-page anchors alone)."""
+    links = []
+    prose = FENCE.sub("", markdown)
+    prose = INLINE_CODE.sub("", prose)
+    for match in LINK.finditer(prose):
+        target = match.group(1) or match.group(2)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        links.append(target)
+    return links
+
+
+def heading_anchors(markdown: str) -> set[str]:
+    """GitHub's anchors for the headings of a Markdown file."""
+    anchors = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", FENCE.sub("", markdown), re.MULTILINE):
+        text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+        anchors.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
+    return anchors
+
+
+def broken_links(path: Path) -> list[str]:
+    problems = []
+    for link in relative_links(path.read_text()):
+        target, _, anchor = link.partition("#")
+        resolved = (path.parent / target).resolve() if target else path
+        if not resolved.exists():
+            problems.append(f"{link}: {resolved} does not exist")
+        elif anchor and resolved.suffix == ".md" and anchor not in heading_anchors(resolved.read_text()):
+            problems.append(f"{link}: no heading #{anchor} in {resolved.name}")
+    return problems
+
+
+def mermaid_blocks(markdown: str) -> list[str]:
+    return [body for kind, body in FENCE.findall(markdown) if kind.strip() == "mermaid"]
+
+
+def _models_in(annotation) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for argument in typing.get_args(annotation) for model in _models_in(argument)]
+
+
+def config_keys(model: type[BaseModel] = StackConfig, prefix: str = "") -> set[str]:
+    """Every key path of the stack configuration, as written in Pulumi.<stack>.yaml: `clusterName`,
+    `nodePool.limits.cpu`, `addons.karpenter.amiAlias`, …"""
+    keys = set()
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{field.alias or name}"
+        keys.add(key)
+        for nested in _models_in(field.annotation):
+            keys |= config_keys(nested, f"{key}.")
+    return keys
+
+
+TOP_LEVEL_KEYS = {key for key in config_keys() if "." not in key}
+
+
+def config_keys_named(markdown: str) -> set[str]:
+    """Keys a guide names: `eks-autoscaling:<key>` anywhere, and inline code such as `nodePool.limits`
+    whose first part is a top-level key of the configuration."""
+    named = set(PROJECT_KEY.findall(markdown))
+    for span in INLINE_CODE.findall(FENCE.sub("", markdown)):
+        span = span.strip()
+        if DOTTED_KEY.match(span) and span.split(".")[0] in TOP_LEVEL_KEYS:
+            named.add(span)
+    return named
+
+
+# --- the guides ------------------------------------------------------------------------------------
+
+
+def test_the_guides_exist():
+    names = {path.name for path in GUIDES}
+    assert {
+        "README.md", "architecture.md", "sizing.md", "teardown.md", "upgrades.md",
+        "migrating-from-cluster-autoscaler.md", "costs.md", "sizing-input.md",
+    } <= names  # fmt: skip
+
+
+@pytest.mark.parametrize("path", GUIDES, ids=_ids(GUIDES))
+def test_make_targets_named_exist(path):
+    named = make_targets_named(path.read_text())
+    missing = named - help_targets()
+    assert not missing, f"{path.name} names make targets that `make help` does not list: {sorted(missing)}"
+
+
+def test_the_guides_name_the_operating_targets():
+    named = set().union(*(make_targets_named(path.read_text()) for path in GUIDES))
+    assert {"up", "destroy", "kubeconfig", "load-test", "watch", "plan"} <= named
+
+
+@pytest.mark.parametrize("path", GUIDES, ids=_ids(GUIDES))
+def test_relative_links_resolve(path):
+    assert broken_links(path) == []
+
+
+@pytest.mark.parametrize("path", GUIDES, ids=_ids(GUIDES))
+def test_mermaid_blocks_are_diagrams(path):
+    for block in mermaid_blocks(path.read_text()):
+        lines = [line.strip() for line in block.splitlines() if line.strip() and not line.strip().startswith("%%")]
+        assert len(lines) >= 2, f"{path.name}: an empty Mermaid block"
+        assert lines[0].split()[0] in MERMAID_TYPES, f"{path.name}: {lines[0]!r} is not a Mermaid diagram type"
+
+
+def test_architecture_has_a_diagram_of_every_component():
+    (block,) = mermaid_blocks((PROJECT_DIR / "docs" / "architecture.md").read_text())
+    for component in ("network.Network", "cluster.Cluster", "karpenter.NodeInfrastructure",
+                      "identities.ControllerIdentities", "addons.Addons", "karpenter.NodeClass", "workload.Workload"):  # fmt: skip
+        assert component in block, component
+
+
+@pytest.mark.parametrize("path", GUIDES, ids=_ids(GUIDES))
+def test_config_keys_named_exist(path):
+    unknown = config_keys_named(path.read_text()) - config_keys()
+    assert not unknown, f"{path.name} names configuration keys the model does not have: {sorted(unknown)}"
+
+
+# --- the checks themselves catch mistakes ----------------------------------------------------------
+
+
+def test_help_targets_are_the_documented_rules(tmp_path):
+    makefile = tmp_path / "Makefile"
+    makefile.write_text("up: install ## Create\n\thello\nhidden:\n\tno\n.PHONY: up\nlo-ad_t: ## x\n")
+    assert help_targets([makefile]) == {"up", "lo-ad_t"}
+    assert {"help", "up", "destroy", "kubeconfig", "load-test", "watch"} <= help_targets()
+
+
+def test_make_target_extraction():
+    text = (
+        "Run `make up`, then `STACK=prod make -s preview`.\n\n```sh\nmake -C /x load-test DURATION=60\n"
+        "cmake build\nmake kubeconfig && export KUBECONFIG=x\n```\nTo make sure, `make nothere`."
+    )
+    assert make_targets_named(text) == {"up", "preview", "load-test", "kubeconfig", "nothere"}
+    assert "nothere" not in help_targets()
+
+
+def test_link_check_finds_a_broken_link(tmp_path):
+    (tmp_path / "b.md").write_text("# Title here\n\n## Second `part`\n")
+    doc = tmp_path / "a.md"
+    doc.write_text(
+        "[ok](b.md) [anchor](b.md#second-part) [web](https://example.com) [self](#x) `[code](gone.md)`\n"
+        "[gone](missing.md) [bad anchor](b.md#nope)\n"
+    )
+    assert broken_links(doc) == [
+        f"missing.md: {tmp_path / 'missing.md'} does not exist",
+        "b.md#nope: no heading #nope in b.md",
+    ]
+
+
+def test_config_key_walk_and_extraction():
+    keys = config_keys()
+    for key in ("clusterName", "nodePool.limits", "nodePool.limits.cpu", "addons.karpenter.amiAlias",
+                "app.hpa.scaleDown.periodSeconds", "capacity.workloads", "cluster.secretsEncryption.kmsKeyArn"):  # fmt: skip
+        assert key in keys, key
+    text = "Set `nodePool.limitz` and `eks-autoscaling:clusterNam`; not `cluster.Cluster` nor `sizing.plan`."
+    assert config_keys_named(text) - keys == {"nodePool.limitz", "clusterNam"}
+
+
+# --- the quoted plan is the current one ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dev_plan():
+    from sizing.planner import plan_capacity
+    from stackconfig.capacity import plan_input_for_stack
+
+    return plan_capacity(plan_input_for_stack("dev", PROJECT_DIR))
+
+
+def test_sizing_guide_shows_the_current_dev_report(dev_plan):
+    """The dev example in docs/sizing.md is the full output of `python -m sizing plan --stack dev`."""
+    from sizing.report import render_report
+
+    text = (PROJECT_DIR / "docs" / "sizing.md").read_text()
+    section = text[text.index("### The dev stack") :]
+    _, shown = FENCE.findall(section)[0]
+    assert shown.strip() == render_report(dev_plan).strip()
+
+
+def test_cost_guide_quotes_the_current_dev_plan(dev_plan):
+    text = (PROJECT_DIR / "docs" / "costs.md").read_text()
+    limits = dev_plan.node_pool_limits
+    types = {node.instance_type for node in dev_plan.fleet.new_nodes}
+    assert len(types) == 1, "the cost guide describes a fleet of one instance type"
+    fleet = f"{len(dev_plan.fleet.new_nodes)} × {types.pop()}, {dev_plan.fleet.cost:.3f} USD/hour"
+    assert fleet in text
+    assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in text
+    assert f"{dev_plan.fleet.cost * 730:.2f} USD/month" in text
