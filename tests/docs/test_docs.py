@@ -261,3 +261,24 @@ def test_cost_guide_quotes_the_current_dev_plan(dev_plan):
     assert fleet in text
     assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in text
     assert f"{dev_plan.fleet.cost * 730:.2f} USD/month" in text
+
+
+def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
+    """The trimmed prod example: the simulated fleet and the limits do not depend on the solver's
+    time limit, so they are compared with a plan that skips the solver."""
+    from dataclasses import replace
+
+    from sizing.planner import plan_capacity
+    from stackconfig.capacity import plan_input_for_stack
+
+    plan = plan_capacity(replace(plan_input_for_stack("prod", PROJECT_DIR), solver_time_limit_seconds=None))
+    text = (PROJECT_DIR / "docs" / "sizing.md").read_text()
+    section = text[text.index("### The production stack") : text.index("### In the stack outputs")]
+    _, shown = FENCE.findall(section)[0]
+    limits = plan.node_pool_limits
+    assert f'  limits:\n    cpu: "{limits["cpu"]}"\n    memory: {limits["memory"]}' in shown
+    assert f"{len(plan.fleet.new_nodes)} nodes (" in shown and f"{plan.fleet.cost:.3f} USD/hour" in shown
+    assert f"({len(plan.instance_types)} types)" in section or f"{len(plan.instance_types)} types" in section
+    costs = (PROJECT_DIR / "docs" / "costs.md").read_text()
+    assert f"{len(plan.fleet.new_nodes)} nodes" in costs and f"{plan.fleet.cost:.3f} USD/hour" in costs
+    assert f"limits of {limits['cpu']} cpu and {limits['memory']}" in costs
