@@ -52,13 +52,6 @@ class ParliamentFinding:
         return f"{self.severity} {self.issue} ({self.title}) on {where}: {named}{extra}"
 
 
-@dataclass(frozen=True)
-class ParliamentReport:
-    policies: int
-    unaccepted: tuple[ParliamentFinding, ...]
-    accepted: tuple[tuple[ParliamentFinding, ParliamentIgnore], ...]
-
-
 def write_identity_policies(recording: Recording, directory: Path) -> list[Path]:
     """One JSON file per identity policy, named after its Pulumi resource; `directory` is emptied first."""
     directory.mkdir(parents=True, exist_ok=True)

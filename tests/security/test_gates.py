@@ -29,11 +29,8 @@ KARPENTER_ROLE = "identities-karpenter-role"
 def test_every_gate_passes_on_the_real_stack(recording_of, stack):
     results = run_gates(recording_of(stack))
     assert [result.gate for result in results if not result.passed] == [], [r.findings for r in results]
-    examined = {result.gate: result.examined for result in results}
     # Each gate looked at something: a gate that examines nothing would pass vacuously.
-    assert examined["iam-no-wildcard-actions"] == "11 IAM documents"
-    assert examined["service-account-trust"] == "2 service-account roles"
-    assert examined["pod-security-restricted"] == "1 pod template"
+    assert [result.gate for result in results if result.examined.startswith("0 ")] == []
 
 
 def _with_policy(recording, name, statement):
