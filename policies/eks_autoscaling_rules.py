@@ -213,7 +213,7 @@ def secrets_encrypted_with_kms(resource_type: str, props: Mapping[str, Any], con
         resources = ["secrets"] if key_arn is not None else []
     else:
         encryption = props.get("encryptionConfig")
-        # The provider schema takes one block; older programs pass it as a one-item list.
+        # One block; accepted as a one-item list too, the shape of the underlying MaxItems=1 list.
         if isinstance(encryption, Sequence) and not isinstance(encryption, str):
             encryption = encryption[0] if encryption else None
         encryption = _mapping(encryption)
