@@ -69,6 +69,12 @@ class Cluster(pulumi.ComponentResource):
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             encryption_config_key_arn=self.secrets_key_arn,
             tags=args.tags,
+            # Two decisions of the stack configuration, on the cluster where the policy pack
+            # (policies/) can read them in a real run.
+            cluster_tags={
+                **({"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"} if config.acknowledge_open_endpoint else {}),
+                **({"eks-autoscaling:cluster.secretsEncryption.enabled": "true"} if config.secrets_encryption.enabled else {}),
+            },
             opts=child,
         )
         self.cluster_name = self.eks.eks_cluster.name
