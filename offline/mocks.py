@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Optional
+from typing import Optional
 
 import pulumi
 from pulumi.runtime.mocks import MockMonitor

@@ -9,7 +9,8 @@ from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
 from stackconfig.app import AppConfig
 from stackconfig.capacity import CapacityConfig
-from stackconfig.nodepool import NodePoolConfig
+from stackconfig.errors import StackConfigError
+from stackconfig.nodepool import NodePoolConfig, validate_zones
 
 from stackconfig.base import ConfigSection
 from stackconfig.foundation import (
@@ -72,9 +73,10 @@ class StackConfig(ConfigSection):
 
     @model_validator(mode="after")
     def _zones_are_in_the_region(self) -> "StackConfig":
-        for zone in self.node_pool.zones or ():
-            if zone[:-1] != self.region:
-                raise ValueError(f"nodePool.zones: {zone!r} is not a zone of {self.region} (such as {self.region}a)")
+        try:
+            validate_zones(self.node_pool.zones or (), self.region)
+        except StackConfigError as error:
+            raise ValueError("; ".join(error.problems)) from None
         return self
 
     @property

@@ -8,13 +8,13 @@ and equal the values written in `manifests/karpenter/nodepool.yaml`.
 from __future__ import annotations
 
 import re
-from typing import Literal, Mapping, Optional, Sequence
+from typing import Literal, Optional, Sequence
 
 from pydantic import field_validator, model_validator
 
 from sizing.errors import SizingInputError
 from sizing.requirements import parse_requirements
-from stackconfig.app import DNS_LABEL, MAX_LABEL_LENGTH, parse_quantity, positive_quantity
+from stackconfig.app import DNS_LABEL, MAX_LABEL_LENGTH, positive_quantity
 from stackconfig.base import ConfigSection
 from stackconfig.errors import StackConfigError
 
@@ -218,32 +218,3 @@ def validate_zones(zones: Sequence[str], region: str) -> tuple[str, ...]:
             ]
         )
     return tuple(zones)
-
-
-def effective_limits(config: NodePoolConfig, computed: Mapping[str, str]) -> dict[str, str]:
-    """The NodePool limits: the computed ones, with the configured overrides applied.
-
-    An override below the computed value would stop Karpenter before the HPA's
-    peak fits; it is accepted only with `acknowledgeLimitsBelowPeak: true`.
-    """
-    limits = dict(computed)
-    overrides = config.limits or NodePoolLimits()
-    problems = []
-    for resource in ("cpu", "memory"):
-        override = getattr(overrides, resource)
-        if override is None:
-            continue
-        needed = computed.get(resource)
-        if (
-            needed is not None
-            and parse_quantity(override) < parse_quantity(needed)
-            and not config.acknowledge_limits_below_peak
-        ):
-            problems.append(
-                f"nodePool.limits.{resource}: {override} is below the {needed} the peak load needs; "
-                f"raise it, remove it, or set nodePool.acknowledgeLimitsBelowPeak: true"
-            )
-        limits[resource] = override
-    if problems:
-        raise StackConfigError(problems)
-    return limits

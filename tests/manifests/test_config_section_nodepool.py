@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from sizing.catalog import LABEL_FAMILY, LABEL_GENERATION
 from stackconfig.errors import StackConfigError
-from stackconfig.nodepool import ZONE_KEY, DEFAULT_BUDGETS, NodePoolConfig, effective_limits, validate_zones
+from stackconfig.nodepool import ZONE_KEY, DEFAULT_BUDGETS, NodePoolConfig, validate_zones
 
 
 def _only_error(text: str) -> tuple[str, str, str]:
@@ -146,31 +146,3 @@ def test_zones_outside_the_region_are_refused(zone):
     assert problem.startswith("nodePool.zones: ")
     assert repr(zone) in problem and "ap-northeast-1a'" not in problem
     assert "region ap-northeast-1" in problem
-
-
-COMPUTED = {"cpu": "8", "memory": "32Gi", "nodes": "4"}
-
-
-def _config(limits: dict, acknowledged: bool = False) -> NodePoolConfig:
-    text = json.dumps({"limits": limits, "acknowledgeLimitsBelowPeak": acknowledged})
-    return NodePoolConfig.model_validate_json(text)
-
-
-def test_without_overrides_the_computed_limits_apply():
-    assert effective_limits(NodePoolConfig(), COMPUTED) == COMPUTED
-
-
-def test_overrides_above_the_peak_replace_the_computed_limits():
-    limits = effective_limits(_config({"cpu": "16", "memory": "32768Mi"}), COMPUTED)
-    assert limits == {"cpu": "16", "memory": "32768Mi", "nodes": "4"}
-
-
-def test_overrides_below_the_peak_need_acknowledgement():
-    with pytest.raises(StackConfigError) as caught:
-        effective_limits(_config({"cpu": "7500m", "memory": "16Gi"}), COMPUTED)
-    assert len(caught.value.problems) == 2
-    cpu_problem, memory_problem = caught.value.problems
-    assert cpu_problem.startswith("nodePool.limits.cpu: 7500m is below the 8")
-    assert memory_problem.startswith("nodePool.limits.memory: 16Gi is below the 32Gi")
-    assert "nodePool.acknowledgeLimitsBelowPeak: true" in cpu_problem
-    assert effective_limits(_config({"cpu": "7500m"}, acknowledged=True), COMPUTED)["cpu"] == "7500m"
