@@ -4,7 +4,6 @@ import os
 import shutil
 import stat
 import subprocess
-from pathlib import Path
 
 import pytest
 
