@@ -25,17 +25,8 @@ that created the cluster, or another IAM principal with an EKS access entry.
 USAGE
 }
 
-# Print arguments as a shell command line, quoting those that need it.
-show() {
-    line=""
-    for arg in "$@"; do
-        case "$arg" in
-            "" | *[!A-Za-z0-9_./:=@%+,-]*) arg="'$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'" ;;
-        esac
-        line="${line:+$line }$arg"
-    done
-    printf '%s\n' "$line"
-}
+# shellcheck source=scripts/lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 dry_run=0
 output=""
@@ -58,38 +49,18 @@ done
 stack=${stack:-dev}
 project_dir=$(cd "$(dirname "$0")/.." && pwd)
 
-if [ ! -f "$project_dir/Pulumi.$stack.yaml" ]; then
-    stacks=""
-    for file in "$project_dir"/Pulumi.*.yaml; do
-        name=${file##*/Pulumi.}
-        stacks="$stacks ${name%.yaml}"
-    done
-    echo "error: no stack file Pulumi.$stack.yaml; the stacks are:$stacks" >&2
-    exit 2
-fi
+require_stack_file "$project_dir" "$stack"
 output=${output:-$project_dir/build/kubeconfig-$stack}
 case "$output" in
     /*) ;;
     *) output="$(pwd)/$output" ;;
 esac
 
-backend=${PULUMI_BACKEND_URL:-file://$project_dir/.pulumi-state}
+backend=$(default_backend "$project_dir")
 missing=0
-if ! command -v pulumi >/dev/null 2>&1; then
-    echo "missing: the Pulumi CLI. Install it: curl -fsSL https://get.pulumi.com | sh (or see https://www.pulumi.com/docs/install/)" >&2
-    missing=1
-fi
-case "$backend" in
-    file://*)
-        if [ -z "${PULUMI_CONFIG_PASSPHRASE:-}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FILE:-}" ]; then
-            echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), the passphrase the stack's secrets were encrypted with at 'make up'" >&2
-            missing=1
-        fi
-        if [ ! -d "${backend#file://}" ]; then
-            echo "missing: the stack's state: there is no ${backend#file://}. Create the cluster first with 'make up STACK=$stack', or set PULUMI_BACKEND_URL to the backend that holds the stack" >&2
-            missing=1
-        fi ;;
-esac
+check_pulumi_cli "to read the stack output kubeconfig"
+check_passphrase "$backend"
+check_local_state "$backend" "$stack"
 if [ "$missing" -ne 0 ]; then exit 1; fi
 
 output_dir=$(dirname "$output")

@@ -36,18 +36,8 @@ Environment:
 USAGE
 }
 
-show() {
-    line=""
-    for arg in "$@"; do
-        case "$arg" in
-            "" | *[!A-Za-z0-9_./:=@%+,-]*) arg="'$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'" ;;
-        esac
-        line="${line:+$line }$arg"
-    done
-    printf '%s\n' "$line"
-}
-
-fail() { echo "error: $*" >&2; exit 2; }
+# shellcheck source=scripts/lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 dry_run=0
 stack=dev
@@ -141,33 +131,16 @@ if [ -z "$job_name" ]; then
 elif ! dns_label "$job_name" 52; then
     fail "--name '$job_name': 1 to 52 lowercase letters, digits or '-', starting and ending with a letter or digit"
 fi
-if [ ! -f "$project_dir/Pulumi.$stack.yaml" ]; then
-    fail "no stack file Pulumi.$stack.yaml (see --stack)"
-fi
+require_stack_file "$project_dir" "$stack"
 
 # Prerequisites.
 missing=0
-if ! command -v kubectl >/dev/null 2>&1; then
-    echo "missing: kubectl. Install it: https://kubernetes.io/docs/tasks/tools/ (within one minor version of the cluster)" >&2
-    missing=1
-fi
+check_kubectl
 if [ "$target" = alb ]; then
-    backend=${PULUMI_BACKEND_URL:-file://$project_dir/.pulumi-state}
-    if ! command -v pulumi >/dev/null 2>&1; then
-        echo "missing: the Pulumi CLI, to read the stack output albHostname. Install it: curl -fsSL https://get.pulumi.com | sh (or see https://www.pulumi.com/docs/install/)" >&2
-        missing=1
-    fi
-    case "$backend" in
-        file://*)
-            if [ -z "${PULUMI_CONFIG_PASSPHRASE:-}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FILE:-}" ]; then
-                echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), to read the stack's outputs on the local backend" >&2
-                missing=1
-            fi
-            if [ ! -d "${backend#file://}" ]; then
-                echo "missing: the stack's state: there is no ${backend#file://}. Create the cluster first with 'make up STACK=$stack', or set PULUMI_BACKEND_URL" >&2
-                missing=1
-            fi ;;
-    esac
+    backend=$(default_backend "$project_dir")
+    check_pulumi_cli "to read the stack output albHostname"
+    check_passphrase "$backend"
+    check_local_state "$backend" "$stack"
 fi
 if [ -n "$kubeconfig" ] && [ ! -f "$kubeconfig" ]; then
     echo "missing: the kubeconfig $kubeconfig; write it with 'make kubeconfig STACK=$stack'" >&2

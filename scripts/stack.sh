@@ -3,6 +3,8 @@
 # PULUMI_BACKEND_URL names another one. Checks the prerequisites first and says
 # what is missing and how to get it.
 set -eu
+# shellcheck source=scripts/lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 usage() {
     cat <<'USAGE'
@@ -32,21 +34,10 @@ esac
 stack=${2:-dev}
 project_dir=$(cd "$(dirname "$0")/.." && pwd)
 
-if [ ! -f "$project_dir/Pulumi.$stack.yaml" ]; then
-    stacks=""
-    for file in "$project_dir"/Pulumi.*.yaml; do
-        name=${file##*/Pulumi.}
-        stacks="$stacks ${name%.yaml}"
-    done
-    echo "error: no stack file Pulumi.$stack.yaml; the stacks are:$stacks" >&2
-    exit 2
-fi
+require_stack_file "$project_dir" "$stack"
 
 missing=0
-if ! command -v pulumi >/dev/null 2>&1; then
-    echo "missing: the Pulumi CLI. Install it: curl -fsSL https://get.pulumi.com | sh (or see https://www.pulumi.com/docs/install/)" >&2
-    missing=1
-fi
+check_pulumi_cli "to run pulumi $command"
 if [ -z "${AWS_ACCESS_KEY_ID:-}" ] && [ -z "${AWS_PROFILE:-}" ] && [ -z "${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ] \
     && [ ! -f "${AWS_SHARED_CREDENTIALS_FILE:-$HOME/.aws/credentials}" ] && [ ! -f "${AWS_CONFIG_FILE:-$HOME/.aws/config}" ]; then
     echo "missing: AWS credentials. Run 'aws configure' or 'aws sso login', or set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" >&2
@@ -55,14 +46,8 @@ elif command -v aws >/dev/null 2>&1 && ! aws sts get-caller-identity >/dev/null 
     echo "missing: working AWS credentials ('aws sts get-caller-identity' failed). Refresh them ('aws sso login') or check AWS_PROFILE" >&2
     missing=1
 fi
-backend=${PULUMI_BACKEND_URL:-file://$project_dir/.pulumi-state}
-case "$backend" in
-    file://*)
-        if [ -z "${PULUMI_CONFIG_PASSPHRASE:-}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FILE:-}" ]; then
-            echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), the passphrase that encrypts this stack's secrets on the local backend" >&2
-            missing=1
-        fi ;;
-esac
+backend=$(default_backend "$project_dir")
+check_passphrase "$backend"
 if [ "$missing" -ne 0 ]; then exit 1; fi
 
 run() {

@@ -25,18 +25,8 @@ Options:
 USAGE
 }
 
-show() {
-    line=""
-    for arg in "$@"; do
-        case "$arg" in
-            "" | *[!A-Za-z0-9_./:=@%+,-]*) arg="'$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'" ;;
-        esac
-        line="${line:+$line }$arg"
-    done
-    printf '%s\n' "$line"
-}
-
-fail() { echo "error: $*" >&2; exit 2; }
+# shellcheck source=scripts/lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 dry_run=0
 once=0
@@ -78,10 +68,7 @@ esac
 project_dir=$(cd "$(dirname "$0")/.." && pwd)
 
 missing=0
-if ! command -v kubectl >/dev/null 2>&1; then
-    echo "missing: kubectl. Install it: https://kubernetes.io/docs/tasks/tools/ (within one minor version of the cluster)" >&2
-    missing=1
-fi
+check_kubectl
 if [ -n "$kubeconfig" ] && [ ! -f "$kubeconfig" ]; then
     echo "missing: the kubeconfig $kubeconfig; write it with 'make kubeconfig STACK=$stack'" >&2
     missing=1

@@ -132,6 +132,7 @@ def project_copy(tmp_path) -> Path:
     copy = tmp_path / "project"
     (copy / "scripts").mkdir(parents=True)
     (copy / "manifests").mkdir()
+    shutil.copytree(PROJECT_DIR / "scripts" / "lib", copy / "scripts" / "lib")
     for script in (KUBECONFIG_SCRIPT, LOAD_TEST_SCRIPT, WATCH_SCRIPT):
         shutil.copy2(script, copy / "scripts" / script.name)
     shutil.copytree(LOAD_TEST_DIR, copy / "manifests" / "load-test")
@@ -170,7 +171,7 @@ def test_scripts_and_the_job_script_are_shellcheck_clean(tmp_path):
     assert command[:2] == ["/bin/sh", "-c"]
     container_script.write_text("#!/bin/sh\n" + command[2])
     files = [str(KUBECONFIG_SCRIPT), str(LOAD_TEST_SCRIPT), str(WATCH_SCRIPT), str(container_script)]
-    result = subprocess.run([_shellcheck(), "--shell=sh", *files], capture_output=True, text=True)
+    result = subprocess.run([_shellcheck(), "--shell=sh", "--external-sources", *files], capture_output=True, text=True, cwd=PROJECT_DIR)
     assert result.returncode == 0, result.stdout
 
 

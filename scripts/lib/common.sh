@@ -1,0 +1,73 @@
+# shellcheck shell=sh disable=SC2034 # $missing is read by the scripts that source this file
+# Helpers of the scripts in scripts/; sourced by them, never run on its own. The callers
+# set `missing=0` before the check_* functions, which set it to 1 for each thing missing.
+
+# Print the arguments as one shell command line, quoting those that need it.
+show() {
+    line=""
+    for arg in "$@"; do
+        case "$arg" in
+            "" | *[!A-Za-z0-9_./:=@%+,-]*) arg="'$(printf '%s' "$arg" | sed "s/'/'\\\\''/g")'" ;;
+        esac
+        line="${line:+$line }$arg"
+    done
+    printf '%s\n' "$line"
+}
+
+# Bad usage: say why and exit 2.
+fail() { echo "error: $*" >&2; exit 2; }
+
+# require_stack_file PROJECT_DIR STACK: exit 2, naming the stacks there are, unless
+# Pulumi.STACK.yaml exists.
+require_stack_file() {
+    if [ -f "$1/Pulumi.$2.yaml" ]; then return 0; fi
+    stacks=""
+    for file in "$1"/Pulumi.*.yaml; do
+        name=${file##*/Pulumi.}
+        stacks="$stacks ${name%.yaml}"
+    done
+    fail "no stack file Pulumi.$2.yaml; the stacks are:$stacks"
+}
+
+# The state backend: PULUMI_BACKEND_URL, else a file backend under the project.
+default_backend() {
+    printf '%s\n' "${PULUMI_BACKEND_URL:-file://$1/.pulumi-state}"
+}
+
+# check_pulumi_cli [PURPOSE]
+check_pulumi_cli() {
+    if ! command -v pulumi >/dev/null 2>&1; then
+        echo "missing: the Pulumi CLI${1:+, $1}. Install it: curl -fsSL https://get.pulumi.com | sh (or see https://www.pulumi.com/docs/install/)" >&2
+        missing=1
+    fi
+}
+
+# check_passphrase BACKEND: the local backend keeps the stack's secrets encrypted with it.
+check_passphrase() {
+    case "$1" in
+        file://*)
+            if [ -z "${PULUMI_CONFIG_PASSPHRASE:-}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FILE:-}" ]; then
+                echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), the passphrase of the stack's secrets on the local backend" >&2
+                missing=1
+            fi ;;
+    esac
+}
+
+# check_local_state BACKEND STACK: reading outputs needs a stack that `make up` created.
+check_local_state() {
+    case "$1" in
+        file://*)
+            if [ ! -d "${1#file://}" ]; then
+                echo "missing: the stack's state: there is no ${1#file://}. Create the cluster first with 'make up STACK=$2', or set PULUMI_BACKEND_URL to the backend that holds the stack" >&2
+                missing=1
+            fi ;;
+    esac
+}
+
+# check_kubectl
+check_kubectl() {
+    if ! command -v kubectl >/dev/null 2>&1; then
+        echo "missing: kubectl. Install it: https://kubernetes.io/docs/tasks/tools/ (within one minor version of the cluster)" >&2
+        missing=1
+    fi
+}
