@@ -110,9 +110,11 @@ def bin_count_bound(instance: Instance) -> int:
 
 
 def rounded_cost_bound(instance: Instance, cost_bound: float) -> Tuple[float, Optional[int]]:
-    """With one common bin cost, the bound rounded up to whole bins: (cost, bins); else (cost, None)."""
-    unit = instance.unit_cost()
-    if unit is None or not math.isfinite(cost_bound):
+    """The bound rounded up to the next possible packing cost (see `Instance.cost_step`), and with
+    one common bin cost the matching number of bins: (cost, bins or None)."""
+    step = instance.cost_step()
+    if step is None or not math.isfinite(cost_bound):
         return cost_bound, None
-    bins = max(0, math.ceil(cost_bound / unit - 1e-6))
-    return bins * unit, bins
+    steps = max(0, math.ceil(cost_bound / step - 1e-6))
+    bins = steps if instance.unit_cost() is not None else None
+    return steps * step, bins

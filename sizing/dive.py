@@ -1,10 +1,15 @@
-"""Diving: round the master LP one decision at a time, re-pricing in between.
+"""Packings from the master LP: rounding down with a repair, and diving.
 
-Each step solves the master LP for the items still to place (with a few rounds
-of column generation), then fixes bins: every column with an LP value of at
-least 1 is fixed that many times, or else the column with the largest value
-once. Fixed bins take only items still needed. The dive stops early when the
-fixed cost plus a valid bound for the rest cannot beat the best packing known.
+`round_down` keeps floor(x_j) copies of every column and packs what is left
+with first-fit decreasing: quick, and close to the LP when bins hold many
+items.
+
+`dive` rounds one decision at a time, re-pricing in between. Each step solves
+the master LP for the items still to place (with a few rounds of column
+generation), then fixes bins: every column with an LP value of at least 1 is
+fixed that many times, or else the column with the largest value once. Fixed
+bins take only items still needed. The dive stops early when the fixed cost
+plus a valid bound for the rest cannot beat the best packing known.
 """
 
 from __future__ import annotations
@@ -16,21 +21,49 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from sizing.bounds import rounded_cost_bound
-from sizing.colgen import ColumnPool, Pricer, column_generation
+from sizing.colgen import Pricer, column_generation
+from sizing.ffd import first_fit_decreasing
 from sizing.instance import Instance
+from sizing.master_lp import MasterLP, MasterSolution
 from sizing.packing import Packing
 
-ROUNDS_PER_STEP = 25
+def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Optional[Packing]:
+    """floor(x) of every column, trimmed to the demand, plus FFD for the rest (None if that fails)."""
+    demand = instance.demand.copy()
+    used = np.zeros(instance.type_count, dtype=np.int64)
+    fixed: List[Tuple[Tuple[int, Tuple[int, ...]], int]] = []
+    for j in np.nonzero(master.x >= 1 - 1e-6)[0]:
+        t, counts = master_lp.pool.columns[j]
+        copies = int(math.floor(master.x[j] + 1e-6))
+        limit = instance.max_count[t]
+        if limit is not None:
+            copies = min(copies, limit - int(used[t]))
+        column = np.array(counts, dtype=np.int64)
+        for _ in range(copies):
+            take = np.minimum(column, demand)
+            if not take.any():
+                break
+            fixed.append(((t, tuple(take)), 1))
+            used[t] += 1
+            demand -= take
+    rest = first_fit_decreasing(instance, demand, used) if demand.any() else Packing(())
+    if rest is None:
+        return None
+    return Packing.of(fixed + list(rest.bins))
 
 
 def dive(
     instance: Instance,
-    pool: ColumnPool,
+    master_lp: MasterLP,
     pricer: Pricer,
     incumbent_cost: float,
     deadline: float,
+    rounds_per_step: int,
 ) -> Optional[Packing]:
-    """A packing cheaper than `incumbent_cost`, or None if the dive finds none in time."""
+    """A packing cheaper than `incumbent_cost`, or None if the dive finds none in time.
+
+    rounds_per_step: most master LPs (column generation rounds) per fixing step.
+    """
     demand = instance.demand.copy()
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     fixed: List[Tuple[int, Tuple[int, ...]]] = []
@@ -39,14 +72,14 @@ def dive(
     while demand.any():
         if time.perf_counter() > deadline:
             return None
-        result = column_generation(instance, pool, pricer, demand, limits, deadline, ROUNDS_PER_STEP)
+        result = column_generation(instance, master_lp, pricer, demand, limits, deadline, rounds_per_step)
         master = result.master
         if master is None or master.uncovered > 1e-6:
             return None
         rest, _ = rounded_cost_bound(instance, result.bound)
         if fixed_cost + rest >= incumbent_cost - tolerance:
             return None
-        columns = pool.columns
+        columns = master_lp.pool.columns
         chosen = [(j, int(math.floor(master.x[j] + 1e-6))) for j in np.nonzero(master.x >= 1 - 1e-6)[0]]
         if not chosen:
             chosen = [(int(np.argmax(master.x)), 1)]

@@ -60,14 +60,23 @@ def size_order(instance: Instance) -> List[int]:
     return sorted(range(instance.shape_count), key=lambda i: (-weight[i], i))
 
 
-def pack(instance: Instance, choose: TypeChoice, demand: Optional[np.ndarray] = None) -> Optional[Packing]:
-    """First-fit decreasing with the given type choice; None when some item cannot be placed."""
+def pack(
+    instance: Instance,
+    choose: TypeChoice,
+    demand: Optional[np.ndarray] = None,
+    used: Optional[np.ndarray] = None,
+) -> Optional[Packing]:
+    """First-fit decreasing with the given type choice; None when some item cannot be placed.
+
+    demand: items per shape to place (default: all); used: bins per type already opened
+    elsewhere, which count against the max counts.
+    """
     demand = instance.demand if demand is None else demand
     shapes, dims = instance.shape_count, len(instance.dimensions)
     types: List[int] = []
     loads = np.zeros((0, dims), dtype=np.int64)
     counts = np.zeros((0, shapes), dtype=np.int64)
-    used = np.zeros(instance.type_count, dtype=np.int64)
+    used = np.zeros(instance.type_count, dtype=np.int64) if used is None else used.copy()
     for shape in size_order(instance):
         remaining = int(demand[shape])
         size = instance.sizes[shape]
@@ -99,14 +108,34 @@ def pack(instance: Instance, choose: TypeChoice, demand: Optional[np.ndarray] = 
     return Packing.of(((t, tuple(row)), 1) for t, row in zip(types, counts))
 
 
-def first_fit_decreasing(instance: Instance) -> Optional[Packing]:
-    """The best of the FFD variants (cheapest, then fewest bins); None if none packs every item."""
-    choices: List[TypeChoice] = [single_type(t) for t in range(instance.type_count)]
+def _distinct_types(instance: Instance) -> List[int]:
+    """Types for the single-type variants: of unlimited types with the same capacity, only the
+    cheapest (first on ties), since they would pack identically."""
+    chosen: List[int] = []
+    cheapest = {}
+    for t in range(instance.type_count):
+        if instance.max_count[t] is not None:
+            chosen.append(t)
+            continue
+        key = tuple(int(c) for c in instance.capacity[t])
+        if key not in cheapest or instance.cost[t] < instance.cost[cheapest[key]]:
+            cheapest[key] = t
+    return sorted(chosen + list(cheapest.values()))
+
+
+def first_fit_decreasing(
+    instance: Instance, demand: Optional[np.ndarray] = None, used: Optional[np.ndarray] = None
+) -> Optional[Packing]:
+    """The best of the FFD variants (cheapest, then fewest bins); None if none packs every item.
+
+    demand and used as for `pack`.
+    """
+    choices: List[TypeChoice] = [single_type(t) for t in _distinct_types(instance)]
     if instance.type_count > 1:
         choices.append(cheapest_per_item)
     best: Optional[Packing] = None
     for choose in choices:
-        packing = pack(instance, choose)
+        packing = pack(instance, choose, demand, used)
         if better(packing, best, instance):
             best = packing
     return best

@@ -23,6 +23,7 @@ from sizing.model import Problem
 MAX_QUANTITY = 10**12
 MAX_COUNT = 10**7
 MAX_DIMENSION_TOTAL = 2**53
+COST_GRID = 10**6
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,18 @@ class Instance:
         """The common cost when every bin type costs the same, else None."""
         first = float(self.cost[0])
         return first if all(float(c) == first for c in self.cost) else None
+
+    def cost_step(self) -> Optional[float]:
+        """The largest g with every cost a whole multiple of g, so every packing costs a multiple
+        of g: the common cost if all are equal, else found on a grid of 1e-6; None if off the grid."""
+        unit = self.unit_cost()
+        if unit is not None:
+            return unit
+        scaled = [float(c) * COST_GRID for c in self.cost]
+        whole = [round(c) for c in scaled]
+        if any(w < 1 or abs(w - c) > 1e-6 * c for w, c in zip(whole, scaled)):
+            return None
+        return math.gcd(*whole) / COST_GRID
 
 
 def fit_counts(room: np.ndarray, sizes: np.ndarray, limit: np.ndarray) -> np.ndarray:
@@ -180,3 +193,42 @@ def describe_unfit(instance: Instance, shape: int) -> str:
         )
     shown = "; ".join(shortfalls[:3]) + ("; ..." if len(shortfalls) > 3 else "")
     return f"item {name!r} fits no bin type in every dimension at once: {shown}"
+
+
+def undominated_types(instance: Instance) -> Tuple[int, ...]:
+    """Bin types worth considering: drop unusable ones (max count 0) and those another unlimited
+    type dominates (at least as much room in every dimension for no more cost; among identical
+    types the first stays). Dropping them never raises the optimal cost."""
+    keep = []
+    for t in range(instance.type_count):
+        if instance.max_count[t] == 0:
+            continue
+        dominated = False
+        for u in range(instance.type_count):
+            if u == t or instance.max_count[u] is not None:
+                continue
+            if not ((instance.capacity[u] >= instance.capacity[t]).all() and instance.cost[u] <= instance.cost[t]):
+                continue
+            strictly = instance.cost[u] < instance.cost[t] or (instance.capacity[u] > instance.capacity[t]).any()
+            if strictly or u < t:
+                dominated = True
+                break
+        if not dominated:
+            keep.append(t)
+    return tuple(keep)
+
+
+def restrict_types(instance: Instance, types: Tuple[int, ...]) -> Instance:
+    """The same items with only the given bin types (in that order)."""
+    index = np.array(types, dtype=np.int64)
+    return Instance(
+        dimensions=instance.dimensions,
+        bin_names=tuple(instance.bin_names[t] for t in types),
+        capacity=instance.capacity[index],
+        limited=instance.limited[index],
+        cost=instance.cost[index],
+        max_count=tuple(instance.max_count[t] for t in types),
+        sizes=instance.sizes,
+        demand=instance.demand,
+        members=instance.members,
+    )

@@ -31,6 +31,7 @@ from sizing.packing import Packing
 from sizing.patterns import PatternSet
 
 MAX_EXACT_COLUMNS = 60_000
+MAX_TARGET_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -119,35 +120,36 @@ def enumeration_search(
         float(instance.cost[t]) + limit_prices[t] - patterns.values(prices / theta)
         for t, patterns in enumerate(pattern_sets)
     ]
-    unit = instance.unit_cost()
+    step = instance.cost_step()
     tolerance = 1e-7 * float(instance.cost.max())
     dual_value = bound
     best: Optional[Packing] = None
-    if unit is not None:
-        target = float(np.ceil(bound / unit - 1e-6)) * unit
-        while target < incumbent_cost - unit / 2:
+    if step is not None:
+        target = float(np.ceil(bound / step - 1e-6)) * step
+        for _ in range(MAX_TARGET_STEPS):
+            if target >= incumbent_cost - step / 2:
+                return ExactOutcome(best, max(bound, incumbent_cost))
             outcome = _search_below(instance, pattern_sets, reduced, target - dual_value + tolerance, deadline)
             if outcome is None:
                 return ExactOutcome(best, bound)
             found = outcome.packing
-            if found is not None and found.cost(instance) < incumbent_cost - unit / 2:
+            if found is not None and found.cost(instance) < incumbent_cost - step / 2:
                 best, incumbent_cost = found, found.cost(instance)
-                if incumbent_cost <= target + unit / 2:
+                if incumbent_cost <= target + step / 2:
                     return ExactOutcome(best, target)
             if not (outcome.infeasible or outcome.proven):
                 return ExactOutcome(best, bound)
-            # No packing costs `target` or less: every packing needs one more bin.
-            target += unit
+            # No packing costs `target` or less: the next possible cost is one step up.
+            target += step
             bound = target
-        return ExactOutcome(best, max(bound, incumbent_cost))
     threshold = incumbent_cost * (1 - 1e-10)
     outcome = _search_below(instance, pattern_sets, reduced, threshold - dual_value + tolerance, deadline)
     if outcome is None:
-        return ExactOutcome(None, bound)
+        return ExactOutcome(best, bound)
     if outcome.infeasible:
-        return ExactOutcome(None, max(bound, incumbent_cost))
+        return ExactOutcome(best, max(bound, incumbent_cost))
     found = outcome.packing
-    improved = found if found is not None and found.cost(instance) < incumbent_cost else None
+    improved = found if found is not None and found.cost(instance) < incumbent_cost else best
     # Packings outside the searched columns cost more than `threshold`.
     return ExactOutcome(improved, max(bound, min(threshold, outcome.dual_bound)))
 

@@ -4,14 +4,17 @@ maximise  sum_i price_i * a_i
 s.t.      sum_i size_{i,d} * a_i <= room_d  for every dimension d
           0 <= a_i <= limit_i, integer
 
-This is a bounded multi-dimensional knapsack. A depth-first branch and bound
-solves it exactly when it is small: shapes are tried in order of price per unit
+This is a bounded multi-dimensional knapsack. Its LP relaxation (HiGHS) gives
+an upper bound and, rounded down and filled up greedily, a first pattern that
+is close to the best when bins hold many items. A depth-first branch and bound
+then improves it, exactly when the search is small: shapes are tried in order of price per unit
 of surrogate size (sizes weighted by the dual prices of the dimensions in the
 LP relaxation, solved with HiGHS), and a branch is cut when its
 value plus the fractional (Dantzig) bound of the shapes after it, restricted to
 those that still fit, cannot beat the best pattern found. When the search
-exceeds its node budget, HiGHS (scipy.optimize.milp) takes over; its dual bound
-keeps the reported upper bound valid either way.
+exceeds its node budget, HiGHS (scipy.optimize.milp) takes over if given time;
+its dual bound, or else the root bound of the search, keeps the reported upper
+bound valid either way.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from sizing.instance import fit_counts
 
 PRICE_EPSILON = 1e-12
+_UNBOUNDED = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True)
@@ -58,28 +62,56 @@ def best_pattern(
     if not len(useful):
         value = float(prices @ counts)
         return KnapsackResult(counts, value, value)
-    multipliers = _surrogate_multipliers(prices[useful], sizes[useful], room, limit[useful])
+    multipliers, relaxation, solution = _relaxation(prices[useful], sizes[useful], room, limit[useful])
     search = _BranchAndBound(prices, sizes, room, limit, useful, multipliers, node_limit)
+    search.root_bound = min(search.root_bound, relaxation)
+    search.start_from(_round_and_fill(solution, sizes[useful], room, limit[useful], search.rank))
     if len(useful) < sys.getrecursionlimit() // 4:
         search.run()
     if search.complete:
         counts += search.best_counts
         value = float(prices @ counts)
         return KnapsackResult(counts, value, value)
+    if fallback_seconds <= 0:
+        base = float(prices @ counts)
+        counts += search.best_counts
+        value = float(prices @ counts)
+        return KnapsackResult(counts, value, max(value, base + search.root_bound))
     return _with_milp(prices, sizes, room, limit, counts, search, fallback_seconds)
 
 
-def _surrogate_multipliers(prices, sizes, room, limit) -> np.ndarray:
-    """Weights of the dimensions: the LP relaxation's dual prices, kept strictly positive."""
+def _relaxation(prices, sizes, room, limit):
+    """The LP relaxation: (weights of the dimensions for the surrogate, an upper bound on the value).
+
+    The weights are the LP's dual prices, kept strictly positive; the bound is the LP value
+    with a little slack for rounding (or the trivial bound if HiGHS fails).
+    """
     scale = 1.0 / np.maximum(room, 1)
     relaxation = linprog(
         -prices, A_ub=(sizes * scale).T, b_ub=room * scale, bounds=np.column_stack([np.zeros(len(limit)), limit]),
         method="highs",
     )
-    duals = np.zeros(len(room)) if relaxation.status != 0 else np.maximum(-relaxation.ineqlin.marginals, 0.0)
+    if relaxation.status != 0:
+        return np.full(len(room), 1.0 / len(room)) * scale, float(prices @ limit), np.zeros(len(limit))
+    duals = np.maximum(-relaxation.ineqlin.marginals, 0.0)
     total = duals.sum()
     weights = duals / total if total > 0 else np.zeros(len(room))
-    return (weights + 1e-3 / len(room)) * scale
+    bound = -float(relaxation.fun) * (1 + 1e-9) + 1e-12
+    return (weights + 1e-3 / len(room)) * scale, bound, relaxation.x
+
+
+def _round_and_fill(solution, sizes, room, limit, rank) -> np.ndarray:
+    """The LP solution rounded down, then topped up shape by shape in `rank` order (per useful shape)."""
+    counts = np.minimum(np.floor(solution + 1e-9).astype(np.int64), limit)
+    free = room - counts @ sizes
+    for k in rank:
+        more = int(limit[k] - counts[k])
+        for d in np.nonzero(sizes[k] > 0)[0]:
+            more = min(more, int(free[d] // sizes[k, d]))
+        if more > 0:
+            counts[k] += more
+            free -= more * sizes[k]
+    return counts
 
 
 class _BranchAndBound:
@@ -87,11 +119,14 @@ class _BranchAndBound:
         self.multipliers = multipliers
         weight = sizes[useful] @ multipliers
         efficiency = prices[useful] / weight
-        order = useful[np.lexsort((useful, -efficiency))]
+        self.rank = np.lexsort((useful, -efficiency))
+        order = useful[self.rank]
         self.order = order
         self.price = prices[order].astype(float)
         self.weight = (sizes[order] @ multipliers).astype(float)
         self.sizes = sizes[order].astype(np.int64)
+        self.positive = self.sizes > 0
+        self.divisors = np.maximum(self.sizes, 1)
         self.limit = limit[order].astype(np.int64)
         self.room = np.asarray(room, dtype=np.int64)
         self.node_limit = node_limit
@@ -103,6 +138,11 @@ class _BranchAndBound:
         self.shape_count = sizes.shape[0]
         root_bounds = self._bounds(0, self.room, self._surrogate(self.room))[0]
         self.root_bound = float(root_bounds[0]) if len(root_bounds) else 0.0
+
+    def start_from(self, useful_counts: np.ndarray) -> None:
+        """Take a known pattern (items per useful shape, in input order) as the best so far."""
+        self.best = useful_counts[self.rank].astype(np.int64)
+        self.best_value = float(self.price @ self.best)
 
     def _surrogate(self, free: np.ndarray) -> float:
         return float(free @ self.multipliers)
@@ -120,12 +160,14 @@ class _BranchAndBound:
 
     def _bounds(self, start, free, surrogate_room):
         """For each shape k >= start that fits in `free`: fractional bound of shapes k.. given the room."""
-        fits = np.minimum(self.limit[start:], _fit_rows(free, self.sizes[start:]))
+        room_for = np.where(self.positive[start:], free // self.divisors[start:], _UNBOUNDED)
+        fits = np.minimum(self.limit[start:], room_for.min(axis=1))
         candidates = np.nonzero(fits > 0)[0]
         if not len(candidates):
             return np.zeros(0), candidates, fits
-        w = self.weight[start:][candidates] * fits[candidates]
-        v = self.price[start:][candidates] * fits[candidates]
+        weight, price = self.weight[start:][candidates], self.price[start:][candidates]
+        w = weight * fits[candidates]
+        v = price * fits[candidates]
         cum_w = np.concatenate(([0.0], np.cumsum(w)))
         cum_v = np.concatenate(([0.0], np.cumsum(v)))
         reach = cum_w[:-1] + surrogate_room
@@ -133,7 +175,7 @@ class _BranchAndBound:
         bound = cum_v[full] - cum_v[:-1]
         partial = full < len(candidates)
         nxt = np.minimum(full, len(candidates) - 1)
-        ratio = self.price[start:][candidates][nxt] / self.weight[start:][candidates][nxt]
+        ratio = price[nxt] / weight[nxt]
         bound = bound + np.where(partial, (reach - cum_w[full]) * ratio, 0.0)
         return bound, candidates, fits
 
@@ -156,14 +198,6 @@ class _BranchAndBound:
                 self.current[k] = 0
                 if self.nodes > self.node_limit:
                     return
-
-
-def _fit_rows(free: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    fits = np.full(sizes.shape[0], np.iinfo(np.int64).max, dtype=np.int64)
-    for d in range(sizes.shape[1]):
-        positive = sizes[:, d] > 0
-        fits[positive] = np.minimum(fits[positive], free[d] // sizes[positive, d])
-    return fits
 
 
 def _with_milp(prices, sizes, room, limit, base_counts, search, seconds) -> KnapsackResult:

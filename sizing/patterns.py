@@ -10,35 +10,49 @@ passes a limit, so its cost is bounded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Optional
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 _CHUNK = 2048
 
 
-@dataclass(frozen=True)
 class PatternSet:
-    """All feasible patterns of one bin type.
+    """All feasible patterns of one bin type, as a sparse matrix of items per shape.
 
     members[p, k]: the k-th item (shape index) of pattern p, or -1 past its end;
-    shapes may repeat. counts(p) gives the pattern as items per shape.
+    shapes may repeat. `matrix` has one row per pattern and one column per shape.
     """
 
-    members: np.ndarray
-    shape_count: int
+    def __init__(self, members: np.ndarray, shape_count: int):
+        self.members = members
+        self.shape_count = shape_count
+        rows = np.repeat(np.arange(members.shape[0]), members.shape[1])
+        flat = members.reshape(-1)
+        keep = flat >= 0
+        self.matrix = csr_matrix(
+            (np.ones(int(keep.sum())), (rows[keep], flat[keep])), shape=(members.shape[0], shape_count)
+        )
+        self.matrix.sum_duplicates()
 
     def __len__(self) -> int:
         return int(self.members.shape[0])
 
     def values(self, prices: np.ndarray) -> np.ndarray:
         """Sum of item prices per pattern (prices per shape)."""
-        return np.append(prices, 0.0)[self.members].sum(axis=1)
+        return self.matrix @ prices
+
+    def shapes(self, pattern: int) -> np.ndarray:
+        """The shapes in the pattern (each once)."""
+        return self.matrix.indices[self.matrix.indptr[pattern] : self.matrix.indptr[pattern + 1]]
 
     def counts(self, pattern: int) -> np.ndarray:
-        row = self.members[pattern]
-        return np.bincount(row[row >= 0], minlength=self.shape_count).astype(np.int64)
+        """The pattern as items per shape."""
+        counts = np.zeros(self.shape_count, dtype=np.int64)
+        start, end = self.matrix.indptr[pattern], self.matrix.indptr[pattern + 1]
+        counts[self.matrix.indices[start:end]] = np.rint(self.matrix.data[start:end]).astype(np.int64)
+        return counts
 
 
 def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, limit: int) -> Optional[PatternSet]:
@@ -92,3 +106,21 @@ def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, 
         table[row : row + len(level), :width] = level
         row += len(level)
     return PatternSet(table, shapes)
+
+
+def most_items_per_bin(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray) -> int:
+    """An upper bound on the number of items one bin holds: in every dimension, the most of the
+    smallest items (with their counts) that fit, at most the total count."""
+    most = int(demand.sum())
+    for d in range(sizes.shape[1]):
+        order = np.argsort(sizes[:, d], kind="stable")
+        used, count = 0, 0
+        for i in order:
+            size, available = int(sizes[i, d]), int(demand[i])
+            take = available if size == 0 else min(available, (int(room[d]) - used) // size)
+            count += take
+            used += take * size
+            if take < available:
+                break
+        most = min(most, count)
+    return most

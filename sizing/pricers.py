@@ -9,16 +9,20 @@ master LPs, and an upper bound on max pi.a per bin type for the bound.
 
 from __future__ import annotations
 
+import time
 from typing import List, Sequence
 
 import numpy as np
 
-from sizing.colgen import REDUCED_COST_TOLERANCE, Column, Pricing
+from sizing.colgen import REDUCED_COST_TOLERANCE, Pricing
+from sizing.master_lp import Column
 from sizing.instance import Instance
 from sizing.knapsack import best_pattern
-from sizing.patterns import PatternSet
+from sizing.patterns import PatternSet, most_items_per_bin
 
 _CANDIDATES_PER_TYPE = 3000
+MANY_ITEMS = 30
+MANY_ITEMS_NODES = 400
 
 
 class PatternPricer:
@@ -29,7 +33,9 @@ class PatternPricer:
         self.pattern_sets = list(pattern_sets)
         self.columns_per_call = columns_per_call
 
-    def price(self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray) -> Pricing:
+    def price(
+        self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
+    ) -> Pricing:
         best_values = np.zeros(self.instance.type_count)
         candidates = []
         for t, patterns in enumerate(self.pattern_sets):
@@ -47,25 +53,51 @@ class PatternPricer:
         columns: List[Column] = []
         taken = np.zeros(self.instance.shape_count, dtype=bool)
         for _, t, pattern in candidates:
-            counts = np.minimum(self.pattern_sets[t].counts(pattern), demand)
-            if (taken & (counts > 0)).any():
+            shapes = self.pattern_sets[t].shapes(pattern)
+            if taken[shapes].any():
                 continue
-            taken |= counts > 0
-            columns.append((t, tuple(counts)))
+            taken[shapes] = True
+            columns.append((t, tuple(np.minimum(self.pattern_sets[t].counts(pattern), demand))))
             if len(columns) >= self.columns_per_call:
                 break
         return Pricing(columns, best_values, exact=True)
 
 
 class KnapsackPricer:
-    """Pricing by one knapsack per bin type; with a single bin type, a few disjoint patterns more."""
+    """Pricing by one knapsack per bin type; with a single bin type, a few disjoint patterns more.
 
-    def __init__(self, instance: Instance, extra_columns: int = 4, node_limit: int = 4000):
+    A quick pass with a small search budget usually finds improving patterns; only when it
+    finds none does the exact pass run (larger budget), which is what proves convergence.
+    HiGHS may finish searches that run out of nodes, within `milp_seconds` over the whole solve.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        milp_seconds: float,
+        extra_columns: int = 4,
+        quick_nodes: int = 50,
+        exact_nodes: int = 4000,
+    ):
         self.instance = instance
+        self.milp_seconds = milp_seconds
         self.extra_columns = extra_columns if instance.type_count == 1 else 0
-        self.node_limit = node_limit
+        self.quick_nodes = quick_nodes
+        # A search that cannot finish in its budget only adds time: when bins hold many items
+        # the LP relaxation is a close enough bound, so the budget stays small.
+        many_items = max(most_items_per_bin(instance.capacity[t], instance.sizes, instance.demand)
+                         for t in range(instance.type_count)) > MANY_ITEMS
+        self.exact_nodes = min(exact_nodes, MANY_ITEMS_NODES) if many_items else exact_nodes
 
-    def price(self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray) -> Pricing:
+    def price(
+        self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
+    ) -> Pricing:
+        quick = self._pass(prices, limit_prices, demand, usable, self.quick_nodes, None)
+        if quick.columns or quick.exact:
+            return quick
+        return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline)
+
+    def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline) -> Pricing:
         instance = self.instance
         best_values = np.zeros(instance.type_count)
         columns: List[Column] = []
@@ -76,7 +108,15 @@ class KnapsackPricer:
             threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
             remaining = prices.copy()
             for round_ in range(1 + self.extra_columns):
-                result = best_pattern(remaining, instance.sizes, instance.capacity[t], demand, self.node_limit)
+                first = round_ == 0 and deadline is not None
+                seconds = min(1.0, self.milp_seconds, deadline - time.perf_counter()) if first else 0.0
+                started = time.perf_counter()
+                result = best_pattern(
+                    remaining, instance.sizes, instance.capacity[t], demand,
+                    node_limit if first else self.quick_nodes, seconds,
+                )
+                if first and result.upper_bound > result.value:
+                    self.milp_seconds -= time.perf_counter() - started
                 if round_ == 0:
                     best_values[t] = result.upper_bound
                     exact = exact and result.upper_bound <= result.value * (1 + 1e-12) + 1e-12

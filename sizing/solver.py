@@ -31,22 +31,30 @@ from typing import List, Optional
 import numpy as np
 
 from sizing.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
-from sizing.colgen import ColumnPool, column_generation, dual_bound
-from sizing.dive import dive
+from sizing.colgen import column_generation, dual_bound
+from sizing.dive import dive, round_down
 from sizing.ffd import first_fit_decreasing
-from sizing.instance import Instance, build_instance, describe_unfit
+from sizing.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
 from sizing.integer_master import enumeration_search, pool_milp
+from sizing.master_lp import ColumnPool, MasterLP
 from sizing.model import LowerBound, Problem, Solution
 from sizing.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
-from sizing.patterns import PatternSet, enumerate_patterns
+from sizing.patterns import PatternSet, enumerate_patterns, most_items_per_bin
 from sizing.pricers import KnapsackPricer, PatternPricer
 
 PATTERN_LIMIT = 1_500_000
+MAX_ITEMS_TO_ENUMERATE = 16
 COLUMN_GENERATION_SHARE = 0.4
+MANY_ITEMS_GENERATION_SHARE = 0.55
+MANY_ITEMS_PER_BIN = 30
 DIVE_SHARE = 0.75
 POOL_MILP_SHARE = 0.85
 FINISH_SHARE = 0.97
 MAX_GENERATION_ROUNDS = 5000
+MILP_PRICING_SHARE = 0.15
+# Pricing from pattern lists is cheap, so dives can afford to re-price more per step.
+PATTERN_ROUNDS_PER_STEP = 25
+KNAPSACK_ROUNDS_PER_STEP = 5
 
 
 @dataclass
@@ -110,41 +118,70 @@ def solve(problem: Problem) -> Solution:
 
 
 def _optimise(search: _Search) -> None:
-    instance = search.instance
+    types = undominated_types(search.instance)
+    instance = restrict_types(search.instance, types)
+
+    def offer(packing: Optional[Packing]) -> None:
+        if packing is not None:
+            search.offer(Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins))
+
     pattern_sets = _all_patterns(instance)
-    pricer = PatternPricer(instance, pattern_sets) if pattern_sets is not None else KnapsackPricer(instance)
+    if pattern_sets is not None:
+        pricer = PatternPricer(instance, pattern_sets)
+    else:
+        pricer = KnapsackPricer(instance, milp_seconds=MILP_PRICING_SHARE * search.time_limit)
     pool = ColumnPool(instance.shape_count)
     if search.incumbent is not None:
+        position = {t: k for k, t in enumerate(types)}
         for (t, counts), _ in search.incumbent.bins:
-            pool.add(t, counts)
+            if t in position:
+                pool.add(position[t], counts)
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    master_lp = MasterLP(instance, pool)
+    # With many items per bin, rounding the LP loses little and dives gain little: column
+    # generation and the integer program over its columns get the time instead.
+    many_items = max(most_items_per_bin(instance.capacity[t], instance.sizes, instance.demand)
+                     for t in range(instance.type_count)) > MANY_ITEMS_PER_BIN
+    generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
     generation = column_generation(
-        instance, pool, pricer, instance.demand, limits, search.deadline(COLUMN_GENERATION_SHARE),
+        instance, master_lp, pricer, instance.demand, limits, search.deadline(generation_share),
         MAX_GENERATION_ROUNDS, target=search.incumbent_cost,
     )
     search.raise_bound(generation.bound)
+    if generation.master is not None:
+        offer(round_down(instance, master_lp, generation.master))
     if search.proven:
         return
-    search.offer(dive(instance, pool, pricer, search.incumbent_cost, search.deadline(DIVE_SHARE)))
+    if not many_items:
+        rounds = PATTERN_ROUNDS_PER_STEP if pattern_sets is not None else KNAPSACK_ROUNDS_PER_STEP
+        offer(dive(instance, master_lp, pricer, search.incumbent_cost, search.deadline(DIVE_SHARE), rounds))
     if search.proven:
         return
     seconds = search.deadline(POOL_MILP_SHARE) - time.perf_counter()
     if seconds > 0:
-        search.offer(pool_milp(instance, pool.columns, seconds).packing)
+        offer(pool_milp(instance, pool.columns, seconds).packing)
     if search.proven or pattern_sets is None or not generation.converged or generation.master is None:
         return
     prices = generation.master.prices
-    best_values = pricer.price(prices, np.zeros(instance.type_count), instance.demand, limits != 0).best_values
+    best_values = pricer.price(
+        prices, np.zeros(instance.type_count), instance.demand, limits != 0, search.deadline(FINISH_SHARE)
+    ).best_values
     exact_bound = dual_bound(instance, instance.demand, limits, prices, best_values)
     outcome = enumeration_search(
         instance, pattern_sets, prices, best_values, exact_bound, search.incumbent_cost, search.deadline(FINISH_SHARE)
     )
-    search.offer(outcome.packing)
+    offer(outcome.packing)
     search.raise_bound(outcome.bound)
 
 
 def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
-    """Complete pattern lists of every bin type, or None when together they pass the limit."""
+    """Complete pattern lists of every bin type, or None when together they pass the limit.
+
+    Bins that may hold many items have far too many patterns; those are not even tried.
+    """
+    if max(most_items_per_bin(instance.capacity[t], instance.sizes, instance.demand)
+           for t in range(instance.type_count)) > MAX_ITEMS_TO_ENUMERATE:
+        return None
     sets: List[PatternSet] = []
     left = PATTERN_LIMIT
     for t in range(instance.type_count):

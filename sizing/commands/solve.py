@@ -1,0 +1,114 @@
+"""`python -m sizing solve`: solve a bin-packing problem given as JSON or `.vbp`.
+
+    python -m sizing solve PROBLEM.json [--time-limit SECONDS]
+    python -m sizing solve -            (problem on stdin)
+    python -m sizing solve --vbp FILE [--time-limit SECONDS]
+
+Prints the result as JSON on stdout (see `sizing.problem_io`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from sizing.errors import SizingInputError
+
+EXIT_INFEASIBLE = 1
+
+_EPILOG = """\
+input: {"binTypes": [{"name", "capacity": {dimension: integer >= 1}, "cost": number > 0,
+"max": count or null}], "items": [{"name", "size": {dimension: integer >= 0}, "count"}],
+"timeLimitSeconds": number > 0}. A dimension a bin type leaves out is unlimited for it; one an
+item leaves out counts as 0. Unknown fields are errors.
+
+output: {"status": "optimal" | "feasible" | "infeasible", "cost", "binCount",
+"lowerBound": {"cost", "bins"}, "bins": [{"type", "count", "items": {name: count}}],
+"seconds", "reason" (infeasible only)}. "optimal" means the cost equals the lower bound.
+
+exit status: 0 with a packing; 1 when the problem is infeasible (an item fits no bin type,
+or the max counts are too small): the JSON result with status "infeasible" still goes to
+stdout and its reason also to stderr; 2 for malformed input (one message on stderr).
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "solve",
+        help="solve a vector bin-packing problem (JSON or .vbp) and print the packing as JSON",
+        description=(
+            "Find the cheapest packing of the items into bins (vector bin packing with several bin "
+            "types, costs and max counts), with a proven lower bound."
+        ),
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("problem", nargs="?", metavar="PROBLEM.json", help="problem file, or - for stdin")
+    source.add_argument(
+        "--vbp", type=Path, metavar="FILE",
+        help="read a .vbp file instead (one bin type 'bin' of cost 1; dimensions d0, d1, ...; items i0, i1, ...)",
+    )
+    parser.add_argument(
+        "--time-limit", type=float, metavar="SECONDS",
+        help="time limit in seconds (overrides timeLimitSeconds; default 10)",
+    )
+    parser.set_defaults(run=run)
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SizingInputError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send what native solver code writes on file descriptor 1 to stderr, keeping stdout pure JSON."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from sizing.problem_io import problem_from_json, solution_to_json
+    from sizing.solver import solve
+    from sizing.vbp import parse_vbp
+
+    limit = args.time_limit
+    if limit is not None and not (math.isfinite(limit) and limit > 0):
+        raise SizingInputError(f"--time-limit must be a positive number of seconds, got {limit}")
+    if args.vbp is not None:
+        problem = parse_vbp(_read(str(args.vbp)), source=str(args.vbp))
+    else:
+        problem = problem_from_json(_read(args.problem), source="stdin" if args.problem == "-" else args.problem)
+    if limit is not None:
+        problem = replace(problem, time_limit_seconds=limit)
+    with _stdout_to_stderr():
+        solution = solve(problem)
+    json.dump(solution_to_json(solution), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    if solution.status == "infeasible":
+        print(f"error: infeasible: {solution.reason}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    return 0
