@@ -59,6 +59,22 @@ class Instance:
         """How many items of each shape fit alone in an empty bin of the type (capped by demand)."""
         return fit_counts(self.capacity[type_index], self.sizes, self.demand)
 
+    def typical_items_per_bin(self) -> float:
+        """How many average items fill the largest bin type, in its tightest dimension.
+
+        It tells bins that hold a handful of items (where patterns can be listed and LP
+        rounding is coarse) from bins that hold dozens (where rounding loses little).
+        """
+        total = float(self.demand.sum())
+        if total == 0:
+            return 0.0
+        mean = (self.demand @ self.sizes) / total
+        best = 0.0
+        for t in range(self.type_count):
+            ratios = [self.capacity[t, d] / mean[d] for d in range(len(self.dimensions)) if mean[d] > 0]
+            best = max(best, min(ratios) if ratios else total)
+        return best
+
     def unit_cost(self) -> Optional[float]:
         """The common cost when every bin type costs the same, else None."""
         first = float(self.cost[0])
@@ -72,7 +88,8 @@ class Instance:
             return unit
         scaled = [float(c) * COST_GRID for c in self.cost]
         whole = [round(c) for c in scaled]
-        if any(w < 1 or abs(w - c) > 1e-6 * c for w, c in zip(whole, scaled)):
+        # Off the grid by more than rounding in the scaling could explain.
+        if any(w < 1 or abs(w - c) > 1e-6 + 1e-15 * c for w, c in zip(whole, scaled)):
             return None
         return math.gcd(*whole) / COST_GRID
 

@@ -78,7 +78,7 @@ def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, 
             chunk = slice(begin, begin + _CHUNK)
             tail, repeats, load = last[chunk], last_repeats[chunk], loads[chunk]
             # Shapes in non-decreasing order; the last shape again only while demand allows.
-            allowed = (candidates[None, :] > tail[:, None]) | (
+            allowed = ((candidates[None, :] > tail[:, None]) & (demand[None, :] > 0)) | (
                 (candidates[None, :] == tail[:, None]) & (repeats[:, None] < demand[tail][:, None])
             )
             free = room[None, :] - load
@@ -107,20 +107,3 @@ def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, 
         row += len(level)
     return PatternSet(table, shapes)
 
-
-def most_items_per_bin(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray) -> int:
-    """An upper bound on the number of items one bin holds: in every dimension, the most of the
-    smallest items (with their counts) that fit, at most the total count."""
-    most = int(demand.sum())
-    for d in range(sizes.shape[1]):
-        order = np.argsort(sizes[:, d], kind="stable")
-        used, count = 0, 0
-        for i in order:
-            size, available = int(sizes[i, d]), int(demand[i])
-            take = available if size == 0 else min(available, (int(room[d]) - used) // size)
-            count += take
-            used += take * size
-            if take < available:
-                break
-        most = min(most, count)
-    return most

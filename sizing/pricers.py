@@ -18,10 +18,10 @@ from sizing.colgen import REDUCED_COST_TOLERANCE, Pricing
 from sizing.master_lp import Column
 from sizing.instance import Instance
 from sizing.knapsack import best_pattern
-from sizing.patterns import PatternSet, most_items_per_bin
+from sizing.patterns import PatternSet
 
 _CANDIDATES_PER_TYPE = 3000
-MANY_ITEMS = 30
+MANY_ITEMS = 12
 MANY_ITEMS_NODES = 400
 
 
@@ -85,8 +85,7 @@ class KnapsackPricer:
         self.quick_nodes = quick_nodes
         # A search that cannot finish in its budget only adds time: when bins hold many items
         # the LP relaxation is a close enough bound, so the budget stays small.
-        many_items = max(most_items_per_bin(instance.capacity[t], instance.sizes, instance.demand)
-                         for t in range(instance.type_count)) > MANY_ITEMS
+        many_items = instance.typical_items_per_bin() > MANY_ITEMS
         self.exact_nodes = min(exact_nodes, MANY_ITEMS_NODES) if many_items else exact_nodes
 
     def price(

@@ -76,9 +76,17 @@ class _ProblemDocument(BaseModel):
 
 
 def _location(loc) -> str:
+    """('binTypes', 0, 'capacity', 'cpu') -> 'binTypes[0].capacity.cpu'; odd keys in brackets."""
     path = ""
     for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+        if part == "[key]":
+            path += " (a key)"
+        elif isinstance(part, int):
+            path += f"[{part}]"
+        elif not str(part).isidentifier():
+            path += f"[{str(part)!r}]"
+        else:
+            path += f".{part}" if path else str(part)
     return path
 
 
@@ -96,14 +104,20 @@ def _describe(error: dict) -> str:
     return f"{where}: {message[0].lower()}{message[1:]}, got {error.get('input')!r}"
 
 
+class _NonFiniteNumber(ValueError):
+    pass
+
+
 def _reject_constant(name: str) -> Any:
-    raise SizingInputError(f"{name} is not a valid JSON number")
+    raise _NonFiniteNumber(name)
 
 
 def problem_from_json(text: str, source: str = "problem") -> Problem:
     """Parse and check a problem document; SizingInputError names the first bad field."""
     try:
         document = json.loads(text, parse_constant=_reject_constant)
+    except _NonFiniteNumber as error:
+        raise SizingInputError(f"{source}: {error} is not a valid JSON number") from None
     except json.JSONDecodeError as error:
         raise SizingInputError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
     if not isinstance(document, dict):

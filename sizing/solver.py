@@ -39,14 +39,13 @@ from sizing.integer_master import enumeration_search, pool_milp
 from sizing.master_lp import ColumnPool, MasterLP
 from sizing.model import LowerBound, Problem, Solution
 from sizing.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
-from sizing.patterns import PatternSet, enumerate_patterns, most_items_per_bin
+from sizing.patterns import PatternSet, enumerate_patterns
 from sizing.pricers import KnapsackPricer, PatternPricer
 
 PATTERN_LIMIT = 1_500_000
-MAX_ITEMS_TO_ENUMERATE = 16
 COLUMN_GENERATION_SHARE = 0.4
 MANY_ITEMS_GENERATION_SHARE = 0.55
-MANY_ITEMS_PER_BIN = 30
+MANY_ITEMS_PER_BIN = 12
 DIVE_SHARE = 0.75
 POOL_MILP_SHARE = 0.85
 FINISH_SHARE = 0.97
@@ -140,8 +139,7 @@ def _optimise(search: _Search) -> None:
     master_lp = MasterLP(instance, pool)
     # With many items per bin, rounding the LP loses little and dives gain little: column
     # generation and the integer program over its columns get the time instead.
-    many_items = max(most_items_per_bin(instance.capacity[t], instance.sizes, instance.demand)
-                     for t in range(instance.type_count)) > MANY_ITEMS_PER_BIN
+    many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
     generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
     generation = column_generation(
         instance, master_lp, pricer, instance.demand, limits, search.deadline(generation_share),
@@ -179,8 +177,7 @@ def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
 
     Bins that may hold many items have far too many patterns; those are not even tried.
     """
-    if max(most_items_per_bin(instance.capacity[t], instance.sizes, instance.demand)
-           for t in range(instance.type_count)) > MAX_ITEMS_TO_ENUMERATE:
+    if instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN:
         return None
     sets: List[PatternSet] = []
     left = PATTERN_LIMIT

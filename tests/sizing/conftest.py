@@ -106,12 +106,12 @@ def brute_force(problem: Problem):
     return best[0]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def solution_checker():
     return check_solution
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def brute_force_optimum():
     return brute_force
 

@@ -152,13 +152,24 @@ def test_malformed_problems_raise_input_errors(bin_types, items, message):
 
 def test_same_input_gives_the_same_output():
     p = problem(
-        [BinType("s", {"cpu": 40, "memory": 64}, 1.0), BinType("l", {"cpu": 100, "memory": 128}, 2.3)],
-        [ItemType(f"w{k}", {"cpu": 3 + 7 * k % 19, "memory": 5 + 11 * k % 23}, 2 + k % 4) for k in range(12)],
+        [BinType("s", {"cpu": 40, "memory": 64}, 1.0), BinType("l", {"cpu": 100, "memory": 128}, 2.5)],
+        [ItemType(f"w{k}", {"cpu": 3 + 7 * k % 19, "memory": 5 + 11 * k % 23}, 2 * (1 + k % 3)) for k in range(10)],
     )
     first, second = solve(p), solve(p)
     assert (first.status, first.cost, first.bin_count, first.lower_bound, first.bins) == (
         second.status, second.cost, second.bin_count, second.lower_bound, second.bins,
     )
+    assert first.status == "optimal" and first.cost == pytest.approx(14.0)
+
+
+def test_a_short_time_limit_still_gives_a_valid_packing(bench_dir, solution_checker):
+    # Many small items per bin: no complete pattern list, so the search is cut by the limit.
+    p = parse_vbp((bench_dir / "Panigrahy_class1_120_3_0.vbp").read_text(), time_limit_seconds=0.5)
+    solution = solve(p)
+    solution_checker(p, solution)
+    instance = build_instance(p)
+    assert solution.cost <= first_fit_decreasing(instance).cost(instance)
+    assert solution.lower_bound.bins <= 30  # the proven optimum
 
 
 def test_never_worse_than_first_fit_decreasing(solution_checker):

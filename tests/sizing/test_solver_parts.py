@@ -1,0 +1,160 @@
+"""The solver's parts: pattern lists, the pricing knapsack, the master LP, bounds and packings."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizing.bounds import rounded_cost_bound
+from sizing.colgen import column_generation, dual_bound
+from sizing.ffd import first_fit_decreasing, pack, single_type
+from sizing.instance import build_instance, restrict_types, undominated_types
+from sizing.knapsack import best_pattern
+from sizing.master_lp import ColumnPool, MasterLP
+from sizing.model import BinType, ItemType, Problem
+from sizing.packing import Packing, exact_packing, overfilled
+from sizing.patterns import enumerate_patterns
+from sizing.pricers import KnapsackPricer, PatternPricer
+
+
+def all_fitting_multisets(room, sizes, demand):
+    """Brute force: every non-empty count vector within demand that fits."""
+    ranges = [range(int(n) + 1) for n in demand]
+    found = set()
+    for counts in itertools.product(*ranges):
+        counts = np.array(counts)
+        if counts.any() and (counts @ sizes <= room).all():
+            found.add(tuple(counts))
+    return found
+
+
+small_arrays = st.integers(1, 4).flatmap(
+    lambda shapes: st.tuples(
+        st.lists(st.integers(2, 12), min_size=2, max_size=2),
+        st.lists(st.lists(st.integers(0, 6), min_size=2, max_size=2), min_size=shapes, max_size=shapes),
+        st.lists(st.integers(0, 3), min_size=shapes, max_size=shapes),
+        st.lists(st.floats(0, 5, allow_nan=False), min_size=shapes, max_size=shapes),
+    )
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=small_arrays)
+def test_pattern_enumeration_lists_every_fitting_multiset_once(data):
+    room, sizes, demand, _ = (np.array(x) for x in data)
+    sizes = sizes.astype(np.int64)
+    patterns = enumerate_patterns(room, sizes, demand.astype(np.int64), limit=10_000)
+    listed = [tuple(patterns.counts(p)) for p in range(len(patterns))]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == all_fitting_multisets(room, sizes, demand)
+
+
+def test_pattern_enumeration_gives_up_past_its_limit():
+    sizes = np.ones((6, 1), dtype=np.int64)
+    assert enumerate_patterns(np.array([6]), sizes, np.full(6, 6), limit=100) is None
+    assert len(enumerate_patterns(np.array([1]), sizes, np.full(6, 6), limit=100)) == 6
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=small_arrays, nodes=st.sampled_from([1, 5, 4000]))
+def test_knapsack_value_and_bound_bracket_the_brute_force_optimum(data, nodes):
+    room, sizes, demand, prices = (np.array(x) for x in data)
+    sizes, demand = sizes.astype(np.int64), demand.astype(np.int64)
+    result = best_pattern(prices.astype(float), sizes, room.astype(np.int64), demand, node_limit=nodes, fallback_seconds=0)
+    best = max([float(prices @ np.array(c)) for c in all_fitting_multisets(room, sizes, demand)], default=0.0)
+    assert (result.counts <= demand).all() and (result.counts @ sizes <= room).all()
+    assert result.value == pytest.approx(float(prices @ result.counts))
+    assert result.value <= best + 1e-9
+    assert result.upper_bound >= best - 1e-9
+    if nodes == 4000:
+        assert result.value == pytest.approx(best)
+
+
+def _instance(bin_types, items):
+    return build_instance(Problem(tuple(bin_types), tuple(items), 5.0))
+
+
+def test_warm_and_cold_master_lp_agree():
+    instance = _instance(
+        [BinType("a", {"x": 10, "y": 10}, 1.0), BinType("b", {"x": 20, "y": 8}, 1.7, max_count=2)],
+        [ItemType("p", {"x": 6, "y": 3}, 5), ItemType("q", {"x": 3, "y": 5}, 4), ItemType("r", {"x": 2, "y": 2}, 7)],
+    )
+    values = []
+    for warm in (True, False):
+        pool = ColumnPool(instance.shape_count)
+        for (t, counts), _ in first_fit_decreasing(instance).bins:
+            pool.add(t, counts)
+        limits = np.array([-1, 2])
+        result = column_generation(
+            instance, MasterLP(instance, pool, warm=warm), KnapsackPricer(instance, milp_seconds=1.0),
+            instance.demand, limits, deadline=float("inf"), max_iterations=200,
+        )
+        assert result.converged
+        values.append((result.master.value, result.bound))
+    assert values[0][0] == pytest.approx(values[1][0], rel=1e-7)
+    for value, bound in values:
+        assert bound <= value + 1e-7
+
+
+def test_farley_bound_is_valid_for_any_prices():
+    # Items of 4 in bins of 10: two per bin, 3 bins for 5 items.
+    instance = _instance([BinType("b", {"x": 10}, 1.0)], [ItemType("a", {"x": 4}, 5)])
+    patterns = [enumerate_patterns(instance.capacity[0], instance.sizes, instance.demand, 100)]
+    limits = np.array([-1])
+    for price in (0.1, 0.5, 0.9, 3.0):
+        prices = np.array([price])
+        best = PatternPricer(instance, patterns).price(prices, np.zeros(1), instance.demand, np.array([True]), 0.0)
+        assert dual_bound(instance, instance.demand, limits, prices, best.best_values) <= 2.5 + 1e-12
+    assert dual_bound(instance, instance.demand, limits, np.array([0.5]), np.array([1.0])) == pytest.approx(2.5)
+
+
+def test_exact_packing_removes_surplus_and_moves_bins_to_cheaper_types():
+    instance = _instance(
+        [BinType("big", {"x": 10}, 2.0), BinType("small", {"x": 5}, 1.0)],
+        [ItemType("a", {"x": 5}, 3)],
+    )
+    covering = Packing.of([((0, (2,)), 2)])  # 4 items where 3 are needed
+    exact = exact_packing(covering, instance)
+    assert exact.covered(1).tolist() == [3]
+    assert not overfilled(exact, instance)
+    # The bin left with one item moves to the cheaper type that still holds it.
+    assert sorted(exact.bins) == [((0, (2,)), 1), ((1, (1,)), 1)]
+    assert exact.cost(instance) == pytest.approx(3.0)
+
+
+def test_dominated_bin_types_are_dropped_but_limited_ones_never_dominate():
+    instance = _instance(
+        [
+            BinType("c5.xlarge", {"cpu": 4, "memory": 8}, 0.17),
+            BinType("c6a.xlarge", {"cpu": 4, "memory": 8}, 0.153),
+            BinType("c5.large", {"cpu": 2, "memory": 4}, 0.085),
+            BinType("reserved", {"cpu": 8, "memory": 16}, 0.01, max_count=1),
+            BinType("unusable", {"cpu": 64, "memory": 64}, 0.01, max_count=0),
+        ],
+        [ItemType("pod", {"cpu": 1, "memory": 1}, 3)],
+    )
+    kept = undominated_types(instance)
+    assert [instance.bin_names[t] for t in kept] == ["c6a.xlarge", "c5.large", "reserved"]
+    assert restrict_types(instance, kept).bin_names == ("c6a.xlarge", "c5.large", "reserved")
+
+
+def test_bounds_round_up_to_the_next_possible_cost():
+    unit = _instance([BinType("b", {"x": 10}, 0.5)], [ItemType("a", {"x": 1}, 1)])
+    assert rounded_cost_bound(unit, 1.2) == (1.5, 3)
+    priced = _instance([BinType("a", {"x": 10}, 0.096), BinType("b", {"x": 20}, 0.192)], [ItemType("i", {"x": 1}, 1)])
+    assert priced.cost_step() == pytest.approx(0.096)
+    cost, bins = rounded_cost_bound(priced, 0.2)
+    assert cost == pytest.approx(0.288) and bins is None
+    odd = _instance([BinType("a", {"x": 10}, 1 / 3), BinType("b", {"x": 20}, 0.5)], [ItemType("i", {"x": 1}, 1)])
+    assert odd.cost_step() is None and rounded_cost_bound(odd, 0.7) == (0.7, None)
+
+
+def test_first_fit_places_identical_items_in_bulk_like_one_at_a_time():
+    instance = _instance([BinType("b", {"x": 10, "y": 10}, 1.0)],
+                         [ItemType("big", {"x": 6, "y": 2}, 3), ItemType("small", {"x": 3, "y": 3}, 5)])
+    packing = pack(instance, single_type(0))
+    # Shapes are (3, 3) then (6, 2). One at a time: each 6 opens a bin; each of those bins then has room
+    # for one 3; the last two 3s open a fourth bin.
+    assert sorted(packing.bins) == [((0, (1, 1)), 3), ((0, (2, 0)), 1)]
