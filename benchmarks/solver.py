@@ -95,7 +95,7 @@ def vector_benchmark(quick: bool) -> int:
         try:
             problem = parse_vbp((VECTOR_DIR / name).read_text(), VECTOR_SECONDS, name)
         except SizingInputError as error:
-            rejected.append(f"{name}: {error}")
+            rejected.append(str(error))
             continue
         started = time.perf_counter()
         ffd = first_fit_decreasing(build_instance(problem))

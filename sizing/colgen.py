@@ -44,8 +44,11 @@ class Pricer(Protocol):
 
 
 def dual_bound(instance: Instance, demand: np.ndarray, limits: np.ndarray, prices: np.ndarray, best_values: np.ndarray) -> float:
-    """Farley's lower bound on the cost of covering `demand` (see the module docstring)."""
+    """Farley's lower bound on the cost of covering `demand` (see the module docstring);
+    -inf when some usable type's best value is unknown (infinite)."""
     usable = [t for t in range(instance.type_count) if limits[t] != 0]
+    if not np.isfinite(best_values[usable]).all():
+        return float("-inf")
     theta = 1.0
     for t in usable:
         if limits[t] < 0:

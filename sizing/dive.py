@@ -9,7 +9,8 @@ the master LP for the items still to place (with a few rounds of column
 generation), then fixes bins: every column with an LP value of at least 1 is
 fixed that many times, or else the column with the largest value once. Fixed
 bins take only items still needed. The dive stops early when the fixed cost
-plus a valid bound for the rest cannot beat the best packing known.
+plus a valid bound for the rest cannot beat the best packing known; when time
+runs out, first-fit decreasing places the items still left.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def dive(
     tolerance = 1e-9 * max(1.0, incumbent_cost)
     while demand.any():
         if time.perf_counter() > deadline:
-            return None
+            break
         result = column_generation(instance, master_lp, pricer, demand, limits, deadline, rounds_per_step)
         master = result.master
         if master is None or master.uncovered > 1e-6:
@@ -96,5 +97,13 @@ def dive(
                 demand -= take
                 if limits[t] > 0:
                     limits[t] -= 1
-    packing = Packing.of((column, 1) for column in fixed)
+    bins = [(column, 1) for column in fixed]
+    if demand.any():
+        # Out of time: first-fit decreasing places what is left.
+        used = np.array([0 if m is None else m - limits[t] for t, m in enumerate(instance.max_count)], dtype=np.int64)
+        rest = first_fit_decreasing(instance, demand, used)
+        if rest is None:
+            return None
+        bins.extend(rest.bins)
+    packing = Packing.of(bins)
     return packing if packing.cost(instance) < incumbent_cost - tolerance else None

@@ -40,17 +40,17 @@ def single_type(type_index: int) -> TypeChoice:
 
 
 def cheapest_per_item(instance: Instance, shape: int, remaining: int, used: np.ndarray) -> Optional[int]:
-    best, best_key = None, None
-    for t in range(instance.type_count):
-        if _available(instance, t, used) == 0:
-            continue
-        fits = int(fit_counts(instance.capacity[t], instance.sizes[shape : shape + 1], np.array([remaining]))[0])
-        if fits == 0:
-            continue
-        key = (float(instance.cost[t]) / fits, float(instance.cost[t]), t)
-        if best_key is None or key < best_key:
-            best, best_key = t, key
-    return best
+    size = instance.sizes[shape]
+    fits = np.full(instance.type_count, remaining, dtype=np.int64)
+    for d in np.nonzero(size > 0)[0]:
+        fits = np.minimum(fits, instance.capacity[:, d] // size[d])
+    available = np.array([_available(instance, t, used) > 0 for t in range(instance.type_count)])
+    candidates = np.nonzero((fits > 0) & available)[0]
+    if not len(candidates):
+        return None
+    per_item = instance.cost[candidates] / fits[candidates]
+    # Lowest cost per item, then lowest cost, then first type.
+    return int(candidates[np.lexsort((candidates, instance.cost[candidates], per_item))[0]])
 
 
 def size_order(instance: Instance) -> List[int]:

@@ -216,21 +216,15 @@ def undominated_types(instance: Instance) -> Tuple[int, ...]:
     """Bin types worth considering: drop unusable ones (max count 0) and those another unlimited
     type dominates (at least as much room in every dimension for no more cost; among identical
     types the first stays). Dropping them never raises the optimal cost."""
+    unlimited = np.array([m is None for m in instance.max_count])
+    index = np.arange(instance.type_count)
     keep = []
     for t in range(instance.type_count):
         if instance.max_count[t] == 0:
             continue
-        dominated = False
-        for u in range(instance.type_count):
-            if u == t or instance.max_count[u] is not None:
-                continue
-            if not ((instance.capacity[u] >= instance.capacity[t]).all() and instance.cost[u] <= instance.cost[t]):
-                continue
-            strictly = instance.cost[u] < instance.cost[t] or (instance.capacity[u] > instance.capacity[t]).any()
-            if strictly or u < t:
-                dominated = True
-                break
-        if not dominated:
+        roomier = (instance.capacity >= instance.capacity[t]).all(axis=1) & (instance.cost <= instance.cost[t])
+        strictly = (instance.cost < instance.cost[t]) | (instance.capacity > instance.capacity[t]).any(axis=1)
+        if not (roomier & unlimited & (index != t) & (strictly | (index < t))).any():
             keep.append(t)
     return tuple(keep)
 

@@ -102,22 +102,19 @@ def _cheapest_types(bins: List[Tuple[int, np.ndarray]], instance: Instance) -> L
     used = np.zeros(instance.type_count, dtype=np.int64)
     for t, _ in bins:
         used[t] += 1
-    by_price = sorted(range(instance.type_count), key=lambda t: (float(instance.cost[t]), t))
-    # Fullest bins choose first: they have the fewest options.
-    order = sorted(range(len(bins)), key=lambda b: -int(bins[b][1].sum()))
+    limits = np.array([np.iinfo(np.int64).max if m is None else m for m in instance.max_count], dtype=np.int64)
+    by_price = np.lexsort((np.arange(instance.type_count), instance.cost))
     result: Dict[int, Tuple[int, np.ndarray]] = {}
-    for b in order:
+    # Fullest bins choose first: they have the fewest options.
+    for b in sorted(range(len(bins)), key=lambda b: -int(bins[b][1].sum())):
         t, counts = bins[b]
         load = counts @ instance.sizes
-        for candidate in by_price:
-            if float(instance.cost[candidate]) >= float(instance.cost[t]):
-                break
-            limit = instance.max_count[candidate]
-            if (load <= instance.capacity[candidate]).all() and (limit is None or used[candidate] < limit):
-                used[candidate] += 1
-                used[t] -= 1
-                t = candidate
-                break
+        cheaper = by_price[instance.cost[by_price] < instance.cost[t]]
+        holds = cheaper[(instance.capacity[cheaper] >= load).all(axis=1) & (used[cheaper] < limits[cheaper])]
+        if len(holds):
+            used[holds[0]] += 1
+            used[t] -= 1
+            t = int(holds[0])
         result[b] = (t, counts)
     return [result[b] for b in range(len(bins))]
 

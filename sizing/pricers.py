@@ -23,6 +23,9 @@ from sizing.patterns import PatternSet
 _CANDIDATES_PER_TYPE = 3000
 MANY_ITEMS = 12
 MANY_ITEMS_NODES = 400
+PARTIAL_PRICING_TYPES = 16
+PARTIAL_PRICING_BEST = 6
+PARTIAL_PRICING_TURNS = 4
 
 
 class PatternPricer:
@@ -69,6 +72,11 @@ class KnapsackPricer:
     A quick pass with a small search budget usually finds improving patterns; only when it
     finds none does the exact pass run (larger budget), which is what proves convergence.
     HiGHS may finish searches that run out of nodes, within `milp_seconds` over the whole solve.
+
+    With many bin types, a quick pass first prices only the types whose patterns were worth
+    the most (relative to their cost) last time, plus a few others in turn; all types are
+    priced when those find nothing. Best values of types not priced are reported as unknown
+    (infinite), which leaves the bound as it was.
     """
 
     def __init__(
@@ -87,18 +95,36 @@ class KnapsackPricer:
         # the LP relaxation is a close enough bound, so the budget stays small.
         many_items = instance.typical_items_per_bin() > MANY_ITEMS
         self.exact_nodes = min(exact_nodes, MANY_ITEMS_NODES) if many_items else exact_nodes
+        self.worth = np.full(instance.type_count, np.inf)
+        self.turn = 0
 
     def price(
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
     ) -> Pricing:
+        if usable.sum() > PARTIAL_PRICING_TYPES:
+            partial = self._pass(prices, limit_prices, demand, usable & self._shortlist(usable), self.quick_nodes, None)
+            if partial.columns:
+                return partial
         quick = self._pass(prices, limit_prices, demand, usable, self.quick_nodes, None)
         if quick.columns or quick.exact:
             return quick
         return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline)
 
+    def _shortlist(self, usable: np.ndarray) -> np.ndarray:
+        """The types worth the most last time, and the next few in turn."""
+        candidates = np.nonzero(usable)[0]
+        order = candidates[np.lexsort((candidates, -self.worth[candidates]))]
+        chosen = set(order[:PARTIAL_PRICING_BEST].tolist())
+        for k in range(PARTIAL_PRICING_TURNS):
+            chosen.add(int(candidates[(self.turn + k) % len(candidates)]))
+        self.turn = (self.turn + PARTIAL_PRICING_TURNS) % len(candidates)
+        mask = np.zeros(len(usable), dtype=bool)
+        mask[list(chosen)] = True
+        return mask
+
     def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline) -> Pricing:
         instance = self.instance
-        best_values = np.zeros(instance.type_count)
+        best_values = np.full(instance.type_count, np.inf)
         columns: List[Column] = []
         exact = True
         for t in range(instance.type_count):
@@ -118,6 +144,7 @@ class KnapsackPricer:
                     self.milp_seconds -= time.perf_counter() - started
                 if round_ == 0:
                     best_values[t] = result.upper_bound
+                    self.worth[t] = result.value / float(instance.cost[t] + limit_prices[t])
                     exact = exact and result.upper_bound <= result.value * (1 + 1e-12) + 1e-12
                 if result.value <= threshold:
                     break

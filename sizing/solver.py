@@ -46,8 +46,11 @@ PATTERN_LIMIT = 1_500_000
 COLUMN_GENERATION_SHARE = 0.4
 MANY_ITEMS_GENERATION_SHARE = 0.55
 MANY_ITEMS_PER_BIN = 12
+FEW_BINS = 50
 DIVE_SHARE = 0.75
+MANY_ITEMS_DIVE_SHARE = 0.85
 POOL_MILP_SHARE = 0.85
+LAST_POOL_MILP_SHARE = 0.95
 FINISH_SHARE = 0.97
 MAX_GENERATION_ROUNDS = 5000
 MILP_PRICING_SHARE = 0.15
@@ -137,8 +140,8 @@ def _optimise(search: _Search) -> None:
                 pool.add(position[t], counts)
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     master_lp = MasterLP(instance, pool)
-    # With many items per bin, rounding the LP loses little and dives gain little: column
-    # generation and the integer program over its columns get the time instead.
+    # With many items per bin and many bins, rounding the LP loses little and dives gain little:
+    # column generation and the integer program over its columns get the time instead.
     many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
     generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
     generation = column_generation(
@@ -150,12 +153,16 @@ def _optimise(search: _Search) -> None:
         offer(round_down(instance, master_lp, generation.master))
     if search.proven:
         return
-    if not many_items:
+    few_bins = generation.master is None or float(generation.master.x.sum()) < FEW_BINS
+    if not many_items or few_bins:
         rounds = PATTERN_ROUNDS_PER_STEP if pattern_sets is not None else KNAPSACK_ROUNDS_PER_STEP
-        offer(dive(instance, master_lp, pricer, search.incumbent_cost, search.deadline(DIVE_SHARE), rounds))
+        dive_share = MANY_ITEMS_DIVE_SHARE if many_items else DIVE_SHARE
+        offer(dive(instance, master_lp, pricer, search.incumbent_cost, search.deadline(dive_share), rounds))
     if search.proven:
         return
-    seconds = search.deadline(POOL_MILP_SHARE) - time.perf_counter()
+    # Without pattern lists there is no exact search to leave time for.
+    pool_share = POOL_MILP_SHARE if pattern_sets is not None else LAST_POOL_MILP_SHARE
+    seconds = search.deadline(pool_share) - time.perf_counter()
     if seconds > 0:
         offer(pool_milp(instance, pool.columns, seconds).packing)
     if search.proven or pattern_sets is None or not generation.converged or generation.master is None:
