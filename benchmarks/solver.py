@@ -27,7 +27,7 @@ import resource
 import statistics
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from sizing.errors import SizingInputError
 from sizing.ffd import first_fit_decreasing

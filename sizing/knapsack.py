@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -34,11 +35,13 @@ _UNBOUNDED = np.iinfo(np.int64).max
 @dataclass(frozen=True)
 class KnapsackResult:
     """counts: items per shape of the best pattern found; value: its price;
-    upper_bound: no pattern is worth more (equal to value when proven optimal)."""
+    upper_bound: no pattern is worth more (equal to value when proven optimal);
+    weights: the dimension weights used, to pass back in as `weights` next time."""
 
     counts: np.ndarray
     value: float
     upper_bound: float
+    weights: Optional[np.ndarray] = None
 
 
 def best_pattern(
@@ -48,8 +51,13 @@ def best_pattern(
     limit: np.ndarray,
     node_limit: int = 4000,
     fallback_seconds: float = 1.0,
+    weights: Optional[np.ndarray] = None,
 ) -> KnapsackResult:
-    """The most valuable pattern for one bin with room `room` (see the module docstring)."""
+    """The most valuable pattern for one bin with room `room` (see the module docstring).
+
+    weights: dimension weights for the surrogate from an earlier call; given, the LP
+    relaxation is skipped (faster, but no LP bound and no rounded start).
+    """
     shapes = sizes.shape[0]
     limit = fit_counts(room, sizes, limit)
     useful = np.nonzero((prices > PRICE_EPSILON) & (limit > 0))[0]
@@ -62,22 +70,26 @@ def best_pattern(
     if not len(useful):
         value = float(prices @ counts)
         return KnapsackResult(counts, value, value)
-    multipliers, relaxation, solution = _relaxation(prices[useful], sizes[useful], room, limit[useful])
-    search = _BranchAndBound(prices, sizes, room, limit, useful, multipliers, node_limit)
-    search.root_bound = min(search.root_bound, relaxation)
-    search.start_from(_round_and_fill(solution, sizes[useful], room, limit[useful], search.rank))
+    if weights is None:
+        weights, relaxation, solution = _relaxation(prices[useful], sizes[useful], room, limit[useful])
+        search = _BranchAndBound(prices, sizes, room, limit, useful, weights, node_limit)
+        search.root_bound = min(search.root_bound, relaxation)
+        search.start_from(_round_and_fill(solution, sizes[useful], room, limit[useful], search.rank))
+    else:
+        search = _BranchAndBound(prices, sizes, room, limit, useful, weights, node_limit)
     if len(useful) < sys.getrecursionlimit() // 4:
         search.run()
     if search.complete:
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, value)
+        return KnapsackResult(counts, value, value, weights)
     if fallback_seconds <= 0:
         base = float(prices @ counts)
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, max(value, base + search.root_bound))
-    return _with_milp(prices, sizes, room, limit, counts, search, fallback_seconds)
+        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights)
+    result = _with_milp(prices, sizes, room, limit, counts, search, fallback_seconds)
+    return KnapsackResult(result.counts, result.value, result.upper_bound, weights)
 
 
 def _relaxation(prices, sizes, room, limit):

@@ -10,7 +10,7 @@ master LPs, and an upper bound on max pi.a per bin type for the bound.
 from __future__ import annotations
 
 import time
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import numpy as np
 
@@ -73,6 +73,10 @@ class KnapsackPricer:
     finds none does the exact pass run (larger budget), which is what proves convergence.
     HiGHS may finish searches that run out of nodes, within `milp_seconds` over the whole solve.
 
+    When bins hold few items, quick passes reuse each type's dimension weights from its last
+    LP relaxation instead of solving a new one; their upper bounds are then the search's
+    (weaker) root bounds.
+
     With many bin types, a quick pass first prices only the types whose patterns were worth
     the most (relative to their cost) last time, plus a few others in turn; all types are
     priced when those find nothing. Best values of types not priced are reported as unknown
@@ -95,20 +99,25 @@ class KnapsackPricer:
         # the LP relaxation is a close enough bound, so the budget stays small.
         many_items = instance.typical_items_per_bin() > MANY_ITEMS
         self.exact_nodes = min(exact_nodes, MANY_ITEMS_NODES) if many_items else exact_nodes
+        # With many items per bin, the rounded LP solution is the best quick pattern: keep solving it.
+        self.reuse_weights = not many_items
         self.worth = np.full(instance.type_count, np.inf)
         self.turn = 0
+        # Dimension weights per bin type from the last LP relaxation; quick passes reuse them.
+        self.weights: List[Optional[np.ndarray]] = [None] * instance.type_count
 
     def price(
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
     ) -> Pricing:
         if usable.sum() > PARTIAL_PRICING_TYPES:
-            partial = self._pass(prices, limit_prices, demand, usable & self._shortlist(usable), self.quick_nodes, None)
+            shortlist = usable & self._shortlist(usable)
+            partial = self._pass(prices, limit_prices, demand, shortlist, self.quick_nodes, deadline, quick=True)
             if partial.columns:
                 return partial
-        quick = self._pass(prices, limit_prices, demand, usable, self.quick_nodes, None)
-        if quick.columns or quick.exact:
+        quick = self._pass(prices, limit_prices, demand, usable, self.quick_nodes, deadline, quick=True)
+        if quick.columns or quick.exact or time.perf_counter() > deadline:
             return quick
-        return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline)
+        return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline, quick=False)
 
     def _shortlist(self, usable: np.ndarray) -> np.ndarray:
         """The types worth the most last time, and the next few in turn."""
@@ -122,7 +131,8 @@ class KnapsackPricer:
         mask[list(chosen)] = True
         return mask
 
-    def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline) -> Pricing:
+    def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline: float, quick: bool) -> Pricing:
+        """Price the usable types; past the deadline the rest stay unpriced (best value unknown)."""
         instance = self.instance
         best_values = np.full(instance.type_count, np.inf)
         columns: List[Column] = []
@@ -130,16 +140,22 @@ class KnapsackPricer:
         for t in range(instance.type_count):
             if not usable[t]:
                 continue
+            if time.perf_counter() > deadline:
+                exact = False
+                break
             threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
             remaining = prices.copy()
             for round_ in range(1 + self.extra_columns):
-                first = round_ == 0 and deadline is not None
+                first = round_ == 0 and not quick
                 seconds = min(1.0, self.milp_seconds, deadline - time.perf_counter()) if first else 0.0
                 started = time.perf_counter()
+                reuse = None if first or not self.reuse_weights else self.weights[t]
                 result = best_pattern(
                     remaining, instance.sizes, instance.capacity[t], demand,
-                    node_limit if first else self.quick_nodes, seconds,
+                    node_limit if first else self.quick_nodes, seconds, reuse,
                 )
+                if reuse is None and result.weights is not None:
+                    self.weights[t] = result.weights
                 if first and result.upper_bound > result.value:
                     self.milp_seconds -= time.perf_counter() - started
                 if round_ == 0:
