@@ -4,14 +4,18 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
 
 1. First-fit decreasing (`sizing.ffd`): the first packing and the yardstick.
 2. Cheap bounds (`sizing.bounds`): aggregate LP, bin counts, Martello-Toth L2.
-3. Column generation (`sizing.colgen`) on the pattern formulation, pricing by
-   complete pattern lists when a bin holds few items (`sizing.patterns`),
+   Bounds are rounded up to the next cost a packing can have (whole bins when
+   all bins cost the same).
+3. Bin types another unlimited type dominates are set aside (`sizing.instance`).
+4. Column generation (`sizing.colgen`) on the pattern formulation, pricing by
+   complete pattern lists when bins hold few items (`sizing.patterns`),
    otherwise by a knapsack per bin type (`sizing.knapsack`); its Farley bound
-   is valid at every iteration. With one common bin cost the bound is rounded
-   up to whole bins.
-4. Diving on the master LP (`sizing.dive`).
-5. An integer program over all generated columns (`sizing.integer_master`).
-6. With complete pattern lists, an exact search over the patterns whose reduced
+   is valid at every iteration.
+5. The master LP rounded down and completed by FFD, then diving on it
+   (`sizing.dive`); diving is skipped when bins hold many items and there are
+   many bins, where rounding loses little.
+6. An integer program over all generated columns (`sizing.integer_master`).
+7. With complete pattern lists, an exact search over the patterns whose reduced
    cost is small enough to appear in a better packing.
 
 The result never costs more than first-fit decreasing. Packings are covers
@@ -48,7 +52,7 @@ MANY_ITEMS_GENERATION_SHARE = 0.55
 MANY_ITEMS_PER_BIN = 12
 FEW_BINS = 50
 DIVE_SHARE = 0.75
-MANY_ITEMS_DIVE_SHARE = 0.85
+LONG_DIVE_SHARE = 0.85
 POOL_MILP_SHARE = 0.85
 LAST_POOL_MILP_SHARE = 0.95
 FINISH_SHARE = 0.97
@@ -156,11 +160,11 @@ def _optimise(search: _Search) -> None:
     few_bins = generation.master is None or float(generation.master.x.sum()) < FEW_BINS
     if not many_items or few_bins:
         rounds = PATTERN_ROUNDS_PER_STEP if pattern_sets is not None else KNAPSACK_ROUNDS_PER_STEP
-        dive_share = MANY_ITEMS_DIVE_SHARE if many_items else DIVE_SHARE
+        # Without pattern lists there is no exact search to leave time for.
+        dive_share = DIVE_SHARE if pattern_sets is not None else LONG_DIVE_SHARE
         offer(dive(instance, master_lp, pricer, search.incumbent_cost, search.deadline(dive_share), rounds))
     if search.proven:
         return
-    # Without pattern lists there is no exact search to leave time for.
     pool_share = POOL_MILP_SHARE if pattern_sets is not None else LAST_POOL_MILP_SHARE
     seconds = search.deadline(pool_share) - time.perf_counter()
     if seconds > 0:

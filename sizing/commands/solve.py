@@ -32,6 +32,9 @@ output: {"status": "optimal" | "feasible" | "infeasible", "cost", "binCount",
 "lowerBound": {"cost", "bins"}, "bins": [{"type", "count", "items": {name: count}}],
 "seconds", "reason" (infeasible only)}. "optimal" means the cost equals the lower bound.
 
+Costs are rounded to 6 decimals. The same input gives the same result unless the time
+limit cuts the search short.
+
 exit status: 0 with a packing; 1 when the problem is infeasible (an item fits no bin type,
 or the max counts are too small): the JSON result with status "infeasible" still goes to
 stdout and its reason also to stderr; 2 for malformed input (one message on stderr).
@@ -43,8 +46,8 @@ def register(subparsers: Any) -> None:
         "solve",
         help="solve a vector bin-packing problem (JSON or .vbp) and print the packing as JSON",
         description=(
-            "Find the cheapest packing of the items into bins (vector bin packing with several bin "
-            "types, costs and max counts), with a proven lower bound."
+            "Find the cheapest packing of the items into bins (vector bin packing with several\n"
+            "bin types, costs and max counts), with a proven lower bound on the cost."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
