@@ -23,6 +23,7 @@ from sizing.model import Problem
 MAX_QUANTITY = 10**12
 MAX_COUNT = 10**7
 MAX_DIMENSION_TOTAL = 2**53
+# Costs are looked at on a grid of 1e-6 (prices have at most 6 decimals) to find a common step.
 COST_GRID = 10**6
 
 
@@ -32,7 +33,8 @@ class Instance:
 
     capacity[t, d]: room of one bin of type t (unlimited dimensions hold the total demand);
     limited[t, d]: whether bin type t names dimension d at all;
-    cost[t]: price of one bin of type t (> 0); max_count[t]: None for unlimited;
+    cost[t]: price of one bin of type t (> 0, in the problem's unit: USD/hour here);
+    max_count[t]: most bins of type t, None for unlimited;
     sizes[i, d]: size of one item of shape i; demand[i]: how many items of shape i;
     members[i]: the (item name, count) pairs merged into shape i, in input order.
     """
