@@ -142,20 +142,10 @@ if [ "$target" = alb ]; then
     check_passphrase "$backend"
     check_local_state "$backend" "$stack"
 fi
-if [ -n "$kubeconfig" ] && [ ! -f "$kubeconfig" ]; then
-    echo "missing: the kubeconfig $kubeconfig; write it with 'make kubeconfig STACK=$stack'" >&2
-    missing=1
-fi
+check_kubeconfig_file "$kubeconfig" "$stack"
 if [ "$missing" -ne 0 ]; then exit 1; fi
 
-# Which cluster: --kubeconfig, else KUBECONFIG, else the stack's file from `make kubeconfig`,
-# else kubectl's current context.
-if [ -z "$kubeconfig" ] && [ -z "${KUBECONFIG:-}" ] && [ -f "$project_dir/build/kubeconfig-$stack" ]; then
-    kubeconfig="$project_dir/build/kubeconfig-$stack"
-fi
-if [ -z "$kubeconfig" ] && [ -z "${KUBECONFIG:-}" ]; then
-    echo "note: no build/kubeconfig-$stack ('make kubeconfig STACK=$stack' writes it) and no KUBECONFIG: using kubectl's current context" >&2
-fi
+kubeconfig=$(choose_kubeconfig "$kubeconfig" "$project_dir" "$stack")
 kubectl_show() {
     if [ -n "$kubeconfig" ]; then show kubectl --kubeconfig "$kubeconfig" "$@"; else show kubectl "$@"; fi
 }

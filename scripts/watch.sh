@@ -69,18 +69,10 @@ project_dir=$(cd "$(dirname "$0")/.." && pwd)
 
 missing=0
 check_kubectl
-if [ -n "$kubeconfig" ] && [ ! -f "$kubeconfig" ]; then
-    echo "missing: the kubeconfig $kubeconfig; write it with 'make kubeconfig STACK=$stack'" >&2
-    missing=1
-fi
+check_kubeconfig_file "$kubeconfig" "$stack"
 if [ "$missing" -ne 0 ]; then exit 1; fi
 
-if [ -z "$kubeconfig" ] && [ -z "${KUBECONFIG:-}" ] && [ -f "$project_dir/build/kubeconfig-$stack" ]; then
-    kubeconfig="$project_dir/build/kubeconfig-$stack"
-fi
-if [ -z "$kubeconfig" ] && [ -z "${KUBECONFIG:-}" ]; then
-    echo "note: no build/kubeconfig-$stack ('make kubeconfig STACK=$stack' writes it) and no KUBECONFIG: using kubectl's current context" >&2
-fi
+kubeconfig=$(choose_kubeconfig "$kubeconfig" "$project_dir" "$stack")
 
 # One section per line: a title, a tab, the kubectl arguments.
 sections() {

@@ -13,7 +13,7 @@ from typing import Literal, Optional, Sequence
 from pydantic import field_validator, model_validator
 
 from sizing.errors import SizingInputError
-from sizing.requirements import parse_requirements
+from sizing.requirements import Requirement, parse_requirements
 from stackconfig.app import DNS_LABEL, MAX_LABEL_LENGTH, positive_quantity
 from stackconfig.base import ConfigSection
 from stackconfig.errors import StackConfigError
@@ -40,12 +40,8 @@ class RequirementConfig(ConfigSection):
     min_values: Optional[int] = None
 
     def to_dict(self) -> dict:
-        obj: dict = {"key": self.key, "operator": self.operator}
-        if self.values:
-            obj["values"] = list(self.values)
-        if self.min_values is not None:
-            obj["minValues"] = self.min_values
-        return obj
+        """The NodePool form of this requirement."""
+        return Requirement(self.key, self.operator, tuple(self.values), self.min_values).to_dict()
 
 
 class BudgetConfig(ConfigSection):

@@ -71,3 +71,21 @@ check_kubectl() {
         missing=1
     fi
 }
+
+# check_kubeconfig_file FILE STACK: an explicitly named kubeconfig must exist.
+check_kubeconfig_file() {
+    if [ -n "$1" ] && [ ! -f "$1" ]; then
+        echo "missing: the kubeconfig $1; write it with 'make kubeconfig STACK=$2'" >&2
+        missing=1
+    fi
+}
+
+# choose_kubeconfig FILE PROJECT_DIR STACK: print the kubeconfig to use: FILE if given, else
+# none when KUBECONFIG is set, else the stack's from `make kubeconfig`, else none (kubectl's
+# current context, said on stderr).
+choose_kubeconfig() {
+    if [ -n "$1" ]; then printf '%s\n' "$1"; return 0; fi
+    if [ -n "${KUBECONFIG:-}" ]; then return 0; fi
+    if [ -f "$2/build/kubeconfig-$3" ]; then printf '%s\n' "$2/build/kubeconfig-$3"; return 0; fi
+    echo "note: no build/kubeconfig-$3 ('make kubeconfig STACK=$3' writes it) and no KUBECONFIG: using kubectl's current context" >&2
+}

@@ -10,14 +10,13 @@ Pulumi stack configuration through the `stackconfig` package.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from sizing.errors import SizingInputError
+from sizing.native_output import stdout_to_stderr
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
 
@@ -62,23 +61,6 @@ def _stack_input(stack_name: str, project_dir: Path) -> Any:
     return plan_input_for_stack(stack_name, project_dir)
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Keep native solver libraries from writing into the report on file descriptor 1."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError, AttributeError):
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def run(args: argparse.Namespace) -> int:
     from sizing.description import read_description
     from sizing.planner import plan_capacity
@@ -92,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         plan_input = _stack_input(args.stack, args.project_dir)
     else:
         plan_input = read_description(args.file, args.manifests)
-    with _stdout_to_stderr():
+    with stdout_to_stderr():
         plan = plan_capacity(plan_input)
     if args.json:
         json.dump(plan.summary(), sys.stdout, indent=2)

@@ -10,15 +10,14 @@ Prints the result as JSON on stdout (see `sizing.problem_io`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from sizing.errors import SizingInputError
+from sizing.native_output import stdout_to_stderr
 
 EXIT_INFEASIBLE = 1
 
@@ -74,23 +73,6 @@ def _read(path: str) -> str:
         raise SizingInputError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from None
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr() -> Iterator[None]:
-    """Send what native solver code writes on file descriptor 1 to stderr, keeping stdout pure JSON."""
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-    except (OSError, ValueError, AttributeError):
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
@@ -107,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         problem = problem_from_json(_read(args.problem), source="stdin" if args.problem == "-" else args.problem)
     if limit is not None:
         problem = replace(problem, time_limit_seconds=limit)
-    with _stdout_to_stderr():
+    with stdout_to_stderr():
         solution = solve(problem)
     json.dump(solution_to_json(solution), sys.stdout, indent=2)
     sys.stdout.write("\n")

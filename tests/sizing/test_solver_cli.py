@@ -11,6 +11,7 @@ import pytest
 
 from sizing.cli import main
 from sizing.commands import solve as solve_command
+from sizing.native_output import stdout_to_stderr
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -187,7 +188,7 @@ def test_vbp_errors_name_the_file_and_position(tmp_path, capsys):
 
 
 def test_native_output_on_stdout_is_diverted_to_stderr(capfd):
-    with solve_command._stdout_to_stderr():
+    with stdout_to_stderr():
         os.write(1, b"solver noise\n")
     print("clean", flush=True)
     out, err = capfd.readouterr()
