@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from sizing.cli import main
-from sizing.commands import solve as solve_command
 from sizing.native_output import stdout_to_stderr
 
 REPO = Path(__file__).resolve().parents[2]
