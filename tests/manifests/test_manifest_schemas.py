@@ -12,9 +12,7 @@ evaluated by jsonschema; test_karpenter_objects.py checks them.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
-import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
@@ -25,14 +23,9 @@ from components.test_app_objects import MANIFEST_DIR as TEST_APP_DIR
 from components.test_app_objects import MANIFEST_FILES, load_manifest, test_app_objects
 from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
+from tests import schemas
 
 KUBERNETES_VERSION = "1.35.0"
-REPO_ROOT = Path(__file__).resolve().parents[2]
-KARPENTER_CRDS = REPO_ROOT.parent / "shared" / "upstream" / "karpenter-1.14.1"
-CRD_FILES = {
-    ("karpenter.sh/v1", "NodePool"): "karpenter.sh_nodepools.yaml",
-    ("karpenter.k8s.aws/v1", "EC2NodeClass"): "karpenter.k8s.aws_ec2nodeclasses.yaml",
-}
 
 NON_DEFAULT_APP = AppConfig.model_validate_json(
     """{
@@ -113,54 +106,24 @@ def _karpenter_objects():
     return pools + classes
 
 
-def _label(obj: dict) -> str:
-    return f"{obj['kind']}/{obj['metadata']['name']}"
+_label = schemas.label
 
 
 def _manifest_files():
     return sorted(TEST_APP_DIR.glob("*.yaml")) + sorted(KARPENTER_DIR.glob("*.yaml"))
 
 
-def _make_strict(schema):
-    """Reject unknown fields, as the API server does for structural schemas under strict field validation."""
-    if isinstance(schema, list):
-        return [_make_strict(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    strict = {key: _make_strict(value) for key, value in schema.items()}
-    if (
-        "properties" in strict
-        and "additionalProperties" not in strict
-        and not strict.get("x-kubernetes-preserve-unknown-fields")
-    ):
-        strict["additionalProperties"] = False
-    return strict
-
-
 @pytest.fixture(scope="module")
 def crd_validators():
-    if not KARPENTER_CRDS.is_dir():
-        pytest.skip(f"the Karpenter CRDs are not available at {KARPENTER_CRDS} (reference material absent)")
-    validators = {}
-    for (api_version, kind), filename in CRD_FILES.items():
-        crd = yaml.safe_load((KARPENTER_CRDS / filename).read_text())
-        assert crd["spec"]["names"]["kind"] == kind
-        (version,) = [v for v in crd["spec"]["versions"] if f"{crd['spec']['group']}/{v['name']}" == api_version]
-        schema = _make_strict(version["schema"]["openAPIV3Schema"])
-        validators[(api_version, kind)] = jsonschema.Draft202012Validator(schema)
-    return validators
+    return schemas.crd_validators()
 
 
 def _validate_kubernetes(obj: dict) -> None:
-    served_version = kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
-    assert served_version == "1.35"
+    assert schemas.validate_kubernetes(obj, KUBERNETES_VERSION) == "1.35"
 
 
 def _validate_crd(validators, obj: dict) -> None:
-    errors = sorted(validators[(obj["apiVersion"], obj["kind"])].iter_errors(obj), key=str)
-    assert not errors, f"{_label(obj)}: " + "; ".join(
-        f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in errors
-    )
+    schemas.validate_crd(validators, obj)
 
 
 def test_every_manifest_file_is_one_kubernetes_object():

@@ -1,0 +1,39 @@
+"""Every Kubernetes object the program creates, as recorded for each stack, validates against the
+Kubernetes schema of the stack's cluster version and, for Karpenter's kinds, the CRDs of the pinned
+Karpenter release."""
+
+import pytest
+
+from offline import run_program
+from offline.plan import kubernetes_objects
+from stackconfig.load import load_stack_file
+from offline.program import PROJECT_DIR
+from tests import schemas
+
+STACKS = sorted(path.name[len("Pulumi."):-len(".yaml")] for path in PROJECT_DIR.glob("Pulumi.*.yaml"))
+KARPENTER_KINDS = {("karpenter.sh/v1", "NodePool"), ("karpenter.k8s.aws/v1", "EC2NodeClass")}
+
+
+@pytest.fixture(scope="module")
+def validators():
+    return schemas.crd_validators()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_object_of_the_stack_validates(stack, validators):
+    version = load_stack_file(PROJECT_DIR / f"Pulumi.{stack}.yaml").cluster.version
+    objects = [document for _, document in kubernetes_objects(run_program(stack))]
+    kinds = {(obj["apiVersion"], obj["kind"]) for obj in objects}
+    assert KARPENTER_KINDS <= kinds and ("apps/v1", "Deployment") in kinds
+    for obj in objects:
+        if (obj["apiVersion"], obj["kind"]) in KARPENTER_KINDS:
+            schemas.validate_crd(validators, obj)
+        else:
+            assert schemas.validate_kubernetes(obj, f"{version}.0") == version, schemas.label(obj)
+
+
+def test_a_recorded_object_with_a_bad_field_is_caught(dev, validators):
+    (node_pool,) = [doc for _, doc in kubernetes_objects(dev) if doc["kind"] == "NodePool"]
+    node_pool["spec"]["limits"]["memory"] = "1000GB"
+    with pytest.raises(AssertionError, match="limits"):
+        schemas.validate_crd(validators, node_pool)
