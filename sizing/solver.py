@@ -29,7 +29,7 @@ output on stdout should redirect it around `solve` (the command line does).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import List, Optional
 
 import numpy as np
@@ -58,6 +58,9 @@ LAST_POOL_MILP_SHARE = 0.95
 FINISH_SHARE = 0.97
 MAX_GENERATION_ROUNDS = 5000
 MILP_PRICING_SHARE = 0.15
+# Added to every bin's cost, as a share of the cheapest bin, to rank packings of equal cost by
+# their bin count: small against any real difference in cost, large against float rounding.
+TIE_BREAK_COST_FRACTION = 1e-6
 # Pricing from pattern lists is cheap, so dives can afford to re-price more per step.
 PATTERN_ROUNDS_PER_STEP = 25
 KNAPSACK_ROUNDS_PER_STEP = 5
@@ -115,6 +118,7 @@ def solve(problem: Problem) -> Solution:
     search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
     if not search.proven:
         _optimise(search)
+    _fewer_bins_at_the_same_cost(search, bins_bound)
     if search.incumbent is None:
         return _infeasible(
             "the max counts of the bin types may be too small: no packing of every item was found in the time limit",
@@ -181,6 +185,29 @@ def _optimise(search: _Search) -> None:
     )
     offer(outcome.packing)
     search.raise_bound(outcome.bound)
+
+
+def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
+    """Among packings of the proven least cost, prefer the one with the fewest bins.
+
+    A search stops once its cost meets the bound, which says nothing of the bin count when
+    several packings share that cost. Solving again with every bin a little dearer ranks
+    equal-cost packings by their bins; the answer is kept only if its true cost is no higher.
+    """
+    if search.incumbent is None or not search.proven or search.incumbent.bin_count <= bins_bound:
+        return
+    remaining = search.time_limit - (time.perf_counter() - search.start)
+    if remaining <= 0:
+        return
+    instance = search.instance
+    per_bin = TIE_BREAK_COST_FRACTION * float(instance.cost.min())
+    dearer = replace(instance, cost=instance.cost + per_bin)
+    tie_break = _Search(dearer, time.perf_counter(), remaining, search.incumbent, 0.0)
+    cheap_bound, _ = aggregate_bound(dearer)
+    tie_break.raise_bound(max(cheap_bound, bins_bound * float(dearer.cost.min())))
+    if not tie_break.proven:
+        _optimise(tie_break)
+    search.offer(tie_break.incumbent)
 
 
 def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
