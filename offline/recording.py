@@ -102,12 +102,6 @@ class Recording:
                 return resource
         raise LookupError(f"no resource with URN {urn}")
 
-    def children(self, parent: Registered) -> list[Registered]:
-        return [resource for resource in self.resources if resource.parent == parent.urn]
-
-    def types(self) -> set[str]:
-        return {resource.type for resource in self.resources}
-
     # The dependency graph
 
     def depends_on(self, dependent: Registered, dependency: Registered, *, via: Optional[Iterable[str]] = None) -> bool:
@@ -137,9 +131,6 @@ class Recording:
                     return True
                 stack.append(target)
         return False
-
-    def direct_dependencies(self, resource: Registered) -> set[str]:
-        return {urn for _, urn in resource.edges()}
 
     def descendants(self, ancestor: Registered) -> list[Registered]:
         found, frontier = [], [ancestor.urn]

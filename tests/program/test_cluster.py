@@ -213,3 +213,10 @@ def test_secrets_encryption_with_an_existing_key():
     recording = run_program("dev", {"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": arn}}})
     assert recording.one("eks:index:Cluster").input("encryptionConfigKeyArn") == arn
     assert recording.of_type("aws:kms/key:Key") == []
+
+
+def test_every_component_registers_its_outputs(dev):
+    components = [r for r in dev.resources if r.type.startswith("eks-autoscaling:")]
+    assert len(components) >= 7
+    for component in components:
+        assert dev.component_outputs.get(component.urn), component
