@@ -32,8 +32,8 @@ from typing import Callable, List, Sequence, Tuple
 
 import numpy as np
 
-from sizing.resources import Resources
-from sizing.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 CPU_SHAPES = (100, 250, 500, 1000, 1500)
@@ -100,8 +100,8 @@ def _best_of(repeats: int, action: Callable[[], object]) -> Tuple[float, object]
 
 
 def _catalog_options() -> Tuple[NodeOption, ...]:
-    from sizing.planner import NodePoolSpec, PlanInput, node_options
-    from sizing.workloads import Workload
+    from sizing.planning.planner import NodePoolSpec, PlanInput, node_options
+    from sizing.kube.workloads import Workload
 
     probe = PlanInput(workloads=(Workload("probe", 100, 100, 1),), node_pool=NodePoolSpec())
     return node_options(probe)

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 from sizing.errors import SizingInputError
-from sizing.ffd import first_fit_decreasing
-from sizing.instance import build_instance
-from sizing.model import BinType, ItemType, Problem, Solution
-from sizing.solver import solve
-from sizing.vbp import parse_vbp
+from sizing.binpack.ffd import first_fit_decreasing
+from sizing.binpack.instance import build_instance
+from sizing.binpack.model import BinType, ItemType, Problem, Solution
+from sizing.binpack.solver import solve
+from sizing.binpack.vbp import parse_vbp
 
 VECTOR_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "vector"
 VECTOR_SECONDS = 10.0
@@ -140,8 +140,8 @@ def _vector_summary(results) -> None:
 
 
 def kubernetes_bin_types() -> Tuple[BinType, ...]:
-    from sizing.allocatable import allocatable
-    from sizing.catalog import load_catalog
+    from sizing.karpenter.allocatable import allocatable
+    from sizing.karpenter.catalog import load_catalog
 
     bin_types = []
     for instance in load_catalog():

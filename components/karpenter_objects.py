@@ -10,29 +10,23 @@ from __future__ import annotations
 import copy
 import re
 from pathlib import Path
-from types import MappingProxyType
 from typing import Mapping, Optional, Sequence
 
-from components.test_app_objects import load_manifest
-from stackconfig.nodepool import ZONE_KEY, NodePoolConfig, RequirementConfig
+from components.app_objects import load_manifest
+from stackconfig.ami import DEFAULT_AMI_ALIAS, check_ami_alias
+from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
+from stackconfig.nodepool_presets import NODEPOOL_PRESETS
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "manifests" / "karpenter"
 NODE_CLASS_GROUP = "karpenter.k8s.aws"
 NODE_CLASS_KIND = "EC2NodeClass"
 DEFAULT_NODE_CLASS_NAME = "default"
-# amazon-eks-ami v20260714 builds AL2023 AMIs for Kubernetes 1.30 to 1.36.
-DEFAULT_AMI_ALIAS = "al2023@v20260714"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
 # Karpenter's CRD pattern for resource quantities in `spec.limits`.
 _LIMIT_QUANTITY = re.compile(
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
-_ALIAS = re.compile(r"^(?P<family>[a-zA-Z0-9]+)@(?P<version>.+)$")
-# The root volume mapping (/dev/xvda) is the AL2023 layout; Bottlerocket keeps its data
-# on a second volume, and AL2 AMIs are no longer published.
-AMI_ALIAS_FAMILY = "al2023"
-MAX_ALIAS_LENGTH = 30
 # From Karpenter's own AL2023 root volume size up to the largest gp3 volume (16 TiB).
 ROOT_VOLUME_GI_RANGE = (20, 16384)
 # Tags Karpenter sets on every instance itself; the EC2NodeClass CRD refuses them.
@@ -56,39 +50,6 @@ KUBELET_FIELDS = (
     "imageGCHighThresholdPercent",
     "imageGCLowThresholdPercent",
     "cpuCFSQuota",
-)
-
-
-def _requirement(key: str, operator: str, *values: str) -> RequirementConfig:
-    return RequirementConfig(key=key, operator=operator, values=values)
-
-
-_LINUX_AMD64 = (
-    _requirement("kubernetes.io/arch", "In", "amd64"),
-    _requirement("kubernetes.io/os", "In", "linux"),
-)
-
-# Requirements without the zone: zones come from `nodePool.zones` or the VPC.
-NODEPOOL_PRESETS: Mapping[str, tuple[RequirementConfig, ...]] = MappingProxyType(
-    {
-        # The reference Provisioner: one fixed instance type, on-demand.
-        "reference": (
-            _requirement("node.kubernetes.io/instance-type", "In", "m5.large"),
-            *_LINUX_AMD64,
-            _requirement("karpenter.sh/capacity-type", "In", "on-demand"),
-        ),
-        # Spot from the general-purpose, compute and memory families, xlarge and up.
-        # On-demand stays allowed as a fallback: Karpenter prefers spot whenever
-        # spot is available, and a load test still gets nodes when spot has no
-        # capacity.
-        "spot": (
-            _requirement("karpenter.sh/capacity-type", "In", "spot", "on-demand"),
-            _requirement("karpenter.k8s.aws/instance-category", "In", "c", "m", "r"),
-            _requirement("karpenter.k8s.aws/instance-size", "NotIn", "nano", "micro", "small", "medium", "large"),
-            _requirement("karpenter.k8s.aws/instance-generation", "Gt", "2"),
-            *_LINUX_AMD64,
-        ),
-    }
 )
 
 
@@ -178,25 +139,6 @@ def ec2_node_class(
             raise ValueError(f"kubelet: unknown fields {unknown}; allowed fields are {list(KUBELET_FIELDS)}")
         spec["kubelet"] = copy.deepcopy(dict(kubelet))
     return obj
-
-
-def check_ami_alias(alias: str) -> None:
-    """Raise ValueError unless `alias` is a pinned AL2023 alias such as al2023@v20260714."""
-    match = _ALIAS.match(alias)
-    if not match or len(alias) > MAX_ALIAS_LENGTH or match["family"] != AMI_ALIAS_FAMILY:
-        raise ValueError(
-            f"ami_alias {alias!r} must be {AMI_ALIAS_FAMILY}@<release> with at most {MAX_ALIAS_LENGTH} "
-            f"characters, such as {DEFAULT_AMI_ALIAS}"
-        )
-    if match["version"] == "latest":
-        raise ValueError(
-            f"ami_alias {alias!r}: pin an AMI release such as {DEFAULT_AMI_ALIAS}; with 'latest' every AMI "
-            "release drifts, and so replaces, every node"
-        )
-
-
-# The earlier, private name of check_ami_alias; stackconfig/addons.py still imports it.
-_check_ami_alias = check_ami_alias
 
 
 def _check_tags(tags: Mapping[str, str]) -> None:

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.karpenter_objects import node_pool
-from components.test_app_objects import test_app_objects
+from components.app_objects import app_objects
 from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
 
@@ -66,7 +66,7 @@ class Workload(pulumi.ComponentResource):
             ),
         )
 
-        objects = test_app_objects(
+        objects = app_objects(
             args.app, nodepool_name=args.node_pool.name, vpc_cidr=args.vpc_cidr, tags=args.tags
         )
         created: dict[str, pulumi.CustomResource] = {}

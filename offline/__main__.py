@@ -14,7 +14,7 @@ def capacity_report_for(stack: str, recording):
     """The planner's report, for the zones the evaluated program gave the VPC."""
 
     def report() -> str:
-        from sizing.report import render_report
+        from sizing.planning.report import render_report
         from stackconfig.capacity import plan_for
         from stackconfig.load import load_stack_file
 

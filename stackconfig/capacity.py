@@ -13,36 +13,21 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from pydantic import Field
-
-from sizing.description import plan_input_from_document
+from sizing.planning.description import plan_input_from_document
 from sizing.errors import SizingInputError
-from sizing.planner import CapacityPlan, PlanInput, plan_capacity
-from stackconfig.base import ConfigSection
+from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
 from stackconfig.errors import StackConfigError
+from stackconfig.load import load_stack_file
+from stackconfig.nodepool_presets import NODEPOOL_PRESETS
+from sizing.planning.report import plan_data
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 ZONE_KEY = "topology.kubernetes.io/zone"
 
 
-class CapacityConfig(ConfigSection):
-    """How the NodePool limits are planned. `workloads` and `daemonSets` take the entries of a
-    workload description file (docs/sizing-input.md); they add to the test app and to the
-    EKS DaemonSets (aws-node, kube-proxy, eks-pod-identity-agent)."""
-
-    workloads: tuple[dict[str, Any], ...] = ()
-    daemon_sets: tuple[dict[str, Any], ...] = ()
-    headroom_percent: float = Field(default=10.0, ge=0, le=1000)
-    max_pods_per_node: Optional[int] = Field(default=None, ge=1)
-    price_overrides: dict[str, float] = Field(default_factory=dict)
-    solver_time_limit_seconds: float = Field(default=2.0, gt=0, le=60)
-
-
 def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
     """The workload description of a stack. zones: the zones the NodePool may use (empty when
     they are not known offline, which changes nothing unless a pod asks for a zone)."""
-    from components.karpenter_objects import NODEPOOL_PRESETS
-
     app, pool, capacity = config.app, config.node_pool, config.capacity
     requirements = pool.requirements if pool.requirements is not None else NODEPOOL_PRESETS[pool.preset]
     requirement_objects = [requirement.to_dict() for requirement in requirements]
@@ -102,7 +87,7 @@ def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
 def plan_summary(plan: CapacityPlan) -> dict:
     """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation.
     `python -m sizing plan --stack <stack>` prints the whole plan."""
-    data = plan.summary()
+    data = plan_data(plan)
     fleet, optimal = data["fleet"], data["optimal"]
     by_type: dict[str, int] = {}
     for node in fleet["nodes"]:
@@ -131,8 +116,6 @@ def plan_summary(plan: CapacityPlan) -> dict:
 
 def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`)."""
-    from stackconfig.load import load_stack_file
-
     config = load_stack_file(Path(project_dir) / f"Pulumi.{stack}.yaml")
     return _plan_input(json.dumps(capacity_description(config), sort_keys=True))
 

@@ -8,7 +8,7 @@ from iam.errors import IamInputError
 from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
 from stackconfig.app import AppConfig
-from stackconfig.capacity import CapacityConfig
+from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
 from stackconfig.nodepool import NodePoolConfig, validate_zones
 

@@ -13,7 +13,7 @@ from typing import Literal, Optional, Sequence
 from pydantic import field_validator, model_validator
 
 from sizing.errors import SizingInputError
-from sizing.requirements import Requirement, parse_requirements
+from sizing.karpenter.requirements import Requirement, parse_requirements
 from stackconfig.app import DNS_LABEL, MAX_LABEL_LENGTH, positive_quantity
 from stackconfig.base import ConfigSection
 from stackconfig.errors import StackConfigError

@@ -10,11 +10,11 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import yaml
 
-from sizing.allocatable import allocatable, max_pods
-from sizing.catalog import InstanceType, load_catalog
+from sizing.karpenter.allocatable import allocatable, max_pods
+from sizing.karpenter.catalog import InstanceType, load_catalog
 from sizing.errors import SizingInputError
-from sizing.pricing import validate_region
-from sizing.requirements import (
+from sizing.karpenter.pricing import validate_region
+from sizing.karpenter.requirements import (
     Requirement,
     allowed_capacity_types,
     filter_instance_types,
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 def _refresh(region: str, output: Optional[Path]) -> int:
     if output is None:
         raise SizingInputError("--refresh needs --output FILE, the catalog file to write")
-    from sizing.catalog_refresh import refresh_catalog, refreshed_catalog_text
+    from sizing.karpenter.catalog_refresh import refresh_catalog, refreshed_catalog_text
 
     instances = refresh_catalog(region)
     try:

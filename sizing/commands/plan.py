@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingInputError
-from sizing.native_output import stdout_to_stderr
+from sizing.commands.native_output import stdout_to_stderr
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
 
@@ -62,9 +62,9 @@ def _stack_input(stack_name: str, project_dir: Path) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sizing.description import read_description
-    from sizing.planner import plan_capacity
-    from sizing.report import render_report
+    from sizing.planning.description import read_description
+    from sizing.planning.planner import plan_capacity
+    from sizing.planning.report import plan_data, render_report
 
     if args.max_rows < 0:
         raise SizingInputError(f"--max-rows must be >= 0, got {args.max_rows}")
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         plan = plan_capacity(plan_input)
     if args.json:
-        json.dump(plan.summary(), sys.stdout, indent=2)
+        json.dump(plan_data(plan), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_report(plan, args.max_rows))

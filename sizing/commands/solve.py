@@ -4,7 +4,7 @@
     python -m sizing solve -            (problem on stdin)
     python -m sizing solve --vbp FILE [--time-limit SECONDS]
 
-Prints the result as JSON on stdout (see `sizing.problem_io`).
+Prints the result as JSON on stdout (see `sizing.binpack.problem_io`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.errors import SizingInputError
-from sizing.native_output import stdout_to_stderr
+from sizing.commands.native_output import stdout_to_stderr
 
 EXIT_INFEASIBLE = 1
 
@@ -76,9 +76,9 @@ def _read(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from sizing.problem_io import problem_from_json, solution_to_json
-    from sizing.solver import solve
-    from sizing.vbp import parse_vbp
+    from sizing.binpack.problem_io import problem_from_json, solution_to_json
+    from sizing.binpack.solver import solve
+    from sizing.binpack.vbp import parse_vbp
 
     limit = args.time_limit
     if limit is not None and not (math.isfinite(limit) and limit > 0):

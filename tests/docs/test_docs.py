@@ -236,7 +236,7 @@ def test_config_key_walk_and_extraction():
 
 @pytest.fixture(scope="module")
 def dev_plan():
-    from sizing.planner import plan_capacity
+    from sizing.planning.planner import plan_capacity
     from stackconfig.capacity import plan_input_for_stack
 
     return plan_capacity(plan_input_for_stack("dev", PROJECT_DIR))
@@ -244,7 +244,7 @@ def dev_plan():
 
 def test_sizing_guide_shows_the_current_dev_report(dev_plan):
     """The dev example in docs/sizing.md is the full output of `python -m sizing plan --stack dev`."""
-    from sizing.report import render_report
+    from sizing.planning.report import render_report
 
     text = (PROJECT_DIR / "docs" / "sizing.md").read_text()
     section = text[text.index("### The dev stack") :]
@@ -268,7 +268,7 @@ def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
     time limit, so they are compared with a plan that skips the solver."""
     from dataclasses import replace
 
-    from sizing.planner import plan_capacity
+    from sizing.planning.planner import plan_capacity
     from stackconfig.capacity import plan_input_for_stack
 
     plan = plan_capacity(replace(plan_input_for_stack("prod", PROJECT_DIR), solver_time_limit_seconds=None))

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from sizing.catalog import LABEL_FAMILY, LABEL_GENERATION
+from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_GENERATION
 from stackconfig.errors import StackConfigError
 from stackconfig.nodepool import ZONE_KEY, DEFAULT_BUDGETS, NodePoolConfig, validate_zones
 

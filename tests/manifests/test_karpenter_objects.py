@@ -15,9 +15,9 @@ from components.karpenter_objects import (
     ec2_node_class,
     node_pool,
 )
-from components.test_app_objects import load_manifest
-from sizing.catalog import load_catalog
-from sizing.requirements import filter_instance_types, parse_requirements
+from components.app_objects import load_manifest
+from sizing.karpenter.catalog import load_catalog
+from sizing.karpenter.requirements import filter_instance_types, parse_requirements
 from stackconfig.nodepool import NodePoolConfig
 
 REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]

@@ -19,8 +19,8 @@ import yaml
 
 from components.karpenter_objects import DEFAULT_AMI_ALIAS, ec2_node_class, node_pool
 from components.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
-from components.test_app_objects import MANIFEST_DIR as TEST_APP_DIR
-from components.test_app_objects import MANIFEST_FILES, load_manifest, test_app_objects
+from components.app_objects import MANIFEST_DIR as TEST_APP_DIR
+from components.app_objects import MANIFEST_FILES, load_manifest, app_objects
 from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
 from tests import schemas
@@ -67,10 +67,10 @@ NON_DEFAULT_POOLS = (
 
 
 def _kubernetes_objects():
-    default = test_app_objects(
+    default = app_objects(
         AppConfig(), nodepool_name="test-app", vpc_cidr="10.0.0.0/16", tags={"project": "eks-autoscaling"}
     )
-    custom = test_app_objects(NON_DEFAULT_APP, nodepool_name="spot-pool", vpc_cidr="172.16.0.0/12", tags={})
+    custom = app_objects(NON_DEFAULT_APP, nodepool_name="spot-pool", vpc_cidr="172.16.0.0/12", tags={})
     return [pytest.param(obj, id=f"default-{obj['kind']}") for obj in default] + [
         pytest.param(obj, id=f"custom-{obj['kind']}") for obj in custom
     ]

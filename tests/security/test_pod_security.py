@@ -8,7 +8,7 @@ import copy
 import pytest
 import yaml
 
-from components.test_app_objects import MANIFEST_DIR
+from components.app_objects import MANIFEST_DIR
 from security.pod_security import restricted_violations
 
 RESTRICTED_POD = {

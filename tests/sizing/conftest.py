@@ -1,6 +1,6 @@
 """Test support for the bin-packing solver: an independent checker and a brute-force optimum.
 
-Both work on the public data classes only (sizing.model), so they share no code
+Both work on the public data classes only (sizing.binpack.model), so they share no code
 with the solver they check. Tests get them as fixtures: `solution_checker`,
 `brute_force_optimum`, and `bench_dir` for the benchmark instances.
 """
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sizing.model import Problem, Solution
+from sizing.binpack.model import Problem, Solution
 
 BENCH_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "bench" / "vector"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sizing.allocatable import (
+from sizing.karpenter.allocatable import (
     KubeletConfig,
     ReservedResources,
     allocatable,
@@ -14,9 +14,9 @@ from sizing.allocatable import (
     memory_capacity_mib,
     node_overhead,
 )
-from sizing.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
-from sizing.resources import Resources
+from sizing.kube.resources import Resources
 
 
 def bundled(name: str) -> InstanceType:

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.allocatable import KubeletConfig, ReservedResources, allocatable, capacity, node_overhead
-from sizing.catalog import load_catalog
-from sizing.resources import Resources
+from sizing.karpenter.allocatable import KubeletConfig, ReservedResources, allocatable, capacity, node_overhead
+from sizing.karpenter.catalog import load_catalog
+from sizing.kube.resources import Resources
 
 CATALOG = load_catalog()
 SOURCE_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "instance-types.csv"

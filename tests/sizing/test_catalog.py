@@ -7,7 +7,7 @@ import pytest
 
 from scripts.generate_catalog import main as generate_main
 from scripts.generate_catalog import read_instance_types_csv, render_catalog
-from sizing.catalog import (
+from sizing.karpenter.catalog import (
     BUNDLED_CATALOG_PATH,
     InstanceType,
     catalog_by_name,

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from sizing import cli
-from sizing.allocatable import allocatable, max_pods
-from sizing.catalog import catalog_by_name, load_catalog
+from sizing.karpenter.allocatable import allocatable, max_pods
+from sizing.karpenter.catalog import catalog_by_name, load_catalog
 
 CATALOG = load_catalog()
 BY_NAME = catalog_by_name(CATALOG)
@@ -118,7 +118,7 @@ def test_table_output(tmp_path, capsys):
 
 
 def test_a_refreshed_catalog_file_can_be_listed(tmp_path, capsys):
-    from sizing.catalog import catalog_document, dump_catalog_document
+    from sizing.karpenter.catalog import catalog_document, dump_catalog_document
 
     path = tmp_path / "catalog.json"
     path.write_text(dump_catalog_document(catalog_document([BY_NAME["m5.large"]], "test")))

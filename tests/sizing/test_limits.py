@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.errors import SizingInputError
-from sizing.limits import derive_limits, parse_limits, settle_limits
-from sizing.resources import Resources
-from sizing.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.karpenter.limits import derive_limits, parse_limits, settle_limits
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 
 
 def option(name, cpu_capacity, memory_capacity=8192, pods=110, price=1.0):

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from sizing.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
-from sizing.pricing import BASIS_CAPACITY, BASIS_USD, capacity_units, price_table, validate_region
+from sizing.karpenter.pricing import BASIS_CAPACITY, BASIS_USD, capacity_units, price_table, validate_region
 
 CATALOG = load_catalog()
 BY_NAME = catalog_by_name(CATALOG)

@@ -3,9 +3,9 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.recommendation import KIND_CURRENT, candidate_restrictions, cost_lower_bound, recommend
-from sizing.resources import Resources
-from sizing.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.planning.recommendation import KIND_CURRENT, candidate_restrictions, cost_lower_bound, recommend
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 
 FAMILY = "karpenter.k8s.aws/instance-family"
 SIZE = "karpenter.k8s.aws/instance-size"

@@ -2,9 +2,9 @@
 
 import pytest
 
-from sizing.fleet import build_problem, optimal_fleet, solver_available
-from sizing.resources import Resources
-from sizing.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.planning.fleet import build_problem, optimal_fleet, solver_available
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 
 
 def option(name, cpu, memory=8192, pods=20, price=1.0, overhead=Resources()):
@@ -59,7 +59,7 @@ def test_types_without_room_for_the_daemonsets_are_left_out():
     assert [bins[b.name].option.name for b in problem.bin_types] == ["a"]
 
 
-needs_solver = pytest.mark.skipif(not solver_available(), reason="the bin-packing solver (sizing.solver) is not installed")
+needs_solver = pytest.mark.skipif(not solver_available(), reason="the bin-packing solver (sizing.binpack.solver) is not installed")
 
 
 @needs_solver

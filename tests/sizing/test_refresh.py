@@ -9,8 +9,8 @@ boto3 = pytest.importorskip("boto3", reason="boto3 is optional; the refresh test
 from botocore.stub import Stubber  # noqa: E402
 
 from sizing import cli  # noqa: E402
-from sizing.catalog import catalog_from_document  # noqa: E402
-from sizing.catalog_refresh import (  # noqa: E402
+from sizing.karpenter.catalog import catalog_from_document  # noqa: E402
+from sizing.karpenter.catalog_refresh import (  # noqa: E402
     DESCRIBE_INSTANCE_TYPES_FILTERS,
     instance_type_from_aws,
     on_demand_prices,
@@ -145,7 +145,7 @@ def test_refreshed_catalog_text_loads_back():
 
 
 def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
-    import sizing.catalog_refresh as refresh_module
+    import sizing.karpenter.catalog_refresh as refresh_module
 
     ec2, pricing = clients()
     ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)

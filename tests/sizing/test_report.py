@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from sizing.catalog import InstanceType
-from sizing.planner import NodePoolSpec, PlanInput, plan_capacity
-from sizing.report import plan_data, render_report
-from sizing.workloads import Workload
+from sizing.karpenter.catalog import InstanceType
+from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.report import plan_data, render_report
+from sizing.kube.workloads import Workload
 
 
 def m5(size, vcpu, memory_mib, enis, ips, price):
@@ -51,7 +51,7 @@ def test_the_dev_stack_plan_reads_like_eks_node_viewer():
 
 def test_json_carries_the_same_plan():
     plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")])
-    data = json.loads(json.dumps(plan.summary()))
+    data = json.loads(json.dumps(plan_data(plan)))
     assert data == plan_data(plan)
     assert data["limits"]["spec"] == {"cpu": "7", "memory": "24Gi"} == plan.node_pool_limits
     assert data["peakPods"] == 20
@@ -68,7 +68,7 @@ def test_current_limits_that_are_too_small_are_reported_with_the_pending_pods():
     text = render_report(plan)
     assert "Current limits (cpu: 2) leave 2 pods pending at peak:" in text
     assert "  test-app: 2 (all available instance types exceed the NodePool limits" in text
-    data = plan.summary()
+    data = plan_data(plan)
     assert data["currentLimits"]["sufficient"] is False
     assert data["currentLimits"]["podsPending"] == 2
 
@@ -79,7 +79,7 @@ def test_a_region_without_prices_reports_capacity_units_and_says_why():
     assert "vCPU-equivalent" in text and "USD/month" not in text
     assert any("capacity units" in note for note in plan.notes)
     assert "Note: no on-demand prices for eu-west-3" in text
-    assert plan.summary()["priceUnit"] == "vCPU-equivalent"
+    assert plan_data(plan)["priceUnit"] == "vCPU-equivalent"
 
 
 def test_a_recommendation_comes_with_its_requirement_and_limits():
@@ -95,7 +95,7 @@ def test_a_recommendation_comes_with_its_requirement_and_limits():
     assert "Recommendation: restrict to m5.large: 3 nodes, 0.288 USD/hour, ≤ 1 pods per node" in text
     assert "add to the NodePool requirements: {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}" in text
     assert plan.recommended_limits is not None
-    assert plan.summary()["recommendation"]["limits"]["spec"] == plan.recommended_limits.spec()
+    assert plan_data(plan)["recommendation"]["limits"]["spec"] == plan.recommended_limits.spec()
 
 
 def test_long_fleets_are_cut_in_the_text_but_complete_in_json():
@@ -103,15 +103,15 @@ def test_long_fleets_are_cut_in_the_text_but_complete_in_json():
     text = render_report(plan, max_rows=5)
     assert len(re.findall(r"^nodeclaim-\d+ +cpu", text, re.MULTILINE)) == 5
     assert "… and 25 more nodes" in text
-    assert len(plan.summary()["fleet"]["nodes"]) == 30
+    assert len(plan_data(plan)["fleet"]["nodes"]) == 30
 
 
 def test_running_nodes_take_pods_first_and_only_nodepool_nodes_count_in_the_limits():
     # A managed node group node (m5.xlarge, 3920m allocatable, 500m and 5 pods bound) has
     # room for 34 pods of 100m: all 20 peak pods land there, nothing is launched. The limits
     # are then just the margin of one m5.large: 2 cores and 7577Mi -> 8Gi.
-    from sizing.resources import Resources
-    from sizing.workloads import ExistingNode
+    from sizing.kube.resources import Resources
+    from sizing.kube.workloads import ExistingNode
 
     node = ExistingNode("ng-node-1", "m5.xlarge", Resources(500, 1024, 5), in_node_pool=False)
     plan = plan_for(
@@ -138,4 +138,4 @@ def test_the_gap_to_the_solvers_fleet_is_reported():
     text = render_report(plan)
     assert f"Optimal fleet ({plan.optimal.status}): " in text
     assert "Gap: Karpenter's fleet has" in text
-    assert plan.summary()["optimal"]["cost"] == pytest.approx(0.288)
+    assert plan_data(plan)["optimal"]["cost"] == pytest.approx(0.288)

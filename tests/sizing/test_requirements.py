@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from sizing.catalog import InstanceType
+from sizing.karpenter.catalog import InstanceType
 from sizing.errors import SizingInputError
-from sizing.requirements import (
+from sizing.karpenter.requirements import (
     KNOWN_KEYS,
     OPERATORS,
     Requirement,

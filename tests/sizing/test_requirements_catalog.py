@@ -2,9 +2,9 @@
 
 import pytest
 
-from sizing.catalog import load_catalog
+from sizing.karpenter.catalog import load_catalog
 from sizing.errors import SizingInputError
-from sizing.requirements import allowed_capacity_types, filter_instance_types, parse_requirements
+from sizing.karpenter.requirements import allowed_capacity_types, filter_instance_types, parse_requirements
 
 CATALOG = load_catalog()
 

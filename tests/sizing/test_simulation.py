@@ -4,8 +4,8 @@ Instance types here are made up so that the arithmetic stays readable:
 cpu in millicores, memory in MiB, prices in USD/hour.
 """
 
-from sizing.resources import Resources
-from sizing.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
 
 
 def option(name, cpu, memory=8192, pods=110, price=1.0, capacity_cpu=None, overhead=Resources(), spot=None):

@@ -8,8 +8,8 @@ the same fleet, the same pending pods and the same remaining limits.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.resources import Resources
-from sizing.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
 
 ZONES = ("za", "zb")
 

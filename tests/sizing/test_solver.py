@@ -6,13 +6,13 @@ import math
 import numpy as np
 import pytest
 
-from sizing.bounds import aggregate_bound, bin_count_bound, martello_toth_l2
+from sizing.binpack.bounds import aggregate_bound, bin_count_bound, martello_toth_l2
 from sizing.errors import SizingInputError
-from sizing.ffd import first_fit_decreasing
-from sizing.instance import build_instance
-from sizing.model import BinType, ItemType, Problem
-from sizing.solver import solve
-from sizing.vbp import parse_vbp
+from sizing.binpack.ffd import first_fit_decreasing
+from sizing.binpack.instance import build_instance
+from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.binpack.solver import solve
+from sizing.binpack.vbp import parse_vbp
 
 M5_LARGE = BinType("m5.large", {"cpu": 1930, "memory": 6903, "pods": 29}, 0.096)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sizing.cli import main
-from sizing.native_output import stdout_to_stderr
+from sizing.commands.native_output import stdout_to_stderr
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,16 +7,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.bounds import rounded_cost_bound
-from sizing.colgen import column_generation, dual_bound
-from sizing.ffd import first_fit_decreasing, pack, single_type
-from sizing.instance import build_instance, restrict_types, undominated_types
-from sizing.knapsack import best_pattern
-from sizing.master_lp import ColumnPool, MasterLP
-from sizing.model import BinType, ItemType, Problem
-from sizing.packing import Packing, exact_packing, overfilled
-from sizing.patterns import enumerate_patterns
-from sizing.pricers import KnapsackPricer, PatternPricer
+from sizing.binpack.bounds import rounded_cost_bound
+from sizing.binpack.colgen import column_generation, dual_bound
+from sizing.binpack.ffd import first_fit_decreasing, pack, single_type
+from sizing.binpack.instance import build_instance, restrict_types, undominated_types
+from sizing.binpack.knapsack import best_pattern
+from sizing.binpack.master_lp import ColumnPool, MasterLP
+from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.binpack.packing import Packing, exact_packing, overfilled
+from sizing.binpack.patterns import enumerate_patterns
+from sizing.binpack.pricers import KnapsackPricer, PatternPricer
 
 
 def all_fitting_multisets(room, sizes, demand):

@@ -8,10 +8,10 @@ bound that never exceeds the optimum, and say "optimal" only when it is.
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sizing.ffd import first_fit_decreasing
-from sizing.instance import build_instance
-from sizing.model import BinType, ItemType, Problem
-from sizing.solver import solve
+from sizing.binpack.ffd import first_fit_decreasing
+from sizing.binpack.instance import build_instance
+from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.binpack.solver import solve
 
 DIMENSIONS = ("cpu", "memory")
 

@@ -1,7 +1,7 @@
 """With equal costs, the solver returns the packing with the fewest bins."""
 
-from sizing.model import BinType, ItemType, Problem
-from sizing.solver import solve
+from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.binpack.solver import solve
 
 
 def test_equal_cost_prefers_fewer_bins():

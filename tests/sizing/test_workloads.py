@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from sizing.errors import SizingInputError
-from sizing.manifests import pod_requests, read_manifest_files, read_manifest_texts
-from sizing.quantities import cpu_millicores, format_cpu, format_memory, memory_mib
-from sizing.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload, surge_pods
+from sizing.kube.manifests import pod_requests, read_manifest_files, read_manifest_texts
+from sizing.kube.quantities import cpu_millicores, format_cpu, format_memory, memory_mib
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload, surge_pods
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -4,10 +4,10 @@ import textwrap
 
 import pytest
 
-from sizing.description import plan_input_from_document, read_description
+from sizing.planning.description import plan_input_from_document, read_description
 from sizing.errors import SizingInputError
-from sizing.resources import Resources
-from sizing.workloads import DEFAULT_DAEMON_SETS
+from sizing.kube.resources import Resources
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS
 
 FULL = """
 region: ap-northeast-1

@@ -1,0 +1,120 @@
+"""Cheap lower bounds on the cost and on the number of bins, and impossibility checks.
+
+* Aggregate LP: min sum_t cost_t y_t with sum_t capacity_{t,d} y_t >= total demand_d
+  per dimension, sum_{t} fit_t(i) y_t >= demand_i per shape (a bin of type t holds at
+  most fit_t(i) items of shape i) and 0 <= y_t <= max count. A relaxation of any packing.
+* Bin count: max over dimensions of ceil(total demand / largest capacity), and per shape
+  ceil(demand / most items of the shape one bin holds); with a single bin type the
+  Martello-Toth bound L2 per dimension.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple
+
+import numpy as np
+from scipy.optimize import linprog
+
+from sizing.binpack.instance import Instance
+
+# Relative slack taken off LP values so that rounding in HiGHS never lifts a bound too high.
+LP_SAFETY = 1e-9
+
+
+def _usable(instance: Instance) -> np.ndarray:
+    return np.array([limit is None or limit > 0 for limit in instance.max_count], dtype=bool)
+
+
+def fit_matrix(instance: Instance) -> np.ndarray:
+    """fit[t, i]: most items of shape i one empty bin of type t holds (capped by demand)."""
+    return np.array([instance.fit_counts(t) for t in range(instance.type_count)], dtype=np.int64).reshape(
+        instance.type_count, instance.shape_count
+    )
+
+
+def aggregate_bound(instance: Instance) -> Tuple[Optional[float], Optional[str]]:
+    """(lower bound on the cost, None), or (None, why the max counts make packing impossible)."""
+    usable = _usable(instance)
+    fits = fit_matrix(instance)
+    totals = instance.demand @ instance.sizes
+    rows, rhs = [], []
+    for d in np.nonzero(totals > 0)[0]:
+        rows.append(instance.capacity[:, d] / totals[d])
+        rhs.append(1.0)
+    for i in range(instance.shape_count):
+        rows.append(fits[:, i] / instance.demand[i])
+        rhs.append(1.0)
+    upper = [None if limit is None else float(limit) for limit in instance.max_count]
+    bounds = [(0.0, 0.0 if not usable[t] else upper[t]) for t in range(instance.type_count)]
+    result = linprog(instance.cost, A_ub=-np.array(rows), b_ub=-np.array(rhs), bounds=bounds, method="highs")
+    if result.status == 2:
+        return None, _limits_reason(instance, fits, totals)
+    if result.status != 0:
+        return 0.0, None
+    return float(result.fun) * (1 - LP_SAFETY), None
+
+
+def _limits_reason(instance: Instance, fits: np.ndarray, totals: np.ndarray) -> str:
+    limits = np.array([0 if m is None else m for m in instance.max_count], dtype=np.int64)
+    for i in range(instance.shape_count):
+        room = int(limits @ fits[:, i])
+        if room < instance.demand[i]:
+            names = ", ".join(repr(n) for n, _ in instance.members[i])
+            return f"the max counts of the bin types leave room for {room} of the {int(instance.demand[i])} items {names}"
+    for d, dim in enumerate(instance.dimensions):
+        room = int(limits @ instance.capacity[:, d])
+        if room < totals[d]:
+            return f"the max counts of the bin types offer {room} {dim} in total but the items need {int(totals[d])}"
+    return "the max counts of the bin types are too small for the items"
+
+
+def martello_toth_l2(sizes: np.ndarray, counts: np.ndarray, capacity: int) -> int:
+    """Martello-Toth L2 for one dimension, items given as sizes with counts (all sizes <= capacity)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    best = 0
+    thresholds = {0} | {int(s) for s in sizes if 2 * s <= capacity}
+    for k in sorted(thresholds):
+        large = sizes > capacity - k
+        middle = (2 * sizes > capacity) & ~large
+        small = (sizes >= k) & (2 * sizes <= capacity)
+        middle_room = int(counts[middle].sum()) * capacity - int((sizes[middle] * counts[middle]).sum())
+        spill = int((sizes[small] * counts[small]).sum()) - middle_room
+        bound = int(counts[large].sum()) + int(counts[middle].sum()) + max(0, -(-spill // capacity))
+        best = max(best, bound)
+    return best
+
+
+def bin_count_bound(instance: Instance) -> int:
+    """Fewest bins any packing needs (max counts ignored)."""
+    usable = _usable(instance)
+    if not usable.any() or instance.shape_count == 0:
+        return 0
+    capacity = instance.capacity[usable]
+    totals = instance.demand @ instance.sizes
+    bound = 0
+    for d in range(len(instance.dimensions)):
+        largest = int(capacity[:, d].max())
+        if totals[d] > 0 and largest > 0:
+            bound = max(bound, -(-int(totals[d]) // largest))
+    most = fit_matrix(instance)[usable].max(axis=0)
+    for i in range(instance.shape_count):
+        if most[i] > 0:
+            bound = max(bound, -(-int(instance.demand[i]) // int(most[i])))
+    if instance.type_count == 1:
+        for d in range(len(instance.dimensions)):
+            if instance.limited[0, d] and capacity[0, d] > 0:
+                bound = max(bound, martello_toth_l2(instance.sizes[:, d], instance.demand, int(capacity[0, d])))
+    return bound
+
+
+def rounded_cost_bound(instance: Instance, cost_bound: float) -> Tuple[float, Optional[int]]:
+    """The bound rounded up to the next possible packing cost (see `Instance.cost_step`), and with
+    one common bin cost the matching number of bins: (cost, bins or None)."""
+    step = instance.cost_step()
+    if step is None or not math.isfinite(cost_bound):
+        return cost_bound, None
+    steps = max(0, math.ceil(cost_bound / step - 1e-6))
+    bins = steps if instance.unit_cost() is not None else None
+    return steps * step, bins

@@ -1,0 +1,101 @@
+"""Column generation for the pattern formulation (Gilmore-Gomory), with valid bounds.
+
+The master LP (see `sizing.binpack.master_lp`) chooses how often to use each pattern
+of the pool; pricers (see `sizing.binpack.pricers`) find patterns that would lower it.
+
+Bound: for any prices pi >= 0 and best pattern values z_t >= max_a pi.a of each
+bin type, scaling pi by theta = max(1, max over unlimited types of z_t / cost_t)
+makes it dual feasible with sigma_t = max(0, z_t / theta - cost_t), hence
+
+    demand . pi / theta - sum_t limit_t sigma_t  <=  optimal cost
+
+(Farley's bound). It holds at every iteration, not only at convergence, and
+needs no trust in the LP solver's accuracy, only upper bounds z_t.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Protocol
+
+import numpy as np
+
+from sizing.binpack.instance import Instance
+from sizing.binpack.master_lp import Column, MasterLP, MasterSolution
+
+REDUCED_COST_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """New columns with negative reduced cost, and per bin type an upper bound on max pi.a."""
+
+    columns: List[Column]
+    best_values: np.ndarray
+    exact: bool
+
+
+class Pricer(Protocol):
+    def price(
+        self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
+    ) -> Pricing:
+        ...
+
+
+def dual_bound(instance: Instance, demand: np.ndarray, limits: np.ndarray, prices: np.ndarray, best_values: np.ndarray) -> float:
+    """Farley's lower bound on the cost of covering `demand` (see the module docstring);
+    -inf when some usable type's best value is unknown (infinite)."""
+    usable = [t for t in range(instance.type_count) if limits[t] != 0]
+    if not np.isfinite(best_values[usable]).all():
+        return float("-inf")
+    theta = 1.0
+    for t in usable:
+        if limits[t] < 0:
+            theta = max(theta, float(best_values[t]) / float(instance.cost[t]))
+    bound = float(demand @ prices) / theta
+    for t in usable:
+        if limits[t] > 0:
+            bound -= float(limits[t]) * max(0.0, float(best_values[t]) / theta - float(instance.cost[t]))
+    return bound
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """master: the last master LP; bound: best valid lower bound seen; converged: no column
+    with negative reduced cost exists (proven); iterations: master LPs solved."""
+
+    master: Optional[MasterSolution]
+    bound: float
+    converged: bool
+    iterations: int
+
+
+def column_generation(
+    instance: Instance,
+    master_lp: MasterLP,
+    pricer: Pricer,
+    demand: np.ndarray,
+    limits: np.ndarray,
+    deadline: float,
+    max_iterations: int,
+    target: float = float("inf"),
+) -> GenerationResult:
+    """Grow the pool until no column prices out, the bound reaches `target`, or a budget runs out."""
+    bound = float("-inf")
+    master = None
+    iterations = 0
+    usable = limits != 0
+    while iterations < max_iterations:
+        iterations += 1
+        master = master_lp.solve(demand, limits)
+        if master is None:
+            return GenerationResult(None, bound, False, iterations)
+        pricing = pricer.price(master.prices, master.limit_prices, demand, usable, deadline)
+        bound = max(bound, dual_bound(instance, demand, limits, master.prices, pricing.best_values))
+        added = sum(master_lp.pool.add(t, counts) for t, counts in pricing.columns)
+        if not added:
+            return GenerationResult(master, bound, pricing.exact, iterations)
+        if bound >= target or time.perf_counter() > deadline:
+            break
+    return GenerationResult(master, bound, False, iterations)

@@ -1,0 +1,236 @@
+"""Pricing for one bin type: the most valuable set of items that fits one bin.
+
+maximise  sum_i price_i * a_i
+s.t.      sum_i size_{i,d} * a_i <= room_d  for every dimension d
+          0 <= a_i <= limit_i, integer
+
+This is a bounded multi-dimensional knapsack. Its LP relaxation (HiGHS) gives
+an upper bound and, rounded down and filled up greedily, a first pattern that
+is close to the best when bins hold many items. A depth-first branch and bound
+then improves it, exactly when the search is small: shapes are tried in order of price per unit
+of surrogate size (sizes weighted by the dual prices of the dimensions in the
+LP relaxation, solved with HiGHS), and a branch is cut when its
+value plus the fractional (Dantzig) bound of the shapes after it, restricted to
+those that still fit, cannot beat the best pattern found. When the search
+exceeds its node budget, HiGHS (scipy.optimize.milp) takes over if given time;
+its dual bound, or else the root bound of the search, keeps the reported upper
+bound valid either way.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from sizing.binpack.instance import fit_counts
+
+PRICE_EPSILON = 1e-12
+_UNBOUNDED = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class KnapsackResult:
+    """counts: items per shape of the best pattern found; value: its price;
+    upper_bound: no pattern is worth more (equal to value when proven optimal);
+    weights: the dimension weights used, to pass back in as `weights` next time."""
+
+    counts: np.ndarray
+    value: float
+    upper_bound: float
+    weights: Optional[np.ndarray] = None
+
+
+def best_pattern(
+    prices: np.ndarray,
+    sizes: np.ndarray,
+    room: np.ndarray,
+    limit: np.ndarray,
+    node_limit: int = 4000,
+    fallback_seconds: float = 1.0,
+    weights: Optional[np.ndarray] = None,
+) -> KnapsackResult:
+    """The most valuable pattern for one bin with room `room` (see the module docstring).
+
+    weights: dimension weights for the surrogate from an earlier call; given, the LP
+    relaxation is skipped (faster, but no LP bound and no rounded start).
+    """
+    shapes = sizes.shape[0]
+    limit = fit_counts(room, sizes, limit)
+    useful = np.nonzero((prices > PRICE_EPSILON) & (limit > 0))[0]
+    counts = np.zeros(shapes, dtype=np.int64)
+    if not len(useful):
+        return KnapsackResult(counts, 0.0, 0.0)
+    free = useful[(sizes[useful] == 0).all(axis=1)]
+    counts[free] = limit[free]
+    useful = useful[(sizes[useful] > 0).any(axis=1)]
+    if not len(useful):
+        value = float(prices @ counts)
+        return KnapsackResult(counts, value, value)
+    if weights is None:
+        weights, relaxation, solution = _relaxation(prices[useful], sizes[useful], room, limit[useful])
+        search = _BranchAndBound(prices, sizes, room, limit, useful, weights, node_limit)
+        search.root_bound = min(search.root_bound, relaxation)
+        search.start_from(_round_and_fill(solution, sizes[useful], room, limit[useful], search.rank))
+    else:
+        search = _BranchAndBound(prices, sizes, room, limit, useful, weights, node_limit)
+    if len(useful) < sys.getrecursionlimit() // 4:
+        search.run()
+    if search.complete:
+        counts += search.best_counts
+        value = float(prices @ counts)
+        return KnapsackResult(counts, value, value, weights)
+    if fallback_seconds <= 0:
+        base = float(prices @ counts)
+        counts += search.best_counts
+        value = float(prices @ counts)
+        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights)
+    result = _with_milp(prices, sizes, room, limit, counts, search, fallback_seconds)
+    return KnapsackResult(result.counts, result.value, result.upper_bound, weights)
+
+
+def _relaxation(prices, sizes, room, limit):
+    """The LP relaxation: (weights of the dimensions for the surrogate, an upper bound on the value).
+
+    The weights are the LP's dual prices, kept strictly positive; the bound is the LP value
+    with a little slack for rounding (or the trivial bound if HiGHS fails).
+    """
+    scale = 1.0 / np.maximum(room, 1)
+    relaxation = linprog(
+        -prices, A_ub=(sizes * scale).T, b_ub=room * scale, bounds=np.column_stack([np.zeros(len(limit)), limit]),
+        method="highs",
+    )
+    if relaxation.status != 0:
+        return np.full(len(room), 1.0 / len(room)) * scale, float(prices @ limit), np.zeros(len(limit))
+    duals = np.maximum(-relaxation.ineqlin.marginals, 0.0)
+    total = duals.sum()
+    weights = duals / total if total > 0 else np.zeros(len(room))
+    bound = -float(relaxation.fun) * (1 + 1e-9) + 1e-12
+    return (weights + 1e-3 / len(room)) * scale, bound, relaxation.x
+
+
+def _round_and_fill(solution, sizes, room, limit, rank) -> np.ndarray:
+    """The LP solution rounded down, then topped up shape by shape in `rank` order (per useful shape)."""
+    counts = np.minimum(np.floor(solution + 1e-9).astype(np.int64), limit)
+    free = room - counts @ sizes
+    for k in rank:
+        more = int(limit[k] - counts[k])
+        for d in np.nonzero(sizes[k] > 0)[0]:
+            more = min(more, int(free[d] // sizes[k, d]))
+        if more > 0:
+            counts[k] += more
+            free -= more * sizes[k]
+    return counts
+
+
+class _BranchAndBound:
+    def __init__(self, prices, sizes, room, limit, useful, multipliers, node_limit):
+        self.multipliers = multipliers
+        weight = sizes[useful] @ multipliers
+        efficiency = prices[useful] / weight
+        self.rank = np.lexsort((useful, -efficiency))
+        order = useful[self.rank]
+        self.order = order
+        self.price = prices[order].astype(float)
+        self.weight = (sizes[order] @ multipliers).astype(float)
+        self.sizes = sizes[order].astype(np.int64)
+        self.positive = self.sizes > 0
+        self.divisors = np.maximum(self.sizes, 1)
+        self.limit = limit[order].astype(np.int64)
+        self.room = np.asarray(room, dtype=np.int64)
+        self.node_limit = node_limit
+        self.nodes = 0
+        self.best_value = 0.0
+        self.best = np.zeros(len(order), dtype=np.int64)
+        self.current = np.zeros(len(order), dtype=np.int64)
+        self.complete = False
+        self.shape_count = sizes.shape[0]
+        root_bounds = self._bounds(0, self.room, self._surrogate(self.room))[0]
+        self.root_bound = float(root_bounds[0]) if len(root_bounds) else 0.0
+
+    def start_from(self, useful_counts: np.ndarray) -> None:
+        """Take a known pattern (items per useful shape, in input order) as the best so far."""
+        self.best = useful_counts[self.rank].astype(np.int64)
+        self.best_value = float(self.price @ self.best)
+
+    def _surrogate(self, free: np.ndarray) -> float:
+        return float(free @ self.multipliers)
+
+    @property
+    def best_counts(self) -> np.ndarray:
+        """The best pattern found, as items per shape."""
+        counts = np.zeros(self.shape_count, dtype=np.int64)
+        counts[self.order] = self.best
+        return counts
+
+    def run(self) -> None:
+        self._visit(0, 0.0, np.zeros(len(self.room), dtype=np.int64))
+        self.complete = self.nodes <= self.node_limit
+
+    def _bounds(self, start, free, surrogate_room):
+        """For each shape k >= start that fits in `free`: fractional bound of shapes k.. given the room."""
+        room_for = np.where(self.positive[start:], free // self.divisors[start:], _UNBOUNDED)
+        fits = np.minimum(self.limit[start:], room_for.min(axis=1))
+        candidates = np.nonzero(fits > 0)[0]
+        if not len(candidates):
+            return np.zeros(0), candidates, fits
+        weight, price = self.weight[start:][candidates], self.price[start:][candidates]
+        w = weight * fits[candidates]
+        v = price * fits[candidates]
+        cum_w = np.concatenate(([0.0], np.cumsum(w)))
+        cum_v = np.concatenate(([0.0], np.cumsum(v)))
+        reach = cum_w[:-1] + surrogate_room
+        full = np.searchsorted(cum_w, reach, side="right") - 1
+        bound = cum_v[full] - cum_v[:-1]
+        partial = full < len(candidates)
+        nxt = np.minimum(full, len(candidates) - 1)
+        ratio = price[nxt] / weight[nxt]
+        bound = bound + np.where(partial, (reach - cum_w[full]) * ratio, 0.0)
+        return bound, candidates, fits
+
+    def _visit(self, start, value, load) -> None:
+        self.nodes += 1
+        if value > self.best_value + PRICE_EPSILON:
+            self.best_value = value
+            self.best = self.current.copy()
+        if self.nodes > self.node_limit or start >= len(self.order):
+            return
+        free = self.room - load
+        bound, candidates, fits = self._bounds(start, free, self._surrogate(free))
+        for position, offset in enumerate(candidates):
+            if value + bound[position] <= self.best_value + PRICE_EPSILON:
+                return
+            k = start + int(offset)
+            for copies in range(int(fits[offset]), 0, -1):
+                self.current[k] = copies
+                self._visit(k + 1, value + self.price[k] * copies, load + self.sizes[k] * copies)
+                self.current[k] = 0
+                if self.nodes > self.node_limit:
+                    return
+
+
+def _with_milp(prices, sizes, room, limit, base_counts, search, seconds) -> KnapsackResult:
+    """Solve with HiGHS when the search ran out of nodes; keep the better pattern."""
+    useful = search.order
+    result = milp(
+        -prices[useful],
+        constraints=LinearConstraint(sizes[useful].T.astype(float), -np.inf, room.astype(float)),
+        integrality=np.ones(len(useful)),
+        bounds=Bounds(0, limit[useful].astype(float)),
+        options={"time_limit": max(0.05, seconds), "node_limit": 2000},
+    )
+    counts = base_counts + search.best_counts
+    base_value = float(prices @ base_counts)
+    upper = base_value + search.root_bound
+    if result.x is not None:
+        candidate = base_counts.copy()
+        candidate[useful] += np.round(result.x).astype(np.int64)
+        if (candidate @ sizes <= room).all() and (candidate <= limit).all() and prices @ candidate > prices @ counts:
+            counts = candidate
+    if result.mip_dual_bound is not None and np.isfinite(result.mip_dual_bound):
+        upper = min(upper, base_value - float(result.mip_dual_bound) + 1e-9 * max(1.0, abs(result.mip_dual_bound)))
+    value = float(prices @ counts)
+    return KnapsackResult(counts, value, max(upper, value))

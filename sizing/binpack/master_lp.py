@@ -1,0 +1,210 @@
+"""The master LP of column generation, kept warm between solves.
+
+    minimise   sum_j cost_t(j) x_j + sum_i penalty s_i
+    s.t.       sum_j a_ij x_j + s_i >= demand_i          (prices pi_i >= 0)
+               sum_{j of type t} x_j <= limit_t           (limit prices sigma_t >= 0, limited types)
+               x, s >= 0
+
+The artificial s_i keep the LP feasible under max counts and in dives; their
+penalty is far above any bin cost, so they stay at zero whenever real columns
+can cover the items.
+
+Column generation solves this LP hundreds of times, each time with a few more
+columns or (in dives) other right-hand sides. scipy's `linprog` always starts
+from scratch; the HiGHS object that scipy ships (`scipy.optimize._highspy`)
+keeps the model and its basis, so a re-solve takes a few simplex iterations.
+It is not a public scipy interface, so `linprog` remains as the fallback and
+gives the same LP optimum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import csr_matrix, hstack, identity, vstack
+
+from sizing.binpack.instance import Instance
+
+try:  # pragma: no cover - depends on the scipy build
+    from scipy.optimize._highspy._core import _Highs
+except ImportError:  # pragma: no cover
+    _Highs = None
+
+PENALTY_FACTOR = 1000.0
+
+Column = Tuple[int, Tuple[int, ...]]
+
+
+class ColumnPool:
+    """Distinct columns (bin type index, items per shape) in the order they were added."""
+
+    def __init__(self, shape_count: int):
+        self.shape_count = shape_count
+        self.columns: List[Column] = []
+        self._index = {}
+        self._matrix = np.zeros((shape_count, 0), dtype=np.int64)
+        self._types = np.zeros(0, dtype=np.int64)
+
+    def add(self, type_index: int, counts: Sequence[int]) -> bool:
+        column = (int(type_index), tuple(int(c) for c in counts))
+        if column in self._index or not any(column[1]):
+            return False
+        self._index[column] = len(self.columns)
+        self.columns.append(column)
+        return True
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def matrix(self) -> np.ndarray:
+        """Items per shape (rows) of every column (columns)."""
+        self._catch_up()
+        return self._matrix
+
+    def types(self) -> np.ndarray:
+        """Bin type index of every column."""
+        self._catch_up()
+        return self._types
+
+    def _catch_up(self) -> None:
+        known = self._types.shape[0]
+        if known < len(self.columns):
+            fresh = self.columns[known:]
+            self._matrix = np.hstack([self._matrix, np.array([c for _, c in fresh], dtype=np.int64).T])
+            self._types = np.concatenate([self._types, np.array([t for t, _ in fresh], dtype=np.int64)])
+
+
+@dataclass(frozen=True)
+class MasterSolution:
+    """x: value per pool column; value: LP objective; prices: pi per shape (0 where nothing is
+    demanded); limit_prices: sigma per bin type; uncovered: total of the artificial variables."""
+
+    x: np.ndarray
+    value: float
+    prices: np.ndarray
+    limit_prices: np.ndarray
+    uncovered: float
+
+
+class MasterLP:
+    """The master LP over `pool`; `solve` takes the demand per shape and the limit per bin type
+    (-1 for unlimited; only types with a max count may be limited)."""
+
+    def __init__(self, instance: Instance, pool: ColumnPool, warm: bool = True):
+        self.instance = instance
+        self.pool = pool
+        self.limited = [t for t, m in enumerate(instance.max_count) if m is not None]
+        self.penalty = PENALTY_FACTOR * float(instance.cost.max())
+        self._highs = _new_highs() if warm else None
+        self._synced = 0
+        if self._highs is not None:
+            self._build()
+
+    def solve(self, demand: np.ndarray, limits: np.ndarray) -> Optional[MasterSolution]:
+        if self._highs is not None:
+            return self._solve_warm(demand, limits)
+        return self._solve_cold(demand, limits)
+
+    def _build(self) -> None:
+        highs, shapes = self._highs, self.instance.shape_count
+        inf = highs.getInfinity()
+        rows = shapes + len(self.limited)
+        lower = np.concatenate([np.zeros(shapes), np.full(len(self.limited), -inf)])
+        upper = np.concatenate([np.full(shapes, inf), np.zeros(len(self.limited))])
+        highs.addRows(rows, lower, upper, 0, np.zeros(rows, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        highs.addCols(
+            shapes, np.full(shapes, self.penalty), np.zeros(shapes), np.full(shapes, inf), shapes,
+            np.arange(shapes, dtype=np.int32), np.arange(shapes, dtype=np.int32), np.ones(shapes),
+        )
+
+    def _sync(self) -> None:
+        fresh = self.pool.columns[self._synced :]
+        if not fresh:
+            return
+        highs, shapes = self._highs, self.instance.shape_count
+        limit_row = {t: shapes + r for r, t in enumerate(self.limited)}
+        starts, indices, values = [], [], []
+        for t, counts in fresh:
+            starts.append(len(indices))
+            for i, c in enumerate(counts):
+                if c:
+                    indices.append(i)
+                    values.append(float(c))
+            if t in limit_row:
+                indices.append(limit_row[t])
+                values.append(1.0)
+        costs = np.array([float(self.instance.cost[t]) for t, _ in fresh])
+        highs.addCols(
+            len(fresh), costs, np.zeros(len(fresh)), np.full(len(fresh), highs.getInfinity()), len(indices),
+            np.array(starts, dtype=np.int32), np.array(indices, dtype=np.int32), np.array(values),
+        )
+        self._synced = len(self.pool.columns)
+
+    def _solve_warm(self, demand: np.ndarray, limits: np.ndarray) -> Optional[MasterSolution]:
+        highs, shapes = self._highs, self.instance.shape_count
+        self._sync()
+        inf = highs.getInfinity()
+        for i in range(shapes):
+            highs.changeRowBounds(i, float(demand[i]), inf)
+        for r, t in enumerate(self.limited):
+            highs.changeRowBounds(shapes + r, -inf, float(limits[t]))
+        highs.run()
+        if highs.modelStatusToString(highs.getModelStatus()) != "Optimal":
+            return None
+        solution = highs.getSolution()
+        values = np.array(solution.col_value)
+        duals = np.array(solution.row_dual)
+        prices = np.where(demand > 0, np.maximum(duals[:shapes], 0.0), 0.0)
+        limit_prices = np.zeros(self.instance.type_count)
+        for r, t in enumerate(self.limited):
+            limit_prices[t] = max(0.0, -float(duals[shapes + r]))
+        return MasterSolution(
+            x=values[shapes:],
+            value=float(highs.getInfo().objective_function_value),
+            prices=prices,
+            limit_prices=limit_prices,
+            uncovered=float(values[:shapes].sum()),
+        )
+
+    def _solve_cold(self, demand: np.ndarray, limits: np.ndarray) -> Optional[MasterSolution]:
+        instance, pool = self.instance, self.pool
+        rows = np.nonzero(demand > 0)[0]
+        a, types = pool.matrix(), pool.types()
+        costs = instance.cost[types] if len(types) else np.zeros(0)
+        cover = hstack([csr_matrix(-a[rows].astype(float)), -identity(len(rows), format="csr")])
+        blocks, rhs = [cover], [-demand[rows].astype(float)]
+        if self.limited:
+            membership = np.zeros((len(self.limited), len(types) + len(rows)))
+            for r, t in enumerate(self.limited):
+                membership[r, : len(types)] = types == t
+            blocks.append(csr_matrix(membership))
+            rhs.append(limits[self.limited].astype(float))
+        result = linprog(
+            np.concatenate([costs, np.full(len(rows), self.penalty)]),
+            A_ub=vstack(blocks, format="csr"), b_ub=np.concatenate(rhs), bounds=(0, None), method="highs",
+        )
+        if result.status != 0:
+            return None
+        prices = np.zeros(instance.shape_count)
+        prices[rows] = np.maximum(-result.ineqlin.marginals[: len(rows)], 0.0)
+        limit_prices = np.zeros(instance.type_count)
+        if self.limited:
+            limit_prices[self.limited] = np.maximum(-result.ineqlin.marginals[len(rows) :], 0.0)
+        return MasterSolution(
+            x=result.x[: len(types)],
+            value=float(result.fun),
+            prices=prices,
+            limit_prices=limit_prices,
+            uncovered=float(result.x[len(types) :].sum()),
+        )
+
+
+def _new_highs():
+    if _Highs is None:
+        return None
+    highs = _Highs()
+    highs.setOptionValue("output_flag", False)
+    return highs

@@ -1,0 +1,169 @@
+"""Pricers for column generation: which new patterns could lower the master LP.
+
+A pattern a of bin type t prices out when cost_t + sigma_t - pi.a < 0.
+`PatternPricer` scans complete pattern lists (see `sizing.binpack.patterns`);
+`KnapsackPricer` solves one knapsack per bin type (see `sizing.binpack.knapsack`).
+Both return several item-disjoint columns per call, which cuts the number of
+master LPs, and an upper bound on max pi.a per bin type for the bound.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from sizing.binpack.colgen import REDUCED_COST_TOLERANCE, Pricing
+from sizing.binpack.master_lp import Column
+from sizing.binpack.instance import Instance
+from sizing.binpack.knapsack import best_pattern
+from sizing.binpack.patterns import PatternSet
+
+_CANDIDATES_PER_TYPE = 3000
+MANY_ITEMS = 12
+MANY_ITEMS_NODES = 400
+PARTIAL_PRICING_TYPES = 16
+PARTIAL_PRICING_BEST = 6
+PARTIAL_PRICING_TURNS = 4
+
+
+class PatternPricer:
+    """Exact pricing by scanning every feasible pattern of every bin type."""
+
+    def __init__(self, instance: Instance, pattern_sets: Sequence[PatternSet], columns_per_call: int = 40):
+        self.instance = instance
+        self.pattern_sets = list(pattern_sets)
+        self.columns_per_call = columns_per_call
+
+    def price(
+        self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
+    ) -> Pricing:
+        best_values = np.zeros(self.instance.type_count)
+        candidates = []
+        for t, patterns in enumerate(self.pattern_sets):
+            if not usable[t] or not len(patterns):
+                continue
+            values = patterns.values(prices)
+            best_values[t] = float(values.max())
+            threshold = float(self.instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
+            good = np.nonzero(values > threshold)[0]
+            if len(good) > _CANDIDATES_PER_TYPE:
+                good = good[np.argpartition(-values[good], _CANDIDATES_PER_TYPE)[:_CANDIDATES_PER_TYPE]]
+            reduced = float(self.instance.cost[t] + limit_prices[t]) - values[good]
+            candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist()))
+        candidates.sort()
+        columns: List[Column] = []
+        taken = np.zeros(self.instance.shape_count, dtype=bool)
+        for _, t, pattern in candidates:
+            shapes = self.pattern_sets[t].shapes(pattern)
+            if taken[shapes].any():
+                continue
+            taken[shapes] = True
+            columns.append((t, tuple(np.minimum(self.pattern_sets[t].counts(pattern), demand))))
+            if len(columns) >= self.columns_per_call:
+                break
+        return Pricing(columns, best_values, exact=True)
+
+
+class KnapsackPricer:
+    """Pricing by one knapsack per bin type; with a single bin type, a few disjoint patterns more.
+
+    A quick pass with a small search budget usually finds improving patterns; only when it
+    finds none does the exact pass run (larger budget), which is what proves convergence.
+    HiGHS may finish searches that run out of nodes, within `milp_seconds` over the whole solve.
+
+    When bins hold few items, quick passes reuse each type's dimension weights from its last
+    LP relaxation instead of solving a new one; their upper bounds are then the search's
+    (weaker) root bounds.
+
+    With many bin types, a quick pass first prices only the types whose patterns were worth
+    the most (relative to their cost) last time, plus a few others in turn; all types are
+    priced when those find nothing. Best values of types not priced are reported as unknown
+    (infinite), which leaves the bound as it was.
+    """
+
+    def __init__(
+        self,
+        instance: Instance,
+        milp_seconds: float,
+        extra_columns: int = 4,
+        quick_nodes: int = 50,
+        exact_nodes: int = 4000,
+    ):
+        self.instance = instance
+        self.milp_seconds = milp_seconds
+        self.extra_columns = extra_columns if instance.type_count == 1 else 0
+        self.quick_nodes = quick_nodes
+        # A search that cannot finish in its budget only adds time: when bins hold many items
+        # the LP relaxation is a close enough bound, so the budget stays small.
+        many_items = instance.typical_items_per_bin() > MANY_ITEMS
+        self.exact_nodes = min(exact_nodes, MANY_ITEMS_NODES) if many_items else exact_nodes
+        # With many items per bin, the rounded LP solution is the best quick pattern: keep solving it.
+        self.reuse_weights = not many_items
+        self.worth = np.full(instance.type_count, np.inf)
+        self.turn = 0
+        # Dimension weights per bin type from the last LP relaxation; quick passes reuse them.
+        self.weights: List[Optional[np.ndarray]] = [None] * instance.type_count
+
+    def price(
+        self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
+    ) -> Pricing:
+        if usable.sum() > PARTIAL_PRICING_TYPES:
+            shortlist = usable & self._shortlist(usable)
+            partial = self._pass(prices, limit_prices, demand, shortlist, self.quick_nodes, deadline, quick=True)
+            if partial.columns:
+                return partial
+        quick = self._pass(prices, limit_prices, demand, usable, self.quick_nodes, deadline, quick=True)
+        if quick.columns or quick.exact or time.perf_counter() > deadline:
+            return quick
+        return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline, quick=False)
+
+    def _shortlist(self, usable: np.ndarray) -> np.ndarray:
+        """The types worth the most last time, and the next few in turn."""
+        candidates = np.nonzero(usable)[0]
+        order = candidates[np.lexsort((candidates, -self.worth[candidates]))]
+        chosen = set(order[:PARTIAL_PRICING_BEST].tolist())
+        for k in range(PARTIAL_PRICING_TURNS):
+            chosen.add(int(candidates[(self.turn + k) % len(candidates)]))
+        self.turn = (self.turn + PARTIAL_PRICING_TURNS) % len(candidates)
+        mask = np.zeros(len(usable), dtype=bool)
+        mask[list(chosen)] = True
+        return mask
+
+    def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline: float, quick: bool) -> Pricing:
+        """Price the usable types; past the deadline the rest stay unpriced (best value unknown)."""
+        instance = self.instance
+        best_values = np.full(instance.type_count, np.inf)
+        columns: List[Column] = []
+        exact = True
+        for t in range(instance.type_count):
+            if not usable[t]:
+                continue
+            if time.perf_counter() > deadline:
+                exact = False
+                break
+            threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
+            remaining = prices.copy()
+            for round_ in range(1 + self.extra_columns):
+                first = round_ == 0 and not quick
+                seconds = min(1.0, self.milp_seconds, deadline - time.perf_counter()) if first else 0.0
+                started = time.perf_counter()
+                reuse = None if first or not self.reuse_weights else self.weights[t]
+                result = best_pattern(
+                    remaining, instance.sizes, instance.capacity[t], demand,
+                    node_limit if first else self.quick_nodes, seconds, reuse,
+                )
+                if reuse is None and result.weights is not None:
+                    self.weights[t] = result.weights
+                if first and result.upper_bound > result.value:
+                    self.milp_seconds -= time.perf_counter() - started
+                if round_ == 0:
+                    best_values[t] = result.upper_bound
+                    self.worth[t] = result.value / float(instance.cost[t] + limit_prices[t])
+                    exact = exact and result.upper_bound <= result.value * (1 + 1e-12) + 1e-12
+                if result.value <= threshold:
+                    break
+                columns.append((t, tuple(result.counts)))
+                remaining = np.where(result.counts > 0, 0.0, remaining)
+        return Pricing(columns, best_values, exact)

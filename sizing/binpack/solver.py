@@ -1,0 +1,261 @@
+"""`solve(problem)`: the cheapest packing found within the time limit, with a lower bound.
+
+Steps, each skipped once the packing is proven optimal (its cost reaches the bound):
+
+1. First-fit decreasing (`sizing.binpack.ffd`): the first packing and the yardstick.
+2. Cheap bounds (`sizing.binpack.bounds`): aggregate LP, bin counts, Martello-Toth L2.
+   Bounds are rounded up to the next cost a packing can have (whole bins when
+   all bins cost the same).
+3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`).
+4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, pricing by
+   complete pattern lists when bins hold few items (`sizing.binpack.patterns`),
+   otherwise by a knapsack per bin type (`sizing.binpack.knapsack`); its Farley bound
+   is valid at every iteration.
+5. The master LP rounded down and completed by FFD, then diving on it
+   (`sizing.binpack.dive`); diving is skipped when bins hold many items and there are
+   many bins, where rounding loses little.
+6. An integer program over all generated columns (`sizing.binpack.integer_master`).
+7. With complete pattern lists, an exact search over the patterns whose reduced
+   cost is small enough to appear in a better packing.
+
+The result never costs more than first-fit decreasing. Packings are covers
+while optimising; the surplus is removed at the end (`sizing.binpack.packing`).
+
+The result depends only on the input unless the time limit cuts a step short.
+HiGHS may write to file descriptor 1; callers that print machine-readable
+output on stdout should redirect it around `solve` (the command line does).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import List, Optional
+
+import numpy as np
+
+from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
+from sizing.binpack.colgen import column_generation, dual_bound
+from sizing.binpack.dive import dive, round_down
+from sizing.binpack.ffd import first_fit_decreasing
+from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
+from sizing.binpack.integer_master import enumeration_search, pool_milp
+from sizing.binpack.master_lp import ColumnPool, MasterLP
+from sizing.binpack.model import LowerBound, Problem, Solution
+from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
+from sizing.binpack.patterns import PatternSet, enumerate_patterns
+from sizing.binpack.pricers import KnapsackPricer, PatternPricer
+
+PATTERN_LIMIT = 1_500_000
+COLUMN_GENERATION_SHARE = 0.4
+MANY_ITEMS_GENERATION_SHARE = 0.55
+MANY_ITEMS_PER_BIN = 12
+FEW_BINS = 50
+DIVE_SHARE = 0.75
+LONG_DIVE_SHARE = 0.85
+POOL_MILP_SHARE = 0.85
+LAST_POOL_MILP_SHARE = 0.95
+FINISH_SHARE = 0.97
+MAX_GENERATION_ROUNDS = 5000
+MILP_PRICING_SHARE = 0.15
+# Added to every bin's cost, as a share of the cheapest bin, to rank packings of equal cost by
+# their bin count: small against any real difference in cost, large against float rounding.
+TIE_BREAK_COST_FRACTION = 1e-6
+# Pricing from pattern lists is cheap, so dives can afford to re-price more per step.
+PATTERN_ROUNDS_PER_STEP = 25
+KNAPSACK_ROUNDS_PER_STEP = 5
+
+
+@dataclass
+class _Search:
+    """The state of one solve: best packing and best bound so far."""
+
+    instance: Instance
+    start: float
+    time_limit: float
+    incumbent: Optional[Packing]
+    bound: float
+
+    def deadline(self, share: float) -> float:
+        return self.start + share * self.time_limit
+
+    @property
+    def incumbent_cost(self) -> float:
+        return float("inf") if self.incumbent is None else self.incumbent.cost(self.instance)
+
+    def offer(self, packing: Optional[Packing]) -> None:
+        if packing is not None and respects_limits(packing, self.instance) and better(packing, self.incumbent, self.instance):
+            self.incumbent = packing
+
+    def raise_bound(self, bound: float) -> None:
+        self.bound = max(self.bound, rounded_cost_bound(self.instance, bound)[0])
+
+    @property
+    def proven(self) -> bool:
+        return self.incumbent is not None and self.incumbent_cost <= self.bound * (1 + 1e-9) + 1e-12
+
+
+def solve(problem: Problem) -> Solution:
+    """Pack every item into bins of minimal total cost (see the module docstring).
+
+    Raises SizingInputError for malformed problems. An item that fits no bin type,
+    or max counts too small for the items, give status "infeasible" with a reason.
+    """
+    start = time.perf_counter()
+    instance = build_instance(problem)
+    if instance.shape_count == 0:
+        return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
+    fits = np.array([[instance.fit_counts(t)[i] > 0 for i in range(instance.shape_count)]
+                     for t in range(instance.type_count)])
+    for i in range(instance.shape_count):
+        if not fits[:, i].any():
+            return _infeasible(describe_unfit(instance, i), start)
+    cheap_bound, impossible = aggregate_bound(instance)
+    if impossible is not None:
+        return _infeasible(impossible, start)
+    search = _Search(instance, start, float(problem.time_limit_seconds), first_fit_decreasing(instance), 0.0)
+    bins_bound = bin_count_bound(instance)
+    search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
+    if not search.proven:
+        _optimise(search)
+    _fewer_bins_at_the_same_cost(search, bins_bound)
+    if search.incumbent is None:
+        return _infeasible(
+            "the max counts of the bin types may be too small: no packing of every item was found in the time limit",
+            start,
+        )
+    return _solution(search, bins_bound, start)
+
+
+def _optimise(search: _Search) -> None:
+    types = undominated_types(search.instance)
+    instance = restrict_types(search.instance, types)
+
+    def offer(packing: Optional[Packing]) -> None:
+        if packing is not None:
+            search.offer(Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins))
+
+    pattern_sets = _all_patterns(instance)
+    if pattern_sets is not None:
+        pricer = PatternPricer(instance, pattern_sets)
+    else:
+        pricer = KnapsackPricer(instance, milp_seconds=MILP_PRICING_SHARE * search.time_limit)
+    pool = ColumnPool(instance.shape_count)
+    if search.incumbent is not None:
+        position = {t: k for k, t in enumerate(types)}
+        for (t, counts), _ in search.incumbent.bins:
+            if t in position:
+                pool.add(position[t], counts)
+    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    master_lp = MasterLP(instance, pool)
+    # With many items per bin and many bins, rounding the LP loses little and dives gain little:
+    # column generation and the integer program over its columns get the time instead.
+    many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
+    generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
+    generation = column_generation(
+        instance, master_lp, pricer, instance.demand, limits, search.deadline(generation_share),
+        MAX_GENERATION_ROUNDS, target=search.incumbent_cost,
+    )
+    search.raise_bound(generation.bound)
+    if generation.master is not None:
+        offer(round_down(instance, master_lp, generation.master))
+    if search.proven:
+        return
+    few_bins = generation.master is None or float(generation.master.x.sum()) < FEW_BINS
+    if not many_items or few_bins:
+        rounds = PATTERN_ROUNDS_PER_STEP if pattern_sets is not None else KNAPSACK_ROUNDS_PER_STEP
+        # Without pattern lists there is no exact search to leave time for.
+        dive_share = DIVE_SHARE if pattern_sets is not None else LONG_DIVE_SHARE
+        offer(dive(instance, master_lp, pricer, search.incumbent_cost, search.deadline(dive_share), rounds))
+    if search.proven:
+        return
+    pool_share = POOL_MILP_SHARE if pattern_sets is not None else LAST_POOL_MILP_SHARE
+    seconds = search.deadline(pool_share) - time.perf_counter()
+    if seconds > 0:
+        offer(pool_milp(instance, pool.columns, seconds).packing)
+    if search.proven or pattern_sets is None or not generation.converged or generation.master is None:
+        return
+    prices = generation.master.prices
+    best_values = pricer.price(
+        prices, np.zeros(instance.type_count), instance.demand, limits != 0, search.deadline(FINISH_SHARE)
+    ).best_values
+    exact_bound = dual_bound(instance, instance.demand, limits, prices, best_values)
+    outcome = enumeration_search(
+        instance, pattern_sets, prices, best_values, exact_bound, search.incumbent_cost, search.deadline(FINISH_SHARE)
+    )
+    offer(outcome.packing)
+    search.raise_bound(outcome.bound)
+
+
+def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
+    """Among packings of the proven least cost, prefer the one with the fewest bins.
+
+    A search stops once its cost meets the bound, which says nothing of the bin count when
+    several packings share that cost. Solving again with every bin a little dearer ranks
+    equal-cost packings by their bins; the answer is kept only if its true cost is no higher.
+    """
+    if search.incumbent is None or not search.proven or search.incumbent.bin_count <= bins_bound:
+        return
+    remaining = search.time_limit - (time.perf_counter() - search.start)
+    if remaining <= 0:
+        return
+    instance = search.instance
+    per_bin = TIE_BREAK_COST_FRACTION * float(instance.cost.min())
+    dearer = replace(instance, cost=instance.cost + per_bin)
+    tie_break = _Search(dearer, time.perf_counter(), remaining, search.incumbent, 0.0)
+    cheap_bound, _ = aggregate_bound(dearer)
+    tie_break.raise_bound(max(cheap_bound, bins_bound * float(dearer.cost.min())))
+    if not tie_break.proven:
+        _optimise(tie_break)
+    search.offer(tie_break.incumbent)
+
+
+def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
+    """Complete pattern lists of every bin type, or None when together they pass the limit.
+
+    Bins that may hold many items have far too many patterns; those are not even tried.
+    """
+    if instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN:
+        return None
+    sets: List[PatternSet] = []
+    left = PATTERN_LIMIT
+    for t in range(instance.type_count):
+        patterns = enumerate_patterns(instance.capacity[t], instance.sizes, instance.demand, left)
+        if patterns is None:
+            return None
+        sets.append(patterns)
+        left -= len(patterns)
+    return sets
+
+
+def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
+    instance = search.instance
+    packing = exact_packing(search.incumbent, instance)
+    if overfilled(packing, instance) or (packing.covered(instance.shape_count) != instance.demand).any() or not respects_limits(packing, instance):
+        raise RuntimeError("internal error: the solver produced an invalid packing")
+    cost = packing.cost(instance)
+    bound = search.bound
+    if bound > cost * (1 + 1e-9) + 1e-12:
+        raise RuntimeError(f"internal error: lower bound {bound} above the cost {cost} of a valid packing")
+    bound = min(bound, cost)
+    _, rounded_bins = rounded_cost_bound(instance, bound)
+    bins = max(bins_bound, rounded_bins or 0)
+    if bins > packing.bin_count:
+        raise RuntimeError(f"internal error: bin bound {bins} above the {packing.bin_count} bins of a valid packing")
+    status = "optimal" if cost <= bound * (1 + 1e-9) + 1e-12 else "feasible"
+    return Solution(
+        status=status,
+        cost=cost,
+        bin_count=packing.bin_count,
+        lower_bound=LowerBound(cost=bound, bins=bins),
+        bins=bin_groups(packing, instance),
+        seconds=_elapsed(start),
+    )
+
+
+def _infeasible(reason: str, start: float) -> Solution:
+    return Solution("infeasible", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start), reason)
+
+
+def _elapsed(start: float) -> float:
+    return time.perf_counter() - start

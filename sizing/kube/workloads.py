@@ -1,0 +1,181 @@
+"""What runs on the NodePool: workloads at peak, DaemonSets and nodes that already exist.
+
+Units: cpu in millicores, memory in MiB, pods as a count.
+
+A workload is a Deployment at its HPA maximum. During a rolling update the
+Deployment may run `maxSurge` extra pods, so the peak the NodePool must hold
+is replicas + surge (Kubernetes rounds a percentage surge up). With the
+production advice of `maxSurge: 100%` that is twice the pods.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping, Optional, Tuple, Union
+
+from sizing.errors import SizingInputError
+from sizing.kube.resources import Resources
+
+MaxSurge = Union[int, str]
+DEFAULT_MAX_SURGE = "25%"
+_PERCENT = re.compile(r"^([0-9]+)%$")
+SURGE_FORMS = "a pod count (0, 1, 2, ...) or a percentage such as '25%' or '100%'"
+
+
+def surge_pods(replicas: int, max_surge: MaxSurge, where: str = "maxSurge") -> int:
+    """Extra pods a rolling update may create: a count, or ceil(replicas x percent / 100)."""
+    if isinstance(max_surge, bool):
+        raise SizingInputError(f"{where} must be {SURGE_FORMS}, got {max_surge!r}")
+    if isinstance(max_surge, int):
+        if max_surge < 0:
+            raise SizingInputError(f"{where} must be {SURGE_FORMS}, got {max_surge!r}")
+        return max_surge
+    if isinstance(max_surge, str):
+        text = max_surge.strip()
+        if text.isdigit():
+            return int(text)
+        match = _PERCENT.match(text)
+        if match:
+            return math.ceil(replicas * int(match.group(1)) / 100)
+    raise SizingInputError(f"{where} must be {SURGE_FORMS}, got {max_surge!r}")
+
+
+def _check_name(kind: str, name: object) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise SizingInputError(f"{kind} name must be a non-empty string, got {name!r}")
+
+
+def _check_selector(where: str, selector: Mapping[str, str]) -> Mapping[str, str]:
+    if not isinstance(selector, Mapping):
+        raise SizingInputError(f"{where} must be a mapping of label key to value, got {selector!r}")
+    for key, value in selector.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise SizingInputError(f"{where} must map label keys to string values, got {key!r}: {value!r}")
+    return MappingProxyType(dict(selector))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A Deployment at peak: `replicas` pods (the HPA maxReplicas) plus its rollout surge.
+
+    cpu_millicores / memory_mib: requests of one pod (init containers and
+    sidecars already folded in); max_surge: a pod count or "N%";
+    node_selector: label key -> value the pod requires of its node (instance
+    labels such as kubernetes.io/arch, topology.kubernetes.io/zone,
+    karpenter.sh/capacity-type).
+    """
+
+    name: str
+    cpu_millicores: int
+    memory_mib: int
+    replicas: int
+    max_surge: MaxSurge = DEFAULT_MAX_SURGE
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_name("workload", self.name)
+        where = f"workload {self.name!r}"
+        for field_name, unit in (("cpu_millicores", "m cpu"), ("memory_mib", "Mi memory")):
+            value = getattr(self, field_name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise SizingInputError(
+                    f"{where} requests {value!r}{unit if isinstance(value, int) else ''}; "
+                    f"requests must be positive (every pod needs some cpu and memory to be planned)"
+                )
+        if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 1:
+            raise SizingInputError(f"{where}: replicas must be a positive integer, got {self.replicas!r}")
+        surge_pods(self.replicas, self.max_surge, f"{where}: maxSurge")
+        object.__setattr__(self, "node_selector", _check_selector(f"{where}: nodeSelector", self.node_selector))
+
+    @property
+    def requests(self) -> Resources:
+        """Requests of one pod, with its pod slot."""
+        return Resources(self.cpu_millicores, self.memory_mib, 1)
+
+    @property
+    def surge(self) -> int:
+        """Extra pods during a rolling update at peak."""
+        return surge_pods(self.replicas, self.max_surge)
+
+    @property
+    def peak_pods(self) -> int:
+        """Pods at peak during a rollout: replicas + surge."""
+        return self.replicas + self.surge
+
+
+@dataclass(frozen=True)
+class DaemonSet:
+    """A DaemonSet whose pod runs on every node it selects (cpu millicores, memory MiB).
+
+    Each pod also takes one pod slot, even with zero cpu and memory requests.
+    node_selector: labels a node must carry for the DaemonSet to run there.
+    """
+
+    name: str
+    cpu_millicores: int = 0
+    memory_mib: int = 0
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_name("daemonSet", self.name)
+        for field_name in ("cpu_millicores", "memory_mib"):
+            value = getattr(self, field_name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SizingInputError(
+                    f"daemonSet {self.name!r}: {field_name} must be a non-negative integer, got {value!r}"
+                )
+        object.__setattr__(
+            self, "node_selector", _check_selector(f"daemonSet {self.name!r}: nodeSelector", self.node_selector)
+        )
+
+    @property
+    def requests(self) -> Resources:
+        return Resources(self.cpu_millicores, self.memory_mib, 1)
+
+    def runs_on(self, labels: Mapping[str, str]) -> bool:
+        """Whether a node with these labels runs this DaemonSet's pod."""
+        return all(labels.get(key) == value for key, value in self.node_selector.items())
+
+
+# The DaemonSets EKS runs on every Linux node, with the default requests of
+# their add-ons: aws-node asks 25m cpu (amazon-vpc-cni-k8s chart,
+# `resources.requests.cpu: 25m`), kube-proxy 100m cpu (the EKS kube-proxy
+# add-on DaemonSet), and eks-pod-identity-agent nothing (its chart ships
+# `resources: {}`) but still a pod slot. None of them requests memory.
+DEFAULT_DAEMON_SETS: Tuple[DaemonSet, ...] = (
+    DaemonSet("aws-node", cpu_millicores=25),
+    DaemonSet("kube-proxy", cpu_millicores=100),
+    DaemonSet("eks-pod-identity-agent"),
+)
+
+
+@dataclass(frozen=True)
+class ExistingNode:
+    """A node that is already running when the peak arrives.
+
+    instance_type: catalog name; requested: requests of the pods already bound
+    to it, DaemonSet pods included (cpu millicores, memory MiB, pod count);
+    zone / capacity_type: where and how it runs; in_node_pool: False for a
+    node of another NodePool or of a managed node group (pods may land on it,
+    its capacity is not the NodePool's usage); capacity_reported: False for a
+    NodeClaim launched so recently that Karpenter still counts it as zero
+    against the limits.
+    """
+
+    name: str
+    instance_type: str
+    requested: Resources = Resources()
+    zone: Optional[str] = None
+    capacity_type: str = "on-demand"
+    in_node_pool: bool = True
+    capacity_reported: bool = True
+
+    def __post_init__(self) -> None:
+        _check_name("existing node", self.name)
+        if not isinstance(self.requested, Resources) or min(self.requested.as_dict().values()) < 0:
+            raise SizingInputError(
+                f"existing node {self.name!r}: requested must be non-negative Resources, got {self.requested!r}"
+            )

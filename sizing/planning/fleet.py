@@ -1,0 +1,274 @@
+"""The cheapest fleet for a set of pending pods, from the bin-packing solver.
+
+Bins are the NodePool's instance types with room = allocatable - DaemonSet
+overhead (cpu m, memory MiB, pod slots) and cost = price per hour. A pod
+that may only run on some nodes (instance constraint, zone, capacity type)
+gets an extra dimension of its own: it uses 1 of it, and a node offers it
+only where the pod may run. Nodes are split by zone or capacity type only
+when some pod tells them apart.
+
+The solver is imported when first needed, so the rest of the planner works
+without it. When a known fleet (Karpenter's, simulated) already costs no more
+than a simple lower bound, that fleet is optimal and the solver is skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from sizing.errors import SizingInputError
+from sizing.binpack.model import BinType, ItemType, Problem, Solution
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
+
+
+@dataclass(frozen=True)
+class FleetGroup:
+    """`count` nodes of one instance type holding the same pods (workload -> pods per node)."""
+
+    instance_type: str
+    capacity_type: str
+    zone: Optional[str]
+    count: int
+    price: float
+    pods: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class OptimalFleet:
+    """The solver's fleet: status "optimal" (proven) or "feasible" (best found in time).
+
+    cost and lower_bound_cost per hour in the price unit; lower_bound_nodes:
+    fewest nodes any fleet needs.
+    """
+
+    status: str
+    cost: float
+    node_count: int
+    lower_bound_cost: float
+    lower_bound_nodes: int
+    groups: Tuple[FleetGroup, ...]
+    seconds: float
+
+    @property
+    def instance_types(self) -> Tuple[str, ...]:
+        return tuple(sorted({group.instance_type for group in self.groups}))
+
+
+@dataclass(frozen=True)
+class _Bin:
+    option: NodeOption
+    capacity_type: str
+    zone: Optional[str]
+
+    @property
+    def name(self) -> str:
+        return "|".join([self.option.name, self.capacity_type, self.zone or ""])
+
+
+def _split_values(groups: Sequence[PodGroup], attribute: str, pool_values) -> List[Optional[str]]:
+    """The values nodes must be told apart by, or [None] when no pod cares."""
+    if pool_values is None:
+        return [None]
+    pool = frozenset(pool_values)
+    if any(getattr(g, attribute) is not None and not pool <= getattr(g, attribute) for g in groups):
+        return sorted(pool)
+    return [None]
+
+
+def _admits(group: PodGroup, bin_: _Bin) -> bool:
+    if group.allowed_types is not None and bin_.option.name not in group.allowed_types:
+        return False
+    if group.zones is not None and bin_.zone is not None and bin_.zone not in group.zones:
+        return False
+    if group.capacity_types is not None and bin_.capacity_type not in group.capacity_types:
+        return False
+    return True
+
+
+def _cheapest_capacity_type(option: NodeOption, capacity_types: Sequence[str]) -> str:
+    return min(capacity_types, key=lambda kind: (option.price_for(kind), kind))
+
+
+def _undominated(bin_types: List[BinType]) -> List[BinType]:
+    """Drop bin types another one beats: at least as much room everywhere for no more cost.
+
+    An optimal fleet never needs a dominated type (swap each such node for its
+    dominator), and fewer types make the solver's work much smaller. Of two
+    identical types the first is kept.
+    """
+    if len(bin_types) < 2:
+        return bin_types
+    dimensions = sorted({d for b in bin_types for d in b.capacity})
+    room = np.array([[b.capacity.get(d, 0) for d in dimensions] for b in bin_types], dtype=np.int64)
+    cost = np.array([b.cost for b in bin_types])
+    order = np.arange(len(bin_types))
+    # dominates[i, j]: type i makes type j unnecessary.
+    at_least = (room[:, None, :] >= room[None, :, :]).all(axis=2) & (cost[:, None] <= cost[None, :])
+    strictly = (room[:, None, :] > room[None, :, :]).any(axis=2) | (cost[:, None] < cost[None, :])
+    dominates = at_least & (strictly | (order[:, None] < order[None, :]))
+    np.fill_diagonal(dominates, False)
+    keep = ~dominates.any(axis=0)
+    return [b for b, kept in zip(bin_types, keep) if kept]
+
+
+def build_problem(
+    options: Sequence[NodeOption],
+    groups: Sequence[PodGroup],
+    zones: Optional[FrozenSet[str]],
+    capacity_types: Sequence[str],
+    time_limit_seconds: float,
+) -> Tuple[Problem, Dict[str, _Bin]]:
+    """The solver's problem for these pods, and its bin names -> what they stand for."""
+    groups = [g for g in groups if g.count > 0]
+    usable_types = [kind for kind in capacity_types if kind != "reserved"] or ["on-demand"]
+    zone_split = _split_values(groups, "zones", zones)
+    kind_split = _split_values(groups, "capacity_types", usable_types)
+    bins: List[_Bin] = []
+    for option in options:
+        room = option.room
+        if room.cpu < 0 or room.memory < 0 or room.pods < 1:
+            continue
+        for kind in kind_split:
+            for zone in zone_split:
+                bins.append(_Bin(option, kind or _cheapest_capacity_type(option, usable_types), zone))
+    # One extra dimension per distinct set of nodes some pods are confined to.
+    restricted: Dict[FrozenSet[str], str] = {}
+    group_dimension: Dict[int, str] = {}
+    for index, group in enumerate(groups):
+        admitted = frozenset(b.name for b in bins if _admits(group, b))
+        if len(admitted) == len(bins):
+            continue
+        if not admitted:
+            raise SizingInputError(f"workload {group.workload!r}: no instance type of the NodePool may run its pods")
+        restricted.setdefault(admitted, f"fits-{len(restricted)}")
+        group_dimension[index] = restricted[admitted]
+    bin_types = []
+    by_name = {}
+    for b in bins:
+        room = b.option.room
+        capacity = {"cpu": room.cpu, "memory": room.memory, "pods": room.pods}
+        for admitted, dimension in restricted.items():
+            capacity[dimension] = room.pods if b.name in admitted else 0
+        bin_types.append(BinType(b.name, MappingProxyType(capacity), b.option.price_for(b.capacity_type)))
+        by_name[b.name] = b
+    bin_types = _undominated(bin_types)
+    items = []
+    for index, group in enumerate(groups):
+        size = {"cpu": group.requests.cpu, "memory": group.requests.memory, "pods": group.requests.pods}
+        if index in group_dimension:
+            size[group_dimension[index]] = 1
+        items.append(ItemType(f"{index}", MappingProxyType(size), group.count))
+    return Problem(tuple(bin_types), tuple(items), time_limit_seconds), by_name
+
+
+def fleet_lower_bound(
+    options: Sequence[NodeOption], demand: Resources, max_pods_per_node: Optional[int] = None
+) -> Tuple[float, int]:
+    """(cost per hour, nodes) that no fleet of these types holding `demand` goes below.
+
+    demand: summed requests (cpu m, memory MiB, pods). Nodes: per resource, the
+    demand over the largest room, rounded up (and pods over the cap). Cost: those
+    nodes at the cheapest price, or per resource the demand at the cheapest price
+    per unit of room, whichever is higher.
+    """
+    usable = [o for o in options if o.room.cpu >= 0 and o.room.memory >= 0 and o.room.pods > 0]
+    if not usable:
+        return math.inf, 0
+    nodes = 0
+    cost = 0.0
+    for dimension in ("cpu", "memory", "pods"):
+        need = getattr(demand, dimension)
+        if need <= 0:
+            continue
+        rooms = [getattr(o.room, dimension) for o in usable]
+        if max(rooms) <= 0:
+            return math.inf, 0
+        nodes = max(nodes, math.ceil(need / max(rooms)))
+        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms) if r > 0))
+    if max_pods_per_node:
+        nodes = max(nodes, math.ceil(demand.pods / max_pods_per_node))
+    return max(cost, nodes * min(o.price for o in usable)), nodes
+
+
+def _fleet_from_simulation(result: ProvisioningResult, bound: Tuple[float, int]) -> OptimalFleet:
+    counts: Dict[Tuple, int] = {}
+    prices: Dict[Tuple, float] = {}
+    for node in result.new_nodes:
+        key = (node.instance_type, node.capacity_type, tuple(sorted(node.pods.items())))
+        counts[key] = counts.get(key, 0) + 1
+        prices[key] = node.price
+    groups = [
+        FleetGroup(name, kind, None, count, prices[(name, kind, pods)], MappingProxyType(dict(pods)))
+        for (name, kind, pods), count in counts.items()
+    ]
+    groups.sort(key=lambda g: (g.instance_type, -g.count))
+    cost = sum(node.price for node in result.new_nodes)
+    return OptimalFleet("optimal", cost, len(result.new_nodes), bound[0], bound[1], tuple(groups), 0.0)
+
+
+def solver_available() -> bool:
+    """Whether the bin-packing solver can be imported."""
+    return importlib.util.find_spec("sizing.binpack.solver") is not None
+
+
+def optimal_fleet(
+    options: Sequence[NodeOption],
+    groups: Sequence[PodGroup],
+    zones: Optional[FrozenSet[str]] = None,
+    capacity_types: Sequence[str] = ("on-demand",),
+    time_limit_seconds: float = 5.0,
+    known: Optional[ProvisioningResult] = None,
+) -> OptimalFleet:
+    """The cheapest fleet the solver finds for `groups` within `time_limit_seconds`.
+
+    known: a fleet placing exactly these pods on new nodes; when its cost meets
+    the lower bound it is returned as proven optimal without running the solver.
+    """
+    live = [g for g in groups if g.count > 0]
+    if known is not None and not known.pending:
+        demand = sum((g.requests.scaled(g.count) for g in live), Resources())
+        bound = fleet_lower_bound(options, demand)
+        if sum(node.price for node in known.new_nodes) <= bound[0] * (1 + 1e-9):
+            return _fleet_from_simulation(known, bound)
+    from sizing.binpack.solver import solve
+
+    problem, bins = build_problem(options, live, zones, capacity_types, time_limit_seconds)
+    if not live:
+        return OptimalFleet("optimal", 0.0, 0, 0.0, 0, (), 0.0)
+    solution: Solution = solve(problem)
+    if solution.status == "infeasible":
+        raise SizingInputError(f"the pods fit no fleet of the NodePool's instance types: {solution.reason}")
+    fleet_groups = []
+    for bin_group in solution.bins:
+        b = bins[bin_group.bin_type]
+        pods: Dict[str, int] = {}
+        for item_name, count in bin_group.items.items():
+            workload = live[int(item_name)].workload
+            pods[workload] = pods.get(workload, 0) + count
+        fleet_groups.append(
+            FleetGroup(
+                instance_type=b.option.name,
+                capacity_type=b.capacity_type,
+                zone=b.zone,
+                count=bin_group.count,
+                price=b.option.price_for(b.capacity_type),
+                pods=MappingProxyType(pods),
+            )
+        )
+    fleet_groups.sort(key=lambda g: (g.instance_type, g.zone or "", -g.count))
+    return OptimalFleet(
+        status=solution.status,
+        cost=solution.cost,
+        node_count=solution.bin_count,
+        lower_bound_cost=solution.lower_bound.cost,
+        lower_bound_nodes=solution.lower_bound.bins,
+        groups=tuple(fleet_groups),
+        seconds=solution.seconds,
+    )

@@ -1,0 +1,460 @@
+"""`plan_capacity(PlanInput) -> CapacityPlan`: NodePool sizing from the workloads at peak.
+
+Steps: the NodePool's requirements filter the catalog; Karpenter's capacity
+and allocatable model (with the EC2NodeClass kubelet settings) and the
+DaemonSets give each type its room; every workload contributes replicas +
+surge pods. Then:
+
+1. the fleet Karpenter would launch for those pods (`sizing.karpenter.simulation`),
+   under the limits of step 3;
+2. the cheapest fleet for the same pods (`sizing.planning.fleet`, the solver);
+3. NodePool limits covering fleet 1 (`sizing.karpenter.limits`);
+4. the instance-type restriction under which Karpenter comes closest to the
+   optimum within the blast-radius cap (`sizing.planning.recommendation`).
+
+Units: cpu in millicores, memory in MiB, pods as a count, costs per hour in
+the price table's unit (USD/hour, or capacity units when the region has no
+prices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.errors import SizingInputError
+from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
+from sizing.karpenter.limits import NodePoolLimits, parse_limits, settle_limits
+from sizing.karpenter.pricing import PriceTable, price_table
+from sizing.planning.recommendation import Recommendation, recommend
+from sizing.karpenter.requirements import (
+    CAPACITY_TYPE_KEY,
+    INSTANCE_KEYS,
+    ZONE_KEY,
+    allowed_capacity_types,
+    allowed_zones,
+    filter_instance_types,
+    parse_requirements,
+)
+from sizing.kube.resources import Resources
+from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult, RunningNode, Scenario, simulate
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+
+NODEPOOL_KEY = "karpenter.sh/nodepool"
+
+# The getting-started NodePool of the Karpenter docs, used when a description names no requirements.
+GETTING_STARTED_REQUIREMENTS: Tuple[Mapping[str, Any], ...] = (
+    MappingProxyType({"key": "kubernetes.io/arch", "operator": "In", "values": ("amd64",)}),
+    MappingProxyType({"key": "kubernetes.io/os", "operator": "In", "values": ("linux",)}),
+    MappingProxyType({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ("on-demand",)}),
+    MappingProxyType({"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ("c", "m", "r")}),
+    MappingProxyType({"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ("2",)}),
+)
+SPOT_NOTE = (
+    "spot is priced like on-demand (the catalog has no spot prices) and the simulation launches the "
+    "cheapest type; Karpenter asks EC2 for price-capacity-optimized spot, which is not strictly the cheapest"
+)
+SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solver (sizing.binpack.solver) is not installed"
+RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
+
+
+@dataclass(frozen=True)
+class NodePoolSpec:
+    """The NodePool and EC2NodeClass settings that shape the fleet.
+
+    requirements: `spec.template.spec.requirements` entries as plain dicts;
+    kubelet: the EC2NodeClass `spec.kubelet` settings; limits: the current
+    `spec.limits` (e.g. {"cpu": "1000", "memory": "1000Gi"}) to check against
+    the peak, empty for none; name: the NodePool's name, matched against pods
+    that select `karpenter.sh/nodepool`.
+    """
+
+    requirements: Tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
+    kubelet: Optional[KubeletConfig] = None
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    name: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """Everything the planner needs; all fields but `workloads` have defaults.
+
+    region: prices and zones of this AWS region; zones: the region's zones to
+    plan with (empty: the zones the requirements and pods name);
+    daemon_sets: per-node DaemonSets (the EKS defaults unless given);
+    existing_nodes: nodes running before the peak; headroom_percent: extra
+    room on top of the fleet's capacity in the limits; max_pods_per_node:
+    blast-radius cap for the recommendation (None: no cap);
+    price_overrides: instance type -> USD/hour; solver_time_limit_seconds:
+    time for the optimal fleet (None: skip it); catalog: instance types to
+    plan with (None: the bundled catalog).
+    """
+
+    workloads: Tuple[Workload, ...]
+    node_pool: NodePoolSpec = NodePoolSpec()
+    region: str = "us-east-1"
+    zones: Tuple[str, ...] = ()
+    daemon_sets: Tuple[DaemonSet, ...] = DEFAULT_DAEMON_SETS
+    existing_nodes: Tuple[ExistingNode, ...] = ()
+    headroom_percent: float = 10.0
+    max_pods_per_node: Optional[int] = None
+    price_overrides: Mapping[str, float] = field(default_factory=dict)
+    solver_time_limit_seconds: Optional[float] = 5.0
+    catalog: Optional[Tuple[InstanceType, ...]] = None
+
+    def __post_init__(self) -> None:
+        if not self.workloads:
+            raise SizingInputError("workloads is empty; list at least one workload to plan for")
+        names = [w.name for w in self.workloads]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise SizingInputError(f"workload names must be unique, {duplicates} appear more than once")
+        if (
+            isinstance(self.headroom_percent, bool)
+            or not isinstance(self.headroom_percent, (int, float))
+            or not 0 <= self.headroom_percent <= 1000
+        ):
+            raise SizingInputError(f"headroomPercent must be a number from 0 to 1000, got {self.headroom_percent!r}")
+        cap = self.max_pods_per_node
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise SizingInputError(f"maxPodsPerNode must be a positive integer or unset, got {cap!r}")
+        limit = self.solver_time_limit_seconds
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
+            raise SizingInputError(f"solverTimeLimitSeconds must be a positive number or unset, got {limit!r}")
+
+
+@dataclass(frozen=True)
+class LimitsCheck:
+    """The peak simulated under the NodePool's current limits."""
+
+    limits: Mapping[str, Any]
+    result: ProvisioningResult
+
+    @property
+    def sufficient(self) -> bool:
+        return not self.result.pending
+
+
+@dataclass(frozen=True)
+class FleetGap:
+    """How far Karpenter's fleet is above the optimal one (nodes and cost per hour)."""
+
+    nodes: int
+    cost: float
+    percent: Optional[float]
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """The planner's answer. `node_pool_limits` is ready for the NodePool's `spec.limits`."""
+
+    input: PlanInput
+    prices: PriceTable
+    instance_types: Tuple[str, ...]
+    node_options: Tuple[NodeOption, ...]
+    fleet: ProvisioningResult
+    limits: NodePoolLimits
+    optimal: Optional[OptimalFleet]
+    gap: Optional[FleetGap]
+    recommendation: Recommendation
+    recommended_limits: Optional[NodePoolLimits]
+    current_limits: Optional[LimitsCheck]
+    notes: Tuple[str, ...]
+
+    @property
+    def node_pool_limits(self) -> Dict[str, str]:
+        """`spec.limits` for the NodePool as it is, e.g. {"cpu": "24", "memory": "96Gi"}."""
+        return self.limits.spec()
+
+    @property
+    def peak_pods(self) -> int:
+        return sum(workload.peak_pods for workload in self.input.workloads)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The NodePool resolved against the catalog."""
+
+    options: Tuple[NodeOption, ...]
+    instances: Mapping[str, InstanceType]
+    labels: Mapping[str, Mapping[str, str]]
+    zones: Optional[FrozenSet[str]]
+    capacity_types: Tuple[str, ...]
+    groups: Tuple[PodGroup, ...]
+    running: Tuple[RunningNode, ...]
+    prices: PriceTable
+    notes: Tuple[str, ...]
+
+
+def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str]) -> Resources:
+    return sum((ds.requests for ds in daemon_sets if ds.runs_on(labels)), Resources())
+
+
+def _mentioned_zones(plan_input: PlanInput) -> List[str]:
+    zones = set(plan_input.zones)
+    for requirement in plan_input.node_pool.requirements:
+        if isinstance(requirement, Mapping) and requirement.get("key") == ZONE_KEY:
+            zones.update(str(value) for value in requirement.get("values") or ())
+    for workload in plan_input.workloads:
+        if ZONE_KEY in workload.node_selector:
+            zones.add(workload.node_selector[ZONE_KEY])
+    for node in plan_input.existing_nodes:
+        if node.zone:
+            zones.add(node.zone)
+    return sorted(zones)
+
+
+def _pod_group(
+    workload: Workload,
+    instances: Sequence[InstanceType],
+    pool_zones: Optional[FrozenSet[str]],
+    capacity_types: Sequence[str],
+    node_pool_name: Optional[str],
+    running_instances: Sequence[InstanceType] = (),
+) -> PodGroup:
+    """The workload's peak pods with the node selector turned into constraints.
+
+    Allowed instance types are looked up among the NodePool's types and the
+    types of running nodes, whose labels a pod may also match.
+    """
+    where = f"workload {workload.name!r}: nodeSelector"
+    selectable = {i.name: i for i in list(instances) + list(running_instances)}.values()
+    allowed: Optional[FrozenSet[str]] = None
+    zones: Optional[FrozenSet[str]] = None
+    kinds: Optional[FrozenSet[str]] = None
+    for key, value in workload.node_selector.items():
+        if key == ZONE_KEY:
+            if pool_zones is not None and value not in pool_zones:
+                raise SizingInputError(
+                    f"{where} requires zone {value!r}, which the NodePool does not allow (zones {sorted(pool_zones)})"
+                )
+            zones = frozenset({value})
+        elif key == CAPACITY_TYPE_KEY:
+            if value not in capacity_types:
+                raise SizingInputError(
+                    f"{where} requires capacity type {value!r}; the NodePool allows {list(capacity_types)}"
+                )
+            kinds = frozenset({value})
+        elif key == NODEPOOL_KEY:
+            if node_pool_name is not None and value != node_pool_name:
+                raise SizingInputError(
+                    f"{where} selects NodePool {value!r}, but the plan is for NodePool {node_pool_name!r}"
+                )
+        elif key in INSTANCE_KEYS:
+            matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
+            allowed = matching if allowed is None else allowed & matching
+        else:
+            raise SizingInputError(
+                f"{where} key {key!r} is not a label Karpenter's nodes carry; supported keys are "
+                f"{sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))}"
+            )
+    pool_names = {i.name for i in instances}
+    if allowed is not None and not (allowed & pool_names):
+        raise SizingInputError(
+            f"{where} {dict(workload.node_selector)} matches none of the NodePool's {len(instances)} instance types"
+        )
+    return PodGroup(workload.name, workload.requests, workload.peak_pods, allowed, zones, kinds)
+
+
+def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeOption]) -> None:
+    """Raise when no allowed type has room for one pod, naming the resource that does not fit."""
+    allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
+    request = workload.requests
+    if any(request.fits_in(o.room) for o in allowed):
+        return
+    for dimension, unit, label in (("cpu", "m", "cpu"), ("memory", "Mi", "memory"), ("pods", "", "pod slots")):
+        largest = max(allowed, key=lambda o: (getattr(o.room, dimension), o.name))
+        if getattr(request, dimension) > getattr(largest.room, dimension):
+            if dimension == "pods":
+                raise SizingInputError(
+                    f"workload {workload.name!r} needs a pod slot; the allowed instance types have at most "
+                    f"{largest.room.pods} left after DaemonSets ({largest.name})"
+                )
+            raise SizingInputError(
+                f"workload {workload.name!r} requests {getattr(request, dimension)}{unit} {label}; the largest "
+                f"allowed instance type ({largest.name}) has {getattr(largest.room, dimension)}{unit} "
+                f"allocatable after DaemonSets"
+            )
+    raise SizingInputError(
+        f"workload {workload.name!r} requests {request.cpu}m cpu and {request.memory}Mi memory; no allowed "
+        "instance type has room for both after DaemonSets"
+    )
+
+
+def _resolve(plan_input: PlanInput) -> _Context:
+    catalog = plan_input.catalog if plan_input.catalog is not None else load_catalog()
+    known = catalog_by_name(catalog)
+    requirements = parse_requirements(list(plan_input.node_pool.requirements), "nodePool.requirements")
+    pool_instances = filter_instance_types(catalog, requirements)
+    capacity_types = allowed_capacity_types(requirements)
+    notes: List[str] = []
+    usable_kinds = tuple(kind for kind in capacity_types if kind != "reserved")
+    if len(usable_kinds) < len(capacity_types):
+        notes.append(RESERVED_NOTE)
+    if not usable_kinds:
+        raise SizingInputError(
+            "the NodePool allows only reserved capacity, which the planner does not model; allow on-demand or spot"
+        )
+    if "spot" in usable_kinds:
+        notes.append(SPOT_NOTE)
+    mentioned = _mentioned_zones(plan_input)
+    zones = frozenset(allowed_zones(requirements, mentioned)) if mentioned else None
+    for node in plan_input.existing_nodes:
+        if node.instance_type not in known:
+            raise SizingInputError(
+                f"existing node {node.name!r}: instance type {node.instance_type!r} is not in the catalog"
+            )
+    priced_names = {i.name for i in pool_instances} | {n.instance_type for n in plan_input.existing_nodes}
+    priced = [known[name] for name in sorted(priced_names)]
+    prices = price_table(priced, plan_input.region, plan_input.price_overrides, catalog, "priceOverrides")
+    if prices.note:
+        notes.append(prices.note)
+    kubelet = plan_input.node_pool.kubelet
+
+    def node_option(instance: InstanceType) -> NodeOption:
+        return NodeOption(
+            name=instance.name,
+            capacity=capacity(instance, kubelet),
+            allocatable=allocatable(instance, kubelet),
+            price=prices.cost(instance.name),
+            daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels()),
+        )
+
+    options = tuple(node_option(instance) for instance in pool_instances)
+    groups = []
+    for workload in plan_input.workloads:
+        group = _pod_group(
+            workload, pool_instances, zones, usable_kinds, plan_input.node_pool.name,
+            [known[node.instance_type] for node in plan_input.existing_nodes],
+        )
+        _check_pods_fit(workload, group, options)
+        groups.append(group)
+    running = tuple(
+        RunningNode(
+            name=node.name,
+            option=node_option(known[node.instance_type]),
+            requested=node.requested,
+            zone=node.zone,
+            capacity_type=node.capacity_type,
+            in_node_pool=node.in_node_pool,
+            capacity_reported=node.capacity_reported,
+        )
+        for node in plan_input.existing_nodes
+    )
+    return _Context(
+        options=options,
+        instances=MappingProxyType({i.name: i for i in pool_instances}),
+        labels=MappingProxyType({i.name: i.labels() for i in pool_instances}),
+        zones=zones,
+        capacity_types=usable_kinds,
+        groups=tuple(groups),
+        running=running,
+        prices=prices,
+        notes=tuple(notes),
+    )
+
+
+def node_options(plan_input: PlanInput) -> Tuple[NodeOption, ...]:
+    """The NodePool's instance types with capacity, allocatable, DaemonSet overhead and price."""
+    return _resolve(plan_input).options
+
+
+def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[str, int]) -> Scenario:
+    return Scenario(
+        node_options=tuple(options),
+        pod_groups=context.groups,
+        limits=limits,
+        zones=context.zones,
+        capacity_types=context.capacity_types,
+        running_nodes=context.running,
+    )
+
+
+def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> Tuple[Resources, Tuple[PodGroup, ...]]:
+    """Requests of the pods that do not land on running nodes, and those pods as groups."""
+    on_running: Dict[str, int] = {}
+    for node in unlimited.nodes:
+        if node.existing:
+            for workload, count in node.pods.items():
+                on_running[workload] = on_running.get(workload, 0) + count
+    groups = []
+    for group in context.groups:
+        left = group.count - on_running.get(group.workload, 0)
+        groups.append(replace(group, count=max(left, 0)))
+    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
+    return demand, tuple(groups)
+
+
+def _reported_usage(context: _Context) -> Resources:
+    counted = [n for n in context.running if n.in_node_pool and n.capacity_reported]
+    return sum((n.option.capacity for n in counted), Resources())
+
+
+def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
+    """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned."""
+    context = _resolve(plan_input)
+    options = context.options
+
+    def simulate_under(limits: Mapping[str, int], types: Sequence[NodeOption] = options) -> ProvisioningResult:
+        return simulate(_scenario(context, types, limits))
+
+    limits, fleet = settle_limits(
+        simulate_under, options, plan_input.headroom_percent, _reported_usage(context)
+    )
+    unlimited = simulate_under({})
+    demand, new_node_groups = _demand_for_new_nodes(context, unlimited)
+
+    optimal: Optional[OptimalFleet] = None
+    gap: Optional[FleetGap] = None
+    notes = list(context.notes)
+    if plan_input.solver_time_limit_seconds is not None and not solver_available():
+        notes.append(SOLVER_MISSING_NOTE)
+    elif plan_input.solver_time_limit_seconds is not None:
+        optimal = optimal_fleet(
+            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_time_limit_seconds,
+            known=unlimited,
+        )
+        karpenter_cost = sum(node.price for node in fleet.new_nodes)
+        percent = (karpenter_cost / optimal.cost - 1) * 100 if optimal.cost > 0 else None
+        gap = FleetGap(len(fleet.new_nodes) - optimal.node_count, karpenter_cost - optimal.cost, percent)
+
+    recommendation = recommend(
+        options,
+        context.labels,
+        lambda types: simulate_under({}, types),
+        demand,
+        max_pods_per_node=plan_input.max_pods_per_node,
+        optimum_cost=optimal.cost if optimal else None,
+        optimal_types=optimal.instance_types if optimal else (),
+        price_unit=context.prices.unit,
+    )
+    recommended_limits = None
+    if recommendation.changes_anything:
+        chosen = [o for o in options if o.name in recommendation.chosen.restriction.type_names]
+        recommended_limits, _ = settle_limits(
+            lambda limits: simulate_under(limits, chosen), chosen, plan_input.headroom_percent,
+            _reported_usage(context),
+        )
+
+    current = None
+    if plan_input.node_pool.limits:
+        parsed = parse_limits(plan_input.node_pool.limits)
+        current = LimitsCheck(MappingProxyType(dict(plan_input.node_pool.limits)), simulate_under(parsed))
+
+    return CapacityPlan(
+        input=plan_input,
+        prices=context.prices,
+        instance_types=tuple(o.name for o in options),
+        node_options=options,
+        fleet=fleet,
+        limits=limits,
+        optimal=optimal,
+        gap=gap,
+        recommendation=recommendation,
+        recommended_limits=recommended_limits,
+        current_limits=current,
+        notes=tuple(notes),
+    )

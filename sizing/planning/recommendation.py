@@ -1,0 +1,218 @@
+"""Which instance-type restriction brings Karpenter's own choice closest to the optimum.
+
+Candidates: the NodePool as it is (so the advice is never worse than leaving
+it alone), each instance family, each size, each single type, and the set of
+types the optimal fleet uses. Each candidate is judged by simulating
+Karpenter on it, not by the solver: what matters is what Karpenter will do.
+
+Ranking: candidates that place every pod and keep at most `max_pods_per_node`
+workload pods per node (the blast-radius cap) come first; among them the
+lowest cost per hour, then fewer nodes, then the simpler restriction. A cost
+lower bound (per resource, the cheapest price per unit of room times the
+demand; with a cap, also ceil(pods / cap) of the cheapest node) skips
+candidates that cannot beat the best one found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_INSTANCE_TYPE, LABEL_SIZE
+from sizing.planning.fleet import fleet_lower_bound
+from sizing.karpenter.simulation import NodeOption, ProvisioningResult
+from sizing.kube.resources import Resources
+
+KIND_CURRENT = "current"
+KIND_FAMILY = "family"
+KIND_SIZE = "size"
+KIND_TYPE = "type"
+KIND_TYPES = "types"
+_KIND_ORDER = (KIND_CURRENT, KIND_FAMILY, KIND_SIZE, KIND_TYPE, KIND_TYPES)
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """Instance types allowed on top of the NodePool's requirements.
+
+    requirement: the NodePool requirement that expresses it (None: no change).
+    """
+
+    kind: str
+    label: str
+    type_names: FrozenSet[str]
+    requirement: Optional[Mapping[str, object]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Karpenter's simulated fleet under one restriction (cost per hour, pods per node)."""
+
+    restriction: Restriction
+    node_count: int
+    cost: float
+    max_pods_per_node: int
+    pending: int
+
+    def acceptable(self, cap: Optional[int]) -> bool:
+        return self.pending == 0 and (cap is None or self.max_pods_per_node <= cap)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The best restriction, the NodePool as it is, and how they compare with the optimum."""
+
+    chosen: Outcome
+    current: Outcome
+    optimum_cost: Optional[float]
+    max_pods_per_node: Optional[int]
+    evaluated: int
+    skipped: int
+    price_unit: str
+
+    @property
+    def changes_anything(self) -> bool:
+        return self.chosen.restriction.kind != KIND_CURRENT
+
+    def above_optimum_percent(self, outcome: Outcome) -> Optional[float]:
+        if self.optimum_cost is None or self.optimum_cost <= 0:
+            return None
+        return (outcome.cost / self.optimum_cost - 1) * 100
+
+    def describe(self, outcome: Outcome) -> str:
+        """E.g. "12 nodes, 2.304 USD/hour, 3 % above optimum, <= 29 pods per node"."""
+        parts = [f"{outcome.node_count} node{'s' if outcome.node_count != 1 else ''}",
+                 f"{outcome.cost:.3f} {self.price_unit}"]
+        above = self.above_optimum_percent(outcome)
+        if above is not None:
+            parts.append(f"{above:.0f} % above optimum")
+        parts.append(f"≤ {outcome.max_pods_per_node} pods per node")
+        if outcome.pending:
+            parts.append(f"{outcome.pending} pods pending")
+        return ", ".join(parts)
+
+    def summary(self) -> str:
+        """One sentence: what to do and what it changes."""
+        if not self.changes_anything:
+            text = f"keep the NodePool as it is: {self.describe(self.current)}"
+            if self.max_pods_per_node is not None and not self.current.acceptable(self.max_pods_per_node):
+                text += f" (no candidate keeps every node at ≤ {self.max_pods_per_node} pods)"
+            return text
+        return (
+            f"restrict to {self.chosen.restriction.label}: {self.describe(self.chosen)} "
+            f"(now: {self.describe(self.current)})"
+        )
+
+
+def _outcome(restriction: Restriction, result: ProvisioningResult) -> Outcome:
+    new_nodes = result.new_nodes
+    return Outcome(
+        restriction=restriction,
+        node_count=len(new_nodes),
+        cost=sum(node.price for node in new_nodes),
+        max_pods_per_node=max((node.pod_count for node in result.nodes), default=0),
+        pending=result.pending_count,
+    )
+
+
+def candidate_restrictions(
+    labels: Mapping[str, Mapping[str, str]], optimal_types: Sequence[str] = ()
+) -> List[Restriction]:
+    """The NodePool as it is, then families, sizes, single types and the optimum's types.
+
+    labels: instance-type name -> its node labels, for the types the NodePool allows.
+    A family or size with a single type is left to that type's own candidate,
+    and a set of types is listed once.
+    """
+    names = frozenset(labels)
+    restrictions = [Restriction(KIND_CURRENT, "the NodePool as it is", names, None)]
+    for kind, key in ((KIND_FAMILY, LABEL_FAMILY), (KIND_SIZE, LABEL_SIZE)):
+        values: Dict[str, set] = {}
+        for name, node_labels in labels.items():
+            if key in node_labels:
+                values.setdefault(node_labels[key], set()).add(name)
+        if len(values) < 2:
+            continue
+        for value in sorted(values):
+            if len(values[value]) < 2 or frozenset(values[value]) in {r.type_names for r in restrictions}:
+                continue  # a single type reads better as itself; the same set needs saying once
+            restrictions.append(
+                Restriction(kind, f"{kind} {value}", frozenset(values[value]),
+                            {"key": key, "operator": "In", "values": [value]})
+            )
+    if len(names) > 1:
+        for name in sorted(names):
+            restrictions.append(
+                Restriction(KIND_TYPE, name, frozenset({name}),
+                            {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": [name]})
+            )
+    chosen = frozenset(optimal_types) & names
+    if 1 < len(chosen) < len(names) and chosen not in {r.type_names for r in restrictions}:
+        restrictions.append(
+            Restriction(KIND_TYPES, ", ".join(sorted(chosen)), chosen,
+                        {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": sorted(chosen)})
+        )
+    return restrictions
+
+
+def cost_lower_bound(options: Sequence[NodeOption], demand: Resources, cap: Optional[int]) -> float:
+    """No fleet of these types costs less than this per hour for `demand` (cpu m, memory MiB, pods)."""
+    return fleet_lower_bound(options, demand, cap)[0]
+
+
+def _rank(outcome: Outcome, cap: Optional[int]) -> Tuple:
+    over_cap = cap is not None and outcome.max_pods_per_node > cap
+    return (
+        outcome.pending > 0,
+        over_cap,
+        outcome.pending,
+        outcome.max_pods_per_node if over_cap else 0,
+        round(outcome.cost, 9),
+        outcome.node_count,
+        _KIND_ORDER.index(outcome.restriction.kind),
+        outcome.restriction.label,
+    )
+
+
+def recommend(
+    options: Sequence[NodeOption],
+    labels: Mapping[str, Mapping[str, str]],
+    simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
+    demand: Resources,
+    max_pods_per_node: Optional[int] = None,
+    optimum_cost: Optional[float] = None,
+    optimal_types: Sequence[str] = (),
+    price_unit: str = "USD/hour",
+) -> Recommendation:
+    """The best restriction of `options` for Karpenter's own packing.
+
+    simulate_on(types) simulates the peak with only those types allowed;
+    demand: requests of the pods that need new nodes (cpu m, memory MiB, pods).
+    """
+    by_name = {option.name: option for option in options}
+    restrictions = candidate_restrictions({name: labels[name] for name in by_name}, optimal_types)
+    bounded = [
+        (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
+        for index, r in enumerate(restrictions)
+    ]
+    current = _outcome(restrictions[0], simulate_on(options))
+    best = current
+    evaluated, skipped = 1, 0
+    for bound, _, restriction in sorted(bounded[1:], key=lambda item: (item[0], item[1])):
+        if best.acceptable(max_pods_per_node) and bound > best.cost + 1e-9:
+            skipped += 1
+            continue
+        chosen_options = [option for option in options if option.name in restriction.type_names]
+        outcome = _outcome(restriction, simulate_on(chosen_options))
+        evaluated += 1
+        if _rank(outcome, max_pods_per_node) < _rank(best, max_pods_per_node):
+            best = outcome
+    return Recommendation(
+        chosen=best,
+        current=current,
+        optimum_cost=optimum_cost,
+        max_pods_per_node=max_pods_per_node,
+        evaluated=evaluated,
+        skipped=skipped,
+        price_unit=price_unit,
+    )

@@ -1,0 +1,119 @@
+"""Dependencies point one way: a test fails on any import that points back up or closes a cycle."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.architecture.imports import REPO_ROOT, cycles, module_name, project_imports, project_modules
+
+# sizing's own layers, bottom up. A module may import its own layer and the layers below it.
+SIZING_LAYERS = {
+    "sizing.errors": 0,
+    "sizing.binpack": 1,  # the generic vector bin-packing solver: knows nothing of Kubernetes
+    "sizing.kube": 2,  # Kubernetes quantities, resources and objects
+    "sizing.karpenter": 3,  # Karpenter's model: catalog, allocatable, requirements, simulation, limits
+    "sizing.planning": 4,  # the planner, fleet, recommendation and report
+    "sizing.commands": 5,  # the command line
+    "sizing.cli": 5,
+    "sizing.__main__": 5,
+    "sizing": 5,
+}
+
+# Which top-level packages each package may import (besides itself).
+ALLOWED_PACKAGES = {
+    "__main__": {"components", "stackconfig", "sizing", "iam"},
+    "components": {"stackconfig", "iam", "sizing"},
+    "stackconfig": {"iam", "sizing"},
+    "iam": set(),
+    "sizing": set(),
+    "offline": {"stackconfig", "sizing", "components", "iam"},
+    "security": {"iam", "offline", "policies", "stackconfig"},
+    "policies": {"security"},
+    "benchmarks": {"sizing", "stackconfig", "offline"},
+    "scripts": {"sizing"},
+}
+# The `plan --stack` command reads a stack file through the config layer.
+SIZING_CONFIG_READERS = {"sizing.commands.plan"}
+
+
+def _graph():
+    modules = project_modules()
+    modules["__main__"] = REPO_ROOT / "__main__.py"
+    return modules, project_imports(modules)
+
+
+def _sizing_layer(module: str) -> int:
+    for prefix in sorted(SIZING_LAYERS, key=len, reverse=True):
+        if module == prefix or module.startswith(prefix + "."):
+            return SIZING_LAYERS[prefix]
+    raise AssertionError(f"{module} is in no sizing layer; add its package to SIZING_LAYERS")
+
+
+def test_the_project_has_no_import_cycle():
+    _, graph = _graph()
+    assert cycles(graph) == []
+
+
+def test_sizing_layers_import_only_downwards():
+    _, graph = _graph()
+    upward = [
+        f"{source} (layer {_sizing_layer(source)}) imports {target} (layer {_sizing_layer(target)}) on line {line}"
+        for source, targets in graph.items()
+        if source.startswith("sizing")
+        for target, line in targets
+        if target.startswith("sizing") and _sizing_layer(target) > _sizing_layer(source)
+    ]
+    assert upward == []
+
+
+def test_packages_import_only_what_their_layer_allows():
+    _, graph = _graph()
+    wrong = []
+    for source, targets in graph.items():
+        package = source.split(".")[0]
+        for target, line in targets:
+            target_package = target.split(".")[0]
+            if target_package == package:
+                continue
+            if source in SIZING_CONFIG_READERS and target_package == "stackconfig":
+                continue
+            if target_package not in ALLOWED_PACKAGES[package]:
+                wrong.append(f"{source} imports {target} on line {line}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("forbidden", ["pulumi", "pulumi_aws", "pulumi_kubernetes", "pulumi_eks", "pulumi_awsx"])
+def test_sizing_never_imports_pulumi(forbidden):
+    modules, _ = _graph()
+    offenders = []
+    for name, path in modules.items():
+        if not name.startswith("sizing"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            offenders += [f"{name}:{node.lineno}" for imported in names if imported.split(".")[0] == forbidden]
+    assert offenders == []
+
+
+def test_the_import_graph_sees_known_edges():
+    # Guards against a reader that finds nothing and so passes every rule above.
+    _, graph = _graph()
+    assert any(t == "sizing.binpack.instance" for t, _ in graph["sizing.binpack.solver"])
+    assert any(t.startswith("sizing.karpenter") for t, _ in graph["sizing.planning.planner"])
+    assert any(t.startswith("stackconfig") for t, _ in graph["__main__"])
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = {"a": [("b", 1)], "b": [("c", 1)], "c": [("a", 1)], "d": [("a", 1)]}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_module_names_follow_the_package_layout():
+    assert module_name(REPO_ROOT / "sizing" / "binpack" / "__init__.py") == "sizing.binpack"
+    assert module_name(REPO_ROOT / "sizing" / "binpack" / "solver.py") == "sizing.binpack.solver"
