@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from stackconfig.addons import AddonsConfig
+from stackconfig.system_pods import KARPENTER_CONTROLLER_RESOURCES
 
 METRICS_SERVER_REPOSITORY = "https://kubernetes-sigs.github.io/metrics-server/"
 EKS_CHARTS_REPOSITORY = "https://aws.github.io/eks-charts"
@@ -109,12 +110,7 @@ class Addons(pulumi.ComponentResource):
                 "settings": {"clusterName": args.cluster_name, "interruptionQueue": args.interruption_queue_name},
                 "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT, "annotations": args.karpenter.annotations},
                 "replicas": config.karpenter.replicas,
-                "controller": {
-                    "resources": {
-                        "requests": {"cpu": "1", "memory": "1Gi"},
-                        "limits": {"cpu": "1", "memory": "1Gi"},
-                    }
-                },
+                "controller": {"resources": KARPENTER_CONTROLLER_RESOURCES},
                 # On top of the chart's own affinity, which keeps Karpenter off the nodes it launches.
                 "nodeSelector": node_selector,
             },

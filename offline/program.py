@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import pulumi
-import yaml
 from pulumi.runtime import settings
 
 from offline.mocks import ProjectMocks
 from offline.monitor import RecordingMonitor
 from offline.recording import Recording
 from offline.wire import Unknown
+from stackconfig.errors import StackConfigError
+from stackconfig.load import read_stack_file
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 PROJECT = "eks-autoscaling"
@@ -37,8 +38,7 @@ def stack_config(stack: str, overrides: Optional[Mapping[str, Any]] = None, proj
     Override keys without a namespace are project keys; map values merge into the
     stack's map, other values replace it; `DELETE` removes the key.
     """
-    document = yaml.safe_load((project_dir / f"Pulumi.{stack}.yaml").read_text()) or {}
-    config = copy.deepcopy(document.get("config") or {})
+    config = copy.deepcopy(read_stack_file(project_dir / f"Pulumi.{stack}.yaml"))
     for key, value in (overrides or {}).items():
         full_key = key if ":" in key else f"{PROJECT}:{key}"
         if value is DELETE:
@@ -56,7 +56,10 @@ def run_program(
     project_dir: Path = PROJECT_DIR,
 ) -> Recording:
     """Run the real program with a stack's config under mocks; raise ProgramFailed if it stops."""
-    config = stack_config(stack, overrides, project_dir)
+    try:
+        config = stack_config(stack, overrides, project_dir)
+    except StackConfigError as error:
+        raise ProgramFailed(str(error), Recording()) from None
     raw = {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     recording = Recording()
     mocks = ProjectMocks(region=str(config.get("aws:region", "us-east-1")), project=PROJECT, stack=stack)

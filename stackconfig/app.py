@@ -142,6 +142,13 @@ class HpaConfig(ConfigSection):
             raise ValueError(f"minReplicas must be at least 1, got {value}")
         return value
 
+    @field_validator("max_replicas")
+    @classmethod
+    def _max_at_least_one(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"maxReplicas must be at least 1, got {value}")
+        return value
+
     @field_validator("target_cpu_utilization_percent")
     @classmethod
     def _target_in_range(cls, value: int) -> int:

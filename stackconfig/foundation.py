@@ -9,6 +9,7 @@ from typing import Literal, Optional
 from pydantic import Field, field_validator, model_validator
 
 from stackconfig.base import ConfigSection
+from stackconfig.system_pods import check_architecture, check_instance_types_known
 
 # EKS versions in standard or extended support in late 2026 (EKS release calendar).
 SUPPORTED_KUBERNETES_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
@@ -142,6 +143,7 @@ class NodeGroupConfig(ConfigSection):
         for name in value:
             if not INSTANCE_TYPE_PATTERN.match(name):
                 raise ValueError(f"{name!r} is not an EC2 instance type name such as m5.large")
+        check_instance_types_known(value)
         return value
 
     @field_validator("labels")
@@ -150,6 +152,11 @@ class NodeGroupConfig(ConfigSection):
         if not value:
             raise ValueError("give the system nodes at least one label (default node-role: system) so that controllers can be pinned to them")
         return value
+
+    @model_validator(mode="after")
+    def _types_match_the_ami(self) -> "NodeGroupConfig":
+        check_architecture(self.instance_types, self.ami_type)
+        return self
 
     @model_validator(mode="after")
     def _sizes_are_ordered(self) -> "NodeGroupConfig":

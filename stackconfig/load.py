@@ -60,14 +60,61 @@ def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT) -> StackC
 
 def load_stack_file(path: Path, project: str = PROJECT) -> StackConfig:
     """Validate the `config:` map of a `Pulumi.<stack>.yaml` file."""
+    return parse_stack_config(read_stack_file(path), project)
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """The `config:` map of a stack file, unvalidated; an unreadable file, a YAML syntax error
+    (with its line and column) or a document of the wrong shape raise StackConfigError."""
+    path = Path(path)
     try:
-        document = yaml.safe_load(Path(path).read_text()) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise StackConfigError([f"cannot read stack file {path}: {error}"]) from None
-    config = document.get("config") or {}
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise StackConfigError(
+            [f"{path} is not a text file (byte {error.start} is not UTF-8); a stack file is YAML text"]
+        ) from None
+    except OSError as error:
+        raise StackConfigError([f"cannot read stack file {path}: {error.strerror or error}"]) from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        raise StackConfigError([f"{path}: {_yaml_problem(error)}"]) from None
+    except yaml.YAMLError as error:
+        raise StackConfigError([f"{path} is not valid YAML: {error}"]) from None
+    if document is None:
+        return {}
+    if not isinstance(document, dict):
+        raise StackConfigError(
+            [f"{path}: the top level must be a map with a `config:` key, not a {_yaml_kind(document)}"]
+        )
+    config = document.get("config")
+    if config is None:
+        return {}
     if not isinstance(config, dict):
-        raise StackConfigError([f"{path}: `config` must be a map of keys to values"])
-    return parse_stack_config(config, project)
+        raise StackConfigError(
+            [f"{path}: `config` must be a map of keys to values (such as `aws:region: us-east-1`), "
+             f"not a {_yaml_kind(config)}"]
+        )
+    return config
+
+
+def _yaml_problem(error: yaml.MarkedYAMLError) -> str:
+    mark = error.problem_mark or error.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    what = error.problem or "invalid YAML"
+    if error.context:
+        context_mark = error.context_mark
+        opened = f" (opened at line {context_mark.line + 1}, column {context_mark.column + 1})" if context_mark else ""
+        what = f"{what}, {error.context}{opened}"
+    return f"YAML syntax error at {where}{what}"
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return f"string ({value[:40]!r})"
+    return type(value).__name__
 
 
 def load_from_pulumi(project: Optional[str] = None) -> StackConfig:
@@ -104,7 +151,7 @@ def _describe(error: ValidationError) -> list[str]:
 
 def _describe_one(detail: Mapping[str, Any]) -> str:
     location = [part for part in detail["loc"] if isinstance(part, (str, int))]
-    key = _dotted(location)
+    key = REGION_KEY if location == ["region"] else _dotted(location)
     kind = detail["type"]
     given = detail.get("input")
     if kind == "extra_forbidden":
@@ -113,11 +160,25 @@ def _describe_one(detail: Mapping[str, Any]) -> str:
         return f"unknown key `{key}`; the allowed keys here are: {', '.join(allowed)}"
     if kind == "missing":
         return f"`{key}` is required"
+    if kind == "string_type" and isinstance(given, (int, float)) and not isinstance(given, bool):
+        return f"`{key}`: {_unquoted_number(given, location)}"
     message = detail["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, "):]
         return f"`{key}`: {message}" if key else message
     return f"`{key}`: {message} (got {given!r})" if key else f"{message} (got {given!r})"
+
+
+def _unquoted_number(given: Any, location: list) -> str:
+    """YAML reads an unquoted 1.30 as the number 1.3: say so, and how to write the text."""
+    parent = _model_at(location[:-1])
+    field = parent.model_fields.get(str(location[-1])) if parent and location else None
+    field = field or next((f for f in (parent.model_fields.values() if parent else ()) if f.alias == location[-1]), None)
+    example = field.default if field is not None and isinstance(field.default, str) else str(given)
+    return (
+        f"YAML read the unquoted value as the number {given!r}, but text is expected "
+        f"(an unquoted 1.30 even becomes 1.3); write it in quotes, such as \"{example}\""
+    )
 
 
 def _dotted(location: list) -> str:

@@ -11,6 +11,8 @@ from stackconfig.app import AppConfig
 from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
 from stackconfig.nodepool import NodePoolConfig, validate_zones
+from stackconfig.regions import check_region
+from stackconfig.system_pods import check_system_nodes_hold_their_pods
 
 from stackconfig.base import ConfigSection
 from stackconfig.foundation import (
@@ -21,9 +23,6 @@ from stackconfig.foundation import (
     validate_tags,
 )
 
-REGION_PATTERN = r"^[a-z]{2}(-[a-z]+)+-\d$"
-
-
 class StackConfig(ConfigSection):
     """Everything a stack can set, with defaults that reproduce the reference setup.
 
@@ -31,7 +30,7 @@ class StackConfig(ConfigSection):
     (`eks-autoscaling:<key>` in `Pulumi.<stack>.yaml`); `region` is `aws:region`.
     """
 
-    region: str = Field(pattern=REGION_PATTERN)
+    region: str
     cluster_name: str = "karpenter-test"
     tags: dict[str, str] = Field(default_factory=dict)
     network: NetworkConfig = NetworkConfig()
@@ -42,6 +41,11 @@ class StackConfig(ConfigSection):
     app: AppConfig = AppConfig()
     node_pool: NodePoolConfig = NodePoolConfig()
     capacity: CapacityConfig = CapacityConfig()
+
+    @field_validator("region")
+    @classmethod
+    def _region_exists(cls, value: str) -> str:
+        return check_region(value)
 
     @field_validator("cluster_name")
     @classmethod
@@ -69,6 +73,11 @@ class StackConfig(ConfigSection):
                 f"{self.node_group.min_size} node(s) over {self.network.availability_zones} zone(s), room for {room} "
                 f"replica(s); lower the replicas or raise nodeGroup.minSize"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _system_nodes_hold_the_controllers(self) -> "StackConfig":
+        check_system_nodes_hold_their_pods(self.node_group, self.addons)
         return self
 
     @model_validator(mode="after")

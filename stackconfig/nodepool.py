@@ -103,6 +103,14 @@ class NodePoolLimits(ConfigSection):
     cpu: Optional[str] = None
     memory: Optional[str] = None
 
+    @field_validator("cpu", "memory", mode="before")
+    @classmethod
+    def _number_as_quantity(cls, value: object) -> object:
+        # A NodePool takes `cpu: 16` as readily as `cpu: "16"`: a plain number is a quantity.
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        return value
+
     @field_validator("cpu", "memory")
     @classmethod
     def _is_quantity(cls, value: Optional[str]) -> Optional[str]:
