@@ -14,7 +14,7 @@ from components.karpenter import (
 )
 from components.network import Network, NetworkArgs
 from components.workload import Workload, WorkloadArgs
-from stackconfig.capacity import node_pool_limits, plan_for, plan_summary
+from stackconfig.capacity import capacity_warnings, node_pool_limits, plan_for, plan_summary
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_from_pulumi, select_zones
 
@@ -26,6 +26,8 @@ try:
     capacity_plan = plan_for(config, zones)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
+for warning in capacity_warnings(config, capacity_plan):
+    pulumi.log.warn(warning)
 partition = aws.get_partition().partition
 account_id = aws.get_caller_identity().account_id
 tags = config.resource_tags

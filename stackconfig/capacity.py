@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -19,6 +20,8 @@ from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
+from stackconfig.system_pods import system_pods
+from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
 from sizing.planning.report import plan_data
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -59,12 +62,23 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
 
 def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
     """The capacity plan of a validated stack configuration; bad capacity input raises
-    StackConfigError naming it, and so do explicit limits below the peak unless acknowledged."""
-    description = capacity_description(config, zones)
-    plan = _plan(json.dumps(description, sort_keys=True))
+    StackConfigError naming it, and so do explicit limits below the peak unless acknowledged,
+    and a peak whose pods and nodes the VPC's private subnets cannot hold."""
+    description_json = json.dumps(capacity_description(config, zones), sort_keys=True)
+    plan_input = _plan_input(description_json)
+    zone_count = config.network.availability_zones
+    try:
+        # Cheap, before planning: a peak of millions of pods is refused without simulating it.
+        check_pods_fit(config, zone_count, sum(workload.peak_pods for workload in plan_input.workloads))
+        plan = _plan(description_json)
+        check_fleet_fits(config, zone_count, fleet_demand(peak_nodes(config, plan)))
+    except ValueError as error:
+        if isinstance(error, StackConfigError):
+            raise
+        raise StackConfigError([str(error)]) from None
     check = plan.current_limits
     if check is not None and not check.sufficient and not config.node_pool.acknowledge_limits_below_peak:
-        pending = len(check.result.pending)
+        pending = sum(group.count for group in check.result.pending)
         raise StackConfigError(
             [
                 f"`nodePool.limits` {dict(check.limits)} leave {pending} pod(s) pending at peak; the plan needs "
@@ -73,6 +87,28 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
             ]
         )
     return plan
+
+
+def peak_nodes(config: Any, plan: CapacityPlan) -> list[tuple[str, int]]:
+    """(instance type, pods on the VPC network) of every node at peak: the system node group at
+    maxSize with the system pods spread over it, then the planned fleet with its pods and the
+    configured DaemonSets (the EKS DaemonSets use the host's network and take no address)."""
+    group = config.node_group
+    system_pod_count = sum(pod.replicas for pod in system_pods(config.addons))
+    per_system_node = math.ceil(system_pod_count / group.max_size)
+    daemon_pods = len(config.capacity.daemon_sets)
+    return [(group.instance_types[0], per_system_node + daemon_pods)] * group.max_size + [
+        (node.instance_type, sum(node.pods.values()) + daemon_pods) for node in plan.fleet.nodes
+    ]
+
+
+def capacity_warnings(config: Any, plan: CapacityPlan) -> list[str]:
+    """What the plan cannot check but a reviewer should know: vCPUs above the default quotas."""
+    group = config.node_group
+    system_capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
+    nodes = [(group.instance_types[0], system_capacity)] * group.desired_size
+    nodes += [(node.instance_type, node.capacity_type) for node in plan.fleet.nodes]
+    return quota_warnings(nodes)
 
 
 def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:

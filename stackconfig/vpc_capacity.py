@@ -1,0 +1,141 @@
+"""Whether the VPC's private subnets can hold the planned peak, and whether the fleet fits the
+account's usual default vCPU quotas.
+
+With the Amazon VPC CNI (the EKS default, without prefix delegation) every pod that does not use
+the host network takes an address of its node's subnet. A node holds whole ENIs, and every address
+of an attached ENI is taken from the subnet, used or not: its primary address plus
+`ipv4_per_eni - 1` secondary addresses for pods. With the CNI's default WARM_ENI_TARGET=1 a node
+keeps one spare ENI attached beyond those its pods need, up to the type's `max_enis`. So a node
+with p pods takes `min(max_enis, ceil(p / (ipv4_per_eni - 1)) + 1) * ipv4_per_eni` addresses.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
+
+# AWS keeps the first four and the last address of every subnet.
+RESERVED_PER_SUBNET = 5
+# EKS asks for at least six free addresses in each cluster subnet for its control-plane ENIs.
+EKS_FREE_PER_SUBNET = 6
+# The VPC's subnet specs: public and private in every zone (components/network.py).
+SUBNETS_PER_ZONE = 2
+
+# Service Quotas "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" (L-1216C47A)
+# and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" (L-34B43A08): the AWS
+# default value of both is 5 vCPUs. Accounts are often raised above it, hence a warning only.
+DEFAULT_STANDARD_VCPU_QUOTA = 5
+QUOTA_NAMES = {
+    "on-demand": "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances",
+    "spot": "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests",
+}
+# Families whose first letter is a standard one but that count against a quota of their own.
+_NON_STANDARD_PREFIXES = ("inf", "trn", "dl", "hpc", "mac", "u-", "vt")
+_STANDARD_LETTERS = set("acdhimrtz")
+
+
+def private_subnet_sizes(cidr: str, zone_count: int) -> list[int]:
+    """Addresses in each private subnet, as awsx's Auto strategy lays them out: the VPC split
+    evenly over the zones (a power of two), each zone's range split evenly over its subnets."""
+    vpc = ipaddress.IPv4Network(cidr)
+    zone_bits = math.ceil(math.log2(zone_count)) if zone_count > 1 else 0
+    subnet_bits = math.ceil(math.log2(SUBNETS_PER_ZONE))
+    prefix = vpc.prefixlen + zone_bits + subnet_bits
+    return [2 ** (32 - prefix)] * zone_count
+
+
+def node_addresses(instance: InstanceType, pods: int) -> int:
+    """Subnet addresses a node of this type takes with `pods` pods on the VPC network."""
+    per_eni = instance.ipv4_per_eni
+    needed = math.ceil(pods / max(per_eni - 1, 1)) if pods else 1
+    return min(instance.max_enis, needed + 1) * per_eni
+
+
+@dataclass(frozen=True)
+class AddressDemand:
+    nodes: int
+    pods: int
+    addresses: int
+
+
+def fleet_demand(nodes: Iterable[tuple[str, int]]) -> AddressDemand:
+    """(instance type, pods on the VPC network) of each node -> the addresses they take."""
+    catalog = catalog_by_name(load_catalog())
+    count = pods_total = addresses = 0
+    for instance_type, pods in nodes:
+        count += 1
+        pods_total += pods
+        addresses += node_addresses(catalog[instance_type], pods)
+    return AddressDemand(count, pods_total, addresses)
+
+
+def usable_addresses(cidr: str, zone_count: int) -> int:
+    return sum(size - RESERVED_PER_SUBNET - EKS_FREE_PER_SUBNET for size in private_subnet_sizes(cidr, zone_count))
+
+
+def check_pods_fit(config: Any, zone_count: int, peak_pods: int) -> None:
+    """Before planning: the peak's pods alone, one address each, must fit in the private subnets."""
+    usable = usable_addresses(config.network.cidr, zone_count)
+    if peak_pods > usable:
+        raise ValueError(
+            f"the planned peak has {peak_pods} pods (app.hpa.maxReplicas with its surge, plus capacity.workloads), "
+            f"but the private subnets of network.cidr {config.network.cidr} over {zone_count} zones hold "
+            f"{usable} pod addresses; with the VPC CNI every pod takes one. Lower app.hpa.maxReplicas "
+            f"or the workloads{_larger_block(config.network.cidr)}"
+        )
+
+
+def check_fleet_fits(config: Any, zone_count: int, demand: AddressDemand) -> None:
+    """After planning: the peak fleet's nodes, their pods and the CNI's warm ENIs must fit."""
+    usable = usable_addresses(config.network.cidr, zone_count)
+    if demand.addresses > usable:
+        raise ValueError(
+            f"the planned peak needs about {demand.addresses} VPC addresses ({demand.nodes} nodes with "
+            f"{demand.pods} pods, each node holding the ENIs its pods need plus one warm ENI, as the VPC CNI's "
+            f"WARM_ENI_TARGET=1 does), but the private subnets of network.cidr {config.network.cidr} over "
+            f"{zone_count} zones hold {usable}. Lower app.hpa.maxReplicas or the workloads"
+            f"{_larger_block(config.network.cidr)}"
+        )
+
+
+def _larger_block(cidr: str) -> str:
+    if ipaddress.IPv4Network(cidr).prefixlen > 16:
+        return ", or give network.cidr a larger block (up to /16)"
+    return " (network.cidr is already /16, the largest block allowed)"
+
+
+def quota_warnings(nodes: Sequence[tuple[str, str]]) -> list[str]:
+    """(instance type, capacity type) of each node at peak -> warnings where the fleet exceeds the
+    default vCPU quota of its class (standard families, on-demand and spot separately)."""
+    catalog = catalog_by_name(load_catalog())
+    standard: dict[str, int] = {}
+    other: dict[tuple[str, str], int] = {}
+    for instance_type, capacity_type in nodes:
+        instance = catalog[instance_type]
+        if _is_standard(instance):
+            standard[capacity_type] = standard.get(capacity_type, 0) + instance.vcpu
+        else:
+            key = (instance.family, capacity_type)
+            other[key] = other.get(key, 0) + instance.vcpu
+    warnings = [
+        f"the planned peak runs {vcpus} {capacity_type} vCPUs of standard instance families, above "
+        f"{DEFAULT_STANDARD_VCPU_QUOTA}, the AWS default of the quota \"{QUOTA_NAMES.get(capacity_type, capacity_type)}\"; "
+        "quotas vary by account: check yours in Service Quotas and request an increase if needed"
+        for capacity_type, vcpus in sorted(standard.items())
+        if vcpus > DEFAULT_STANDARD_VCPU_QUOTA
+    ]
+    warnings += [
+        f"the planned peak runs {vcpus} {capacity_type} vCPUs of {family}, a family with a vCPU quota of its own "
+        "(often 0 by default); check it in Service Quotas"
+        for (family, capacity_type), vcpus in sorted(other.items())
+    ]
+    return warnings
+
+
+def _is_standard(instance: InstanceType) -> bool:
+    family = instance.family
+    return family[:1] in _STANDARD_LETTERS and not family.startswith(_NON_STANDARD_PREFIXES)
