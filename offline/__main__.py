@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from offline.plan import write_plan
+from offline.plan import PlanDirectoryError, check_replaceable, write_plan
 from offline.program import PROJECT_DIR, ProgramFailed, run_program
 
 
@@ -30,19 +30,29 @@ def main(argv=None) -> int:
     subparsers = parser.add_subparsers(dest="command", required=True)
     plan = subparsers.add_parser("plan", help="evaluate a stack offline and write its plan")
     plan.add_argument("--stack", default="dev", help="the stack, whose settings are in Pulumi.<stack>.yaml (default: dev)")
-    plan.add_argument("--output", type=Path, default=None, help="where to write (default: build/plan/<stack>)")
+    plan.add_argument(
+        "--output", type=Path, default=None,
+        help="where to write (default: build/plan/<stack>); a folder that is not empty must hold a previous plan",
+    )
     args = parser.parse_args(argv)
 
     if not (PROJECT_DIR / f"Pulumi.{args.stack}.yaml").exists():
         print(f"error: no stack file Pulumi.{args.stack}.yaml", file=sys.stderr)
         return 2
+    directory = args.output or PROJECT_DIR / "build" / "plan" / args.stack
     try:
+        # Before the evaluation: a folder the plan may not replace is refused at once.
+        check_replaceable(directory)
         recording = run_program(args.stack)
+        written = write_plan(recording, directory, capacity_report_for(args.stack, recording))
     except ProgramFailed as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 1
-    directory = args.output or PROJECT_DIR / "build" / "plan" / args.stack
-    written = write_plan(recording, directory, capacity_report_for(args.stack, recording))
+    except PlanDirectoryError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for warning in recording.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote the plan of stack {args.stack} to {directory} ({len(written)} files, {len(recording.resources)} resources)")
     return 0
 

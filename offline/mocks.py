@@ -9,6 +9,7 @@ Custom resources echo their inputs, plus the identifiers AWS would assign.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Optional
@@ -19,6 +20,8 @@ from pulumi.runtime.mocks import MockMonitor
 from offline.wire import ResourceRef
 
 ACCOUNT_ID = "123456789012"
+# Stands in for the cluster's CA bundle; a plan shows it as the placeholder it is registered with.
+FAKE_CERTIFICATE_AUTHORITY = base64.b64encode(b"no certificate authority: offline evaluation").decode()
 ZONE_LETTERS = {"ap-northeast-1": "acd", "us-east-1": "abcdef"}
 
 
@@ -68,6 +71,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         if token in ("aws:index/getRegion:getRegion",):
             return {"id": self.region, "name": self.region, "region": self.region, "endpoint": f"ec2.{self.region}.amazonaws.com"}
         if token == "eks:index:Cluster/getKubeconfig":
+            self._invent(FAKE_CERTIFICATE_AUTHORITY, "<certificate-authority-data of cluster>")
             return {"result": _kubeconfig("cluster")}
         return {}
 
@@ -174,6 +178,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
             },
         )
         kubeconfig = _kubeconfig(name, endpoint)
+        self._invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
         self._invent(oidc_id, f"<OIDC id of {args.name}>")
         self._invent(endpoint, f"<endpoint of {args.name}>")
         return f"{args.name}-id", self._remote_outputs(args.name, {
@@ -218,7 +223,7 @@ def _kubeconfig(name: str, endpoint: str = "https://example.eks.amazonaws.com") 
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": "Q0E="}}],
+            "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": FAKE_CERTIFICATE_AUTHORITY}}],
             "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
             "current-context": name,
             "users": [{"name": name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": ["eks", "get-token", "--cluster-name", name]}}}],

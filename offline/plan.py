@@ -1,46 +1,109 @@
-"""`make plan`: the stack's resources, Kubernetes objects, IAM documents and dependency graph
-written as files for review, from an offline evaluation of the program."""
+"""`make plan`: the stack's resources with their inputs, Kubernetes objects, IAM documents and
+dependency graph written as files for review, from an offline evaluation of the program.
+
+A plan is written to be diffed: every file is in a stable order (resources by type and name,
+keys sorted, manifests in the usual apiVersion/kind/metadata/spec order), floats carry no binary
+noise, and references name the resource by type and name rather than by the stack's URN, so two
+stacks or two commits compare with `diff -r` (`make plan-diff`).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import yaml
 
 from offline.recording import Recording, Registered
-from offline.wire import ResourceRef, Unknown, reveal
+from offline.wire import ResourceRef, Secret, Unknown, reveal
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 ROLE = "aws:iam/role:Role"
 IDENTITY_POLICIES = {"aws:iam/policy:Policy": "policy", "aws:iam/rolePolicy:RolePolicy": "policy"}
 RESOURCE_POLICIES = {"aws:sqs/queuePolicy:QueuePolicy": "policy"}
+# The file that marks a folder as a plan's: only such a folder is ever replaced.
+MARKER = ".eks-autoscaling-plan"
+SECRET = "[secret]"
+UNKNOWN = "<unknown until apply>"
+MANIFEST_KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
+# Floats are shown with this many significant digits: 0.1 + 0.2 is written 0.3.
+FLOAT_DIGITS = 6
+
+
+class PlanDirectoryError(Exception):
+    """The output folder holds something other than a previous plan."""
 
 
 def write_plan(
     recording: Recording,
     directory: Path,
     capacity_report: Optional[Callable[[], str]] = None,
+    warnings: Iterable[str] = (),
 ) -> list[Path]:
-    """Write the plan of one stack into `directory` (emptied first); return the files written.
+    """Write the plan of one stack into `directory`; return the files written (at their final place).
 
-    Values only a deployment can know (ids, ARNs, the account, hostnames) appear as
-    placeholders such as `<arn of identities-karpenter-role>`, never as made-up values.
+    The plan is written to a fresh sibling folder, then swapped in. A `directory` that exists, is
+    not empty and holds no marker file is refused (PlanDirectoryError) before anything is written:
+    only a previous plan is ever replaced.
     """
+    directory = Path(directory)
+    check_replaceable(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.new-", dir=directory.parent))
+    try:
+        written = _write_contents(recording, staging, capacity_report, [*recording.warnings, *warnings])
+        _swap_in(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [directory / path.relative_to(staging) for path in written]
+
+
+def check_replaceable(directory: Path) -> None:
+    if not directory.exists():
+        return
+    if not directory.is_dir():
+        raise PlanDirectoryError(f"{directory} is a file, not a folder; choose another --output")
+    if any(directory.iterdir()) and not (directory / MARKER).is_file():
+        raise PlanDirectoryError(
+            f"{directory} is not empty and has no {MARKER} file, so it is not a folder a plan wrote; "
+            "nothing was changed. Choose an empty or new folder with --output"
+        )
+
+
+def _swap_in(staging: Path, directory: Path) -> None:
+    """Replace `directory` by `staging` with two renames, so a reader sees the old or the new plan."""
+    if not directory.exists():
+        os.replace(staging, directory)
+        return
+    retired = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old-", dir=directory.parent))
+    os.replace(directory, retired / directory.name)
+    os.replace(staging, directory)
+    shutil.rmtree(retired)
+
+
+def _write_contents(
+    recording: Recording,
+    directory: Path,
+    capacity_report: Optional[Callable[[], str]],
+    warnings: list[str],
+) -> list[Path]:
     show = Presenter(recording.invented)
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
     written = [
+        _write(directory / MARKER, "A plan written by `python -m offline plan`; the folder is replaced by the next one.\n"),
         _write(directory / "resources.txt", resource_tree(recording)),
+        *write_resources(recording, directory / "resources", show),
         *write_manifests(recording, directory / "manifests", show),
         *write_iam(recording, directory / "iam", show),
         _write(directory / "graph.dot", dependency_graph(recording)),
-        _write(directory / "outputs.json", json.dumps(show(recording.outputs), indent=2, sort_keys=True) + "\n"),
+        _write(directory / "outputs.json", _json_text(show(masked_outputs(recording)))),
+        _write(directory / "warnings.txt", "".join(f"warning: {line}\n" for line in warnings) or "no warnings\n"),
     ]
     svg = _render_svg(directory / "graph.dot")
     if svg:
@@ -51,40 +114,73 @@ def write_plan(
 
 
 class Presenter:
-    """Turns recorded values into what a plan shows: `plain`, with every value the mocks
+    """Turns recorded values into what a plan shows: `shown`, with every value the mocks
     invented replaced by its placeholder."""
 
     def __init__(self, invented: dict[str, str]):
-        self._placeholders = sorted(invented.items(), key=lambda item: -len(item[0]))
+        self._placeholders = sorted(invented.items(), key=lambda item: (-len(item[0]), item[0]))
 
     def __call__(self, value: Any) -> Any:
-        value = plain(value)
+        return self._replace(shown(value))
+
+    def _replace(self, value: Any) -> Any:
         if isinstance(value, str):
             for invented, placeholder in self._placeholders:
                 if invented in value:
                     value = value.replace(invented, placeholder)
             return value
         if isinstance(value, list):
-            return [self(item) for item in value]
+            return [self._replace(item) for item in value]
         if isinstance(value, dict):
-            return {self(key): self(item) for key, item in value.items()}
+            return {self._replace(key): self._replace(item) for key, item in value.items()}
         return value
 
 
 def plain(value: Any) -> Any:
-    """JSON- and YAML-ready: secrets revealed (the plan is for review), unknowns as `<unknown>`."""
-    value = reveal(value)
+    """JSON- and YAML-ready, secrets revealed (for the gates, which must read them)."""
+    return _plain(reveal(value), reveal_secrets=True)
+
+
+def shown(value: Any) -> Any:
+    """JSON- and YAML-ready as a plan shows it: secrets masked as `[secret]`, as `pulumi preview` does."""
+    return _plain(value, reveal_secrets=False)
+
+
+def _plain(value: Any, reveal_secrets: bool) -> Any:
+    if isinstance(value, Secret):
+        return _plain(value.value, reveal_secrets) if reveal_secrets else SECRET
     if isinstance(value, Unknown):
-        return "<unknown>"
+        return UNKNOWN
     if isinstance(value, ResourceRef):
-        return {"resource": value.urn}
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+        return {"resource": resource_label(value.urn)}
+    if isinstance(value, float):
+        return _tidy_float(value)
     if isinstance(value, list):
-        return [plain(item) for item in value]
+        return [_plain(item, reveal_secrets) for item in value]
     if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
+        return {key: _plain(item, reveal_secrets) for key, item in value.items()}
     return value
+
+
+def _tidy_float(value: float) -> float | int:
+    if value.is_integer():
+        return int(value)
+    return float(f"{value:.{FLOAT_DIGITS}g}")
+
+
+def resource_label(urn: str) -> str:
+    """`type::name` of a URN: the same in every stack, so plans of two stacks diff cleanly."""
+    parts = urn.split("::")
+    if len(parts) < 4:
+        return urn
+    return f"{parts[2].rsplit('$', 1)[-1]}::{'::'.join(parts[3:])}"
+
+
+def masked_outputs(recording: Recording) -> dict:
+    return {
+        name: Secret(value) if name in recording.secret_outputs else value
+        for name, value in sorted(recording.outputs.items())
+    }
 
 
 def resource_tree(recording: Recording) -> str:
@@ -103,6 +199,34 @@ def resource_tree(recording: Recording) -> str:
     return "\n".join(lines) + f"\n\n{len(recording.resources)} resources\n"
 
 
+def resource_document(resource: Registered, show: Callable[[Any], Any]) -> dict:
+    """What `pulumi preview --diff` shows of a new resource: its type, name, parent, options that
+    change how it is replaced or deleted, and every input (secrets masked)."""
+    document: dict[str, Any] = {"type": resource.type, "name": resource.name}
+    if resource.parent:
+        document["parent"] = resource_label(resource.parent)
+    options = {
+        "protect": resource.protect or None,
+        "retainOnDelete": resource.retain_on_delete or None,
+        "ignoreChanges": sorted(resource.ignore_changes) or None,
+        "deletedWith": resource_label(resource.deleted_with) if resource.deleted_with else None,
+        "dependsOn": sorted(resource_label(urn) for urn in resource.dependencies) or None,
+    }
+    document.update({key: value for key, value in options.items() if value is not None})
+    document["inputs"] = _sorted(show({key: value for key, value in resource.inputs.items() if key != "__defaults"}))
+    return document
+
+
+def write_resources(recording: Recording, directory: Path, show: Callable[[Any], Any]) -> list[Path]:
+    """One YAML file per resource, `<type>--<name>.yaml`, its inputs' keys sorted."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for resource in sorted(recording.resources, key=lambda r: (r.type, r.name, r.urn)):
+        path = directory / f"{_slug(resource.type)}--{_slug(resource.name)}.yaml"
+        written.append(_write(path, _yaml_text(resource_document(resource, show))))
+    return written
+
+
 def kubernetes_objects(recording: Recording, show: Callable[[Any], Any] = plain) -> list[tuple[Registered, dict]]:
     """Every Kubernetes object the program creates, as the document it sends."""
     objects = []
@@ -117,6 +241,13 @@ def kubernetes_objects(recording: Recording, show: Callable[[Any], Any] = plain)
     return objects
 
 
+def manifest_order(document: dict) -> dict:
+    """apiVersion, kind, metadata, spec, then the other keys sorted; keys below sorted too."""
+    ordered = {key: _sorted(document[key]) for key in MANIFEST_KEY_ORDER if key in document}
+    ordered.update({key: _sorted(document[key]) for key in sorted(document) if key not in ordered})
+    return ordered
+
+
 def write_manifests(recording: Recording, directory: Path, show: Callable[[Any], Any] = plain) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
@@ -124,7 +255,7 @@ def write_manifests(recording: Recording, directory: Path, show: Callable[[Any],
         namespace = document.get("metadata", {}).get("namespace") or "cluster"
         name = document.get("metadata", {}).get("name") or resource.name
         path = directory / f"{_slug(namespace)}--{_slug(document['kind'])}--{_slug(name)}.yaml"
-        written.append(_write(path, yaml.safe_dump(document, sort_keys=False)))
+        written.append(_write(path, _yaml_text(manifest_order(document))))
     helm = directory / "helm"
     for release in recording.of_type(HELM_RELEASE):
         summary = {
@@ -133,11 +264,11 @@ def write_manifests(recording: Recording, directory: Path, show: Callable[[Any],
             "chart": release.input("chart"),
             "version": release.input("version", None),
             "repository": release.input("repositoryOpts.repo", None),
-            "values": show(release.input("values", {})),
+            "values": _sorted(show(release.inputs.get("values", {}))),
         }
         helm.mkdir(exist_ok=True)
-        written.append(_write(helm / f"{_slug(summary['release'])}.yaml", yaml.safe_dump(summary, sort_keys=False)))
-    return written
+        written.append(_write(helm / f"{_slug(summary['release'])}.yaml", _yaml_text(summary)))
+    return sorted(written)
 
 
 def iam_documents(recording: Recording, show: Callable[[Any], Any] = plain) -> dict[str, dict]:
@@ -166,7 +297,7 @@ def write_iam(recording: Recording, directory: Path, show: Callable[[Any], Any] 
 
 def dependency_graph(recording: Recording) -> str:
     """Graphviz: an edge A -> B means A is created after B and deleted before it. Each node is
-    labelled with its step in a valid `pulumi destroy` order."""
+    labelled with its step in a valid `pulumi destroy` order. Nodes and edges are sorted."""
     step = {resource.urn: index + 1 for index, resource in enumerate(recording.deletion_order())}
     lines = [
         "digraph plan {",
@@ -174,17 +305,19 @@ def dependency_graph(recording: Recording) -> str:
         "  rankdir=LR;",
         '  node [shape=box, fontsize=10, fontname="Helvetica"];',
     ]
-    for resource in recording.resources:
+    resources = sorted(recording.resources, key=lambda r: resource_label(r.urn))
+    for resource in resources:
         label = f"[{step[resource.urn]}] {resource.name}\\n{resource.type}"
-        lines.append(f'  "{resource.urn}" [label="{label}"];')
+        lines.append(f'  "{resource_label(resource.urn)}" [label="{label}"];')
     urns = _urns(recording)
-    for resource in recording.resources:
-        seen = set()
-        for kind, target in resource.edges():
-            if target in urns and (kind, target) not in seen:
-                seen.add((kind, target))
-                style = "dashed" if kind == "parent" else ("dotted" if kind == "provider" else "solid")
-                lines.append(f'  "{resource.urn}" -> "{target}" [style={style}, tooltip="{kind}"];')
+    for resource in resources:
+        edges = sorted({(kind, target) for kind, target in resource.edges() if target in urns},
+                       key=lambda edge: (resource_label(edge[1]), edge[0]))
+        for kind, target in edges:
+            style = "dashed" if kind == "parent" else ("dotted" if kind == "provider" else "solid")
+            lines.append(
+                f'  "{resource_label(resource.urn)}" -> "{resource_label(target)}" [style={style}, tooltip="{kind}"];'
+            )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -199,9 +332,25 @@ def _render_svg(dot_file: Path) -> Optional[Path]:
 
 
 def _json_document(value: Any, show: Callable[[Any], Any]) -> Any:
-    value = plain(value)
-    document = json.loads(value) if isinstance(value, str) and value != "<unknown>" else value
+    value = reveal(value)
+    document = json.loads(value) if isinstance(value, str) else value
     return show(document)
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def _yaml_text(document: Any) -> str:
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=120)
+
+
+def _json_text(document: Any) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _urns(recording: Recording) -> set[str]:

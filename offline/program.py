@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import runpy
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -68,7 +69,9 @@ def run_program(
 
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(raw, secret_keys=[])
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(
+        mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=_engine_log(recording)
+    )
     outputs: dict = {}
 
     @pulumi.runtime.test
@@ -92,6 +95,24 @@ def run_program(
         if secret:
             recording.secret_outputs.add(name)
     return recording
+
+
+class _WarningsOf(logging.Handler):
+    def __init__(self, recording: Recording):
+        super().__init__(level=logging.WARNING)
+        self.recording = recording
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.recording.warnings.append(record.getMessage())
+
+
+def _engine_log(recording: Recording) -> logging.Logger:
+    """The mock engine's log: warnings go to the recording (and nowhere else)."""
+    logger = logging.getLogger(f"offline.engine.{id(recording)}")
+    logger.handlers[:] = [_WarningsOf(recording)]
+    logger.propagate = False
+    logger.setLevel(logging.WARNING)
+    return logger
 
 
 def _resolve(value: Any) -> pulumi.Output:

@@ -73,6 +73,8 @@ class Recording:
     component_outputs: dict = field(default_factory=dict)
     # Values the mocks made up (ids, ARNs, the account) -> a placeholder naming what they stand for.
     invented: dict = field(default_factory=dict)
+    # What the program logged at warning level (pulumi.log.warn), in order.
+    warnings: list = field(default_factory=list)
 
     def add(self, resource: Registered) -> None:
         self.resources.append(resource)

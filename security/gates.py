@@ -7,6 +7,7 @@ found nothing; `run_gates` runs them all.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional
 
@@ -23,6 +24,7 @@ from security.pod_security import restricted_violations
 
 SERVICE_ACCOUNT_ROLE_COMPONENT = "eks-autoscaling:identities:ServiceAccountRole"
 PSS_ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
+DIGEST_PINNED = re.compile(r"@sha256:[0-9a-f]{64}$")
 _UNREADABLE = "not a JSON policy document (unknown until deployment, or malformed), so it cannot be checked"
 
 
@@ -123,6 +125,40 @@ def pod_security_restricted(recording: Recording) -> GateResult:
     )
 
 
+def image_pull_policy(recording: Recording) -> GateResult:
+    """A container whose image is pinned by tag only is pulled `Always`: a tag can be pushed again,
+    and IfNotPresent (the default for any tag but latest) would keep running the old image."""
+    findings, examined = [], 0
+    for _, document in kubernetes_objects(recording):
+        template = pod_template(document)
+        if template is None:
+            continue
+        metadata = document.get("metadata", {})
+        subject = f"{document['kind']} {metadata.get('namespace', 'default')}/{metadata.get('name')}"
+        spec = template.get("spec") or {}
+        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            examined += 1
+            image = str(container.get("image", ""))
+            policy = container.get("imagePullPolicy") or ("Always" if _moving_tag(image) else "IfNotPresent")
+            if not DIGEST_PINNED.search(image) and policy != "Always":
+                findings.append(
+                    f"{subject}: container {container.get('name')} pulls {image} {policy}; an image pinned by "
+                    "tag must be pulled Always (or pinned by digest, @sha256:...)"
+                )
+    return GateResult(
+        "image-pull-policy",
+        "images pinned by tag are pulled Always, so a re-pushed tag is noticed",
+        _count(examined, "container"),
+        tuple(findings),
+    )
+
+
+def _moving_tag(image: str) -> bool:
+    # The kubelet defaults to Always for an image without a tag or tagged latest.
+    last = image.rsplit("/", 1)[-1]
+    return ":" not in last or last.rsplit(":", 1)[1] == "latest"
+
+
 def policy_pack_rules(recording: Recording, config: Optional[Mapping[str, Mapping[str, Any]]] = None) -> GateResult:
     """The policy pack's rules over every recorded resource, with its inputs as the engine would pass them."""
     types = {rule_type for rule in RULES for rule_type in rule.resource_types}
@@ -145,6 +181,7 @@ GATES: tuple[Callable[[Recording], GateResult], ...] = (
     iam_pass_role,
     service_account_trust,
     pod_security_restricted,
+    image_pull_policy,
     policy_pack_rules,
 )
 

@@ -11,6 +11,7 @@ import pytest
 from security.gates import (
     iam_pass_role,
     iam_wildcard_actions,
+    image_pull_policy,
     pod_security_restricted,
     run_gates,
     service_account_trust,
@@ -154,3 +155,41 @@ def test_a_namespace_that_does_not_enforce_restricted_fails(recording_of):
     inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "baseline"
     (finding,) = pod_security_restricted(with_inputs(recording, NAMESPACE, namespace.name, inputs)).findings
     assert "does not set pod-security.kubernetes.io/enforce: restricted" in finding
+
+
+@pytest.mark.parametrize(
+    "image, policy",
+    [
+        ("ghcr.io/mccutchen/go-httpbin:2.25.0", "IfNotPresent"),
+        ("ghcr.io/mccutchen/go-httpbin:2.25.0", "Never"),
+        ("ghcr.io/mccutchen/go-httpbin:2.25.0", None),  # the kubelet's default for a tag is IfNotPresent
+    ],
+    ids=["IfNotPresent", "Never", "default"],
+)
+def test_a_tag_pinned_image_not_pulled_always_fails(recording_of, image, policy):
+    def change(pod):
+        container = pod["containers"][0]
+        container["image"] = image
+        if policy is None:
+            container.pop("imagePullPolicy", None)
+        else:
+            container["imagePullPolicy"] = policy
+
+    (finding,) = image_pull_policy(_with_pod(recording_of("dev"), change)).findings
+    assert finding.startswith("Deployment test-app/test-app: container httpbin pulls ghcr.io/mccutchen/go-httpbin:2.25.0")
+    assert "must be pulled Always" in finding
+
+
+def test_a_digest_pinned_image_may_be_pulled_if_not_present(recording_of):
+    digest = "ghcr.io/mccutchen/go-httpbin:2.25.0@sha256:" + "0" * 64
+
+    def change(pod):
+        pod["containers"][0].update(image=digest, imagePullPolicy="IfNotPresent")
+
+    result = image_pull_policy(_with_pod(recording_of("dev"), change))
+    assert result.passed and result.examined == "1 container"
+
+
+def test_the_test_app_is_pulled_always(recording_of):
+    (container,) = recording_of("dev").one(DEPLOYMENT).input("spec.template.spec.containers")
+    assert container["imagePullPolicy"] == "Always"
