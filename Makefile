@@ -7,7 +7,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench up preview destroy plan
+.PHONY: help install test bench up preview destroy plan plan-diff
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -27,8 +27,16 @@ test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
 bench: install ## Run the benchmarks and print their figures
 	$(PY) -m benchmarks
 
-plan: install ## Write the offline plan of a stack to build/plan/$(STACK): no AWS, no Pulumi CLI
+plan: install ## Write the offline plan of a stack to build/plan/$(STACK) and run the project's own security gates on it
 	$(PY) -m offline plan --stack $(STACK)
+	$(PY) -m security gates --stack $(STACK)
+
+# A and B: two stacks. diff exits 1 when the plans differ, which is an answer, not a failure.
+plan-diff: install ## Plan stacks A and B (make plan-diff A=dev B=prod) and show how their plans differ
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make plan-diff A=<stack> B=<stack>" >&2; exit 2; }
+	$(PY) -m offline plan --stack $(A)
+	$(PY) -m offline plan --stack $(B)
+	diff -ru build/plan/$(A) build/plan/$(B) || test $$? -eq 1
 
 up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
 	scripts/stack.sh up $(STACK)

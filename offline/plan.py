@@ -29,6 +29,12 @@ IDENTITY_POLICIES = {"aws:iam/policy:Policy": "policy", "aws:iam/rolePolicy:Role
 RESOURCE_POLICIES = {"aws:sqs/queuePolicy:QueuePolicy": "policy"}
 # The file that marks a folder as a plan's: only such a folder is ever replaced.
 MARKER = ".eks-autoscaling-plan"
+# What a plan writes at its top level. A folder holding only these is a plan written before plans
+# carried the marker, and may be replaced too.
+PLAN_ENTRIES = frozenset(
+    {MARKER, "resources.txt", "resources", "manifests", "iam", "graph.dot", "graph.svg", "outputs.json",
+     "capacity.txt", "warnings.txt"}
+)
 SECRET = "[secret]"
 UNKNOWN = "<unknown until apply>"
 MANIFEST_KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
@@ -70,7 +76,8 @@ def check_replaceable(directory: Path) -> None:
         return
     if not directory.is_dir():
         raise PlanDirectoryError(f"{directory} is a file, not a folder; choose another --output")
-    if any(directory.iterdir()) and not (directory / MARKER).is_file():
+    entries = {path.name for path in directory.iterdir()}
+    if entries and not (directory / MARKER).is_file() and not entries <= PLAN_ENTRIES - {MARKER}:
         raise PlanDirectoryError(
             f"{directory} is not empty and has no {MARKER} file, so it is not a folder a plan wrote; "
             "nothing was changed. Choose an empty or new folder with --output"
