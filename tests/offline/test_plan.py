@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from offline import run_program
-from offline.plan import Presenter, iam_documents, kubernetes_objects, write_plan
+from offline.plan import MARKER, PlanDirectoryError, Presenter, iam_documents, kubernetes_objects, resource_label, write_plan
 from offline.program import PROJECT_DIR
 
 
@@ -43,6 +43,14 @@ def test_manifests_equal_what_the_mocks_recorded(recording, plan_dir):
     for resource, document in objects:
         assert document in parsed
         assert document["kind"] == resource.type.rsplit(":", 1)[-1]
+
+
+def test_manifests_start_with_api_version_kind_metadata_spec(plan_dir):
+    for path in (plan_dir / "manifests").glob("*.yaml"):
+        top_level = [line.split(":")[0] for line in path.read_text().splitlines() if line and not line[0].isspace() and not line.startswith("-")]
+        expected = [key for key in ("apiVersion", "kind", "metadata", "spec") if key in top_level]
+        assert top_level[: len(expected)] == expected, path.name
+        assert top_level[len(expected):] == sorted(top_level[len(expected):]), path.name
 
 
 def test_helm_releases_name_chart_version_repository_and_values(recording, plan_dir):
@@ -85,7 +93,7 @@ def test_graph_is_valid_dot_with_the_teardown_order(recording, plan_dir):
     assert text.count(" [label=") == len(recording.resources)
     order = recording.deletion_order()
     first, last = order[0], order[-1]
-    assert f'"{first.urn}" [label="[1] {first.name}' in text
+    assert f'"{resource_label(first.urn)}" [label="[1] {first.name}' in text
     assert f'[label="[{len(order)}] {last.name}' in text
     pydot = pytest.importorskip("pydot", reason="pydot parses the graph when installed")
     assert pydot.graph_from_dot_data(text)
@@ -109,3 +117,163 @@ def test_the_command_writes_where_it_says(tmp_path):
 def test_unknown_stack(tmp_path):
     result = subprocess.run([sys.executable, "-m", "offline", "plan", "--stack", "nope"], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "no stack file Pulumi.nope.yaml" in result.stderr
+
+
+# --- every resource's inputs, for review before `pulumi up` ---------------------------------------
+
+def _resource_file(plan_dir, type_, name):
+    (path,) = [p for p in (plan_dir / "resources").glob("*.yaml") if yaml.safe_load(p.read_text())["name"] == name
+               and yaml.safe_load(p.read_text())["type"] == type_]
+    return yaml.safe_load(path.read_text())
+
+
+def test_every_resource_has_a_file_with_its_inputs(recording, plan_dir):
+    files = list((plan_dir / "resources").glob("*.yaml"))
+    assert len(files) == len(recording.resources)
+    documents = {(doc["type"], doc["name"]) for doc in (yaml.safe_load(path.read_text()) for path in files)}
+    assert documents == {(resource.type, resource.name) for resource in recording.resources}
+
+
+def test_a_reviewer_sees_what_matters_before_up(plan_dir):
+    cluster = _resource_file(plan_dir, "eks:index:Cluster", "cluster-eks")["inputs"]
+    assert cluster["publicAccessCidrs"] == ["0.0.0.0/0"]
+    assert cluster["version"] == "1.35"
+    assert cluster["endpointPrivateAccess"] is True
+    nodes = _resource_file(plan_dir, "eks:index:ManagedNodeGroup", "cluster-system-nodes")
+    assert nodes["inputs"]["instanceTypes"] == ["m5.large"] and nodes["inputs"]["diskSize"] == 20
+    assert nodes["inputs"]["nodeRole"] == {"resource": "aws:iam/role:Role::cluster-system-node-role"}
+    assert "eks:index:Cluster::cluster-eks" in nodes["dependsOn"]
+    vpc = _resource_file(plan_dir, "awsx:ec2:Vpc", "network-vpc")["inputs"]
+    assert vpc["cidrBlock"] == "10.0.0.0/16" and vpc["natGateways"] == {"strategy": "Single"}
+
+
+def test_the_prod_plan_shows_its_kms_key_and_restricted_endpoint(tmp_path):
+    recording = run_program("prod")
+    write_plan(recording, tmp_path / "prod")
+    cluster = _resource_file(tmp_path / "prod", "eks:index:Cluster", "cluster-eks")["inputs"]
+    assert cluster["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert cluster["encryptionConfigKeyArn"] == "<arn of cluster-secrets>"
+    key = _resource_file(tmp_path / "prod", "aws:kms/key:Key", "cluster-secrets")["inputs"]
+    assert key["enableKeyRotation"] is True
+
+
+def test_secrets_are_masked(recording, plan_dir):
+    outputs = json.loads((plan_dir / "outputs.json").read_text())
+    assert "kubeconfig" in recording.secret_outputs
+    assert outputs["kubeconfig"] == "[secret]"
+
+
+def test_no_invented_certificate_authority(plan_dir):
+    everything = "".join(path.read_text() for path in plan_dir.rglob("*") if path.is_file())
+    assert "Q0E=" not in everything
+    provider = _resource_file(plan_dir, "pulumi:providers:kubernetes", "cluster-kubernetes")
+    (cluster,) = provider["inputs"]["kubeconfig"]["clusters"]
+    assert cluster["cluster"]["certificate-authority-data"] == "<certificate-authority-data of cluster-eks>"
+
+
+def test_floats_carry_no_binary_noise():
+    show = Presenter({})
+    assert show({"cost": 0.1 + 0.2, "price": 4.0680000000000005, "count": 2.0}) == {"cost": 0.3, "price": 4.068, "count": 2}
+    assert show([1.23456789]) == [1.23457]
+
+
+def test_the_plan_has_no_float_noise(plan_dir):
+    import re
+
+    noisy = [
+        (path.name, match)
+        for path in plan_dir.rglob("*") if path.is_file() and path.suffix in (".json", ".yaml")
+        for match in re.findall(r"\d+\.\d{7,}", path.read_text())
+    ]
+    assert noisy == []
+
+
+def test_two_plans_are_identical(recording, plan_dir, tmp_path):
+    again = run_program("dev")
+    write_plan(again, tmp_path / "again", capacity_report=lambda: "capacity report\n")
+    first = {path.relative_to(plan_dir): path.read_bytes() for path in plan_dir.rglob("*") if path.is_file()}
+    second = {path.relative_to(tmp_path / "again"): path.read_bytes() for path in (tmp_path / "again").rglob("*") if path.is_file()}
+    assert first.keys() == second.keys()
+    assert [name for name in first if first[name] != second[name]] == []
+
+
+def test_the_program_warnings_are_written(recording, plan_dir):
+    text = (plan_dir / "warnings.txt").read_text()
+    assert recording.warnings and all(f"warning: {warning}\n" in text for warning in recording.warnings)
+
+
+# --- the output folder ------------------------------------------------------------------------------
+
+def test_a_folder_with_a_users_file_is_refused_untouched(recording, tmp_path):
+    target = tmp_path / "x"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep\n")
+    with pytest.raises(PlanDirectoryError) as failure:
+        write_plan(recording, target)
+    assert f"{target} is not empty and has no {MARKER} file" in str(failure.value)
+    assert [path.name for path in target.iterdir()] == ["keep.txt"]
+    assert (target / "keep.txt").read_text() == "keep\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["x"], "no staging folder is left behind"
+
+
+def test_the_command_refuses_a_users_folder(tmp_path):
+    target = tmp_path / "x"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "plan", "--stack", "dev", "--output", str(target)],
+        cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2
+    assert f"{target} is not empty and has no {MARKER} file" in result.stderr and "Traceback" not in result.stderr
+    assert (target / "keep.txt").read_text() == "keep\n"
+
+
+def test_a_previous_plan_is_replaced_whole(recording, tmp_path):
+    target = tmp_path / "plan"
+    write_plan(recording, target)
+    (target / "resources" / "stale--resource.yaml").write_text("left by an older plan\n")
+    write_plan(recording, target)
+    assert (target / MARKER).is_file()
+    assert not (target / "resources" / "stale--resource.yaml").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["plan"]
+
+
+def test_an_empty_folder_is_used(recording, tmp_path):
+    (tmp_path / "empty").mkdir()
+    written = write_plan(recording, tmp_path / "empty")
+    assert all(path.is_file() and tmp_path / "empty" in path.parents for path in written)
+
+
+def test_a_failed_write_leaves_the_previous_plan(recording, tmp_path):
+    target = tmp_path / "plan"
+    write_plan(recording, target, capacity_report=lambda: "first\n")
+
+    def broken_report():
+        raise RuntimeError("the report failed")
+
+    with pytest.raises(RuntimeError):
+        write_plan(recording, target, capacity_report=broken_report)
+    assert (target / "capacity.txt").read_text() == "first\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["plan"]
+
+
+# --- make plan and make plan-diff ---------------------------------------------------------------------
+
+def _make_dry_run(*arguments):
+    result = subprocess.run(["make", "-n", "-o", ".venv/.installed", *arguments], cwd=PROJECT_DIR,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_make_plan_runs_the_security_gates():
+    commands = _make_dry_run("plan", "STACK=prod")
+    assert "-m offline plan --stack prod" in commands
+    assert "-m security gates --stack prod" in commands
+
+
+def test_make_plan_diff_plans_both_stacks_and_diffs_them():
+    commands = _make_dry_run("plan-diff", "A=dev", "B=prod")
+    assert "-m offline plan --stack dev" in commands and "-m offline plan --stack prod" in commands
+    assert "diff -ru build/plan/dev build/plan/prod" in commands

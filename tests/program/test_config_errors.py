@@ -89,3 +89,152 @@ def test_defaults_reproduce_the_reference_setup():
     assert config.node_group.instance_types == ("m5.large",)
     assert (config.node_group.min_size, config.node_group.desired_size, config.node_group.max_size) == (2, 2, 3)
     assert config.node_group.ami_type.startswith("AL2023")
+
+
+# Bad input that used to pass silently or with a weak message: each stops before any resource,
+# naming the key, the value and what is allowed.
+MORE_BAD_INPUTS = [
+    pytest.param({"nodeGroup": {"instanceTypes": ["m5.largee"]}},
+                 ["nodeGroup.instanceTypes", "'m5.largee'", "not in the bundled instance-type catalog", "m5.large"],
+                 id="instance-type-not-in-catalog"),
+    pytest.param({"nodeGroup": {"instanceTypes": ["m6g.large"]}},
+                 ["nodeGroup", "m6g.large (arm64)", "AL2023_x86_64_STANDARD", "amd64", "AL2023_ARM_64_STANDARD"],
+                 id="instance-type-of-the-other-architecture"),
+    pytest.param({"nodeGroup": {"amiType": "AL2023_ARM_64_STANDARD"}},
+                 ["m5.large (amd64)", "AL2023_ARM_64_STANDARD", "an arm64 AMI", "AL2023_x86_64_STANDARD"],
+                 id="arm-ami-with-an-x86-type"),
+    pytest.param({"nodeGroup": {"instanceTypes": ["t3.micro"]}},
+                 ["nodeGroup.instanceTypes", "t3.micro", "548 MiB memory", "karpenter replica", "1024 MiB"],
+                 id="instance-type-too-small-for-karpenter"),
+    pytest.param({"nodeGroup": {"instanceTypes": ["m5.large", "t3.micro"]}},
+                 ["t3.micro", "karpenter replica"], id="smallest-listed-type-decides"),
+    pytest.param({"aws:region": "us-east-7"},
+                 ["`aws:region`", "'us-east-7' is not an AWS region; such as us-east-1", "us-east-1"], id="region-that-does-not-exist"),
+    pytest.param({"aws:region": "mars-north-1"},
+                 ["`aws:region`", "'mars-north-1' is not an AWS region; such as us-east-1"], id="region-of-another-planet"),
+    pytest.param({"cluster": {"version": 1.3}},
+                 ["cluster.version", "number 1.3", "1.30 even becomes 1.3", "write it in quotes", '"1.35"'],
+                 id="unquoted-version-1.30"),
+    pytest.param({"app": {"hpa": {"maxReplicas": -5}}},
+                 ["app.hpa.maxReplicas", "maxReplicas must be at least 1, got -5"], id="negative-max-replicas"),
+    pytest.param({"app": {"hpa": {"maxReplicas": 0}}},
+                 ["app.hpa.maxReplicas", "at least 1, got 0"], id="zero-max-replicas"),
+    pytest.param({"app": {"hpa": {"maxReplicas": 1000000}}},
+                 ["2000000 pods", "app.hpa.maxReplicas", "network.cidr 10.0.0.0/16", "32746 pod addresses", "VPC CNI"],
+                 id="peak-beyond-the-vpc-pods"),
+    # 24000 pods fit the 32746 addresses, but 18 pods a node hold three ENIs of ten addresses each.
+    pytest.param({"app": {"hpa": {"maxReplicas": 12000}}},
+                 ["needs about 40", "VPC addresses", "1337 nodes with 24009 pods", "warm ENI", "WARM_ENI_TARGET=1",
+                  "network.cidr 10.0.0.0/16", "hold 32746", "already /16"],
+                 id="peak-nodes-and-warm-enis-beyond-the-vpc"),
+    pytest.param({"nodePool": {"limits": {"cpu": "1"}}},
+                 ["`nodePool.limits` {'cpu': '1'} leave 20 pod(s) pending at peak"], id="limits-count-pods-not-groups"),
+]
+
+
+@pytest.mark.parametrize("overrides, fragments", MORE_BAD_INPUTS)
+def test_more_bad_input_stops_before_any_resource(overrides, fragments):
+    test_bad_input_stops_before_any_resource(overrides, fragments)
+
+
+@pytest.mark.parametrize("region", ["us-east-1", "eu-west-1", "cn-north-1", "us-gov-west-1", "us-isob-east-1"])
+def test_regions_of_every_partition_are_accepted(region):
+    assert parse_stack_config({"aws:region": region}).region == region
+
+
+def test_integer_node_pool_limits_are_quantities():
+    # docs/sizing-input.md writes `limits: {cpu: 1000, memory: 1000Gi}`; a stack accepts the same.
+    config = parse_stack_config({"aws:region": "us-east-1", "eks-autoscaling:nodePool": {"limits": {"cpu": 16}}})
+    assert config.node_pool.limits.cpu == "16"
+    recording = run_program("dev", {"nodePool": {"limits": {"cpu": 16}}})
+    assert recording.one("kubernetes:karpenter.sh/v1:NodePool").input("spec.limits.cpu") == "16"
+
+
+def test_a_boolean_is_not_a_limit():
+    with pytest.raises(StackConfigError) as failure:
+        parse_stack_config({"aws:region": "us-east-1", "eks-autoscaling:nodePool": {"limits": {"cpu": True}}})
+    assert "nodePool.limits.cpu" in str(failure.value)
+
+
+def test_an_arm_node_group_with_arm_types_is_accepted():
+    config = parse_stack_config({
+        "aws:region": "us-east-1",
+        "eks-autoscaling:nodeGroup": {"instanceTypes": ["m6g.large", "m7g.large"], "amiType": "AL2023_ARM_64_STANDARD"},
+    })
+    assert config.node_group.instance_types == ("m6g.large", "m7g.large")
+
+
+def test_a_small_type_that_holds_the_controllers_is_accepted():
+    # t3.medium: 3246 MiB allocatable holds a Karpenter replica (1 GiB) beside the DaemonSets.
+    config = parse_stack_config({"aws:region": "us-east-1", "eks-autoscaling:nodeGroup": {"instanceTypes": ["t3.medium"]}})
+    assert config.node_group.instance_types == ("t3.medium",)
+
+
+def test_too_few_system_nodes_for_every_system_pod():
+    # One Karpenter replica fits a t3.small node, but two t3.small nodes cannot hold every system pod
+    # once metrics-server and the Load Balancer Controller run five replicas each.
+    with pytest.raises(StackConfigError) as failure:
+        parse_stack_config({
+            "aws:region": "us-east-1",
+            "eks-autoscaling:nodeGroup": {"instanceTypes": ["t3.small"]},
+            "eks-autoscaling:addons": {"metricsServer": {"replicas": 5}, "loadBalancerController": {"replicas": 5}},
+        })
+    message = str(failure.value)
+    assert "2 node(s) of t3.small" in message and "nodeGroup.minSize" in message
+    assert "karpenter x2, metrics-server x5, aws-load-balancer-controller x5, coredns x2" in message
+
+
+def test_the_controllers_requests_are_the_ones_the_chart_is_given(dev):
+    from stackconfig.system_pods import KARPENTER_CONTROLLER_RESOURCES
+
+    karpenter = dev.one("kubernetes:helm.sh/v3:Release", "addons-karpenter")
+    assert karpenter.input("values.controller.resources") == KARPENTER_CONTROLLER_RESOURCES
+    assert KARPENTER_CONTROLLER_RESOURCES["requests"] == {"cpu": "1", "memory": "1Gi"}
+
+
+def test_the_program_warns_above_the_default_vcpu_quota(dev):
+    (warning,) = dev.warnings
+    assert "8 on-demand vCPUs of standard instance families, above 5" in warning
+    assert "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" in warning
+    assert "quotas vary by account" in warning
+
+
+# --- the stack file itself ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ("config:\n  aws:region: us-east-1\n  eks-autoscaling:network: {cidr: 10.0.0.0/16\n",
+         ["YAML syntax error at line 4, column 1", "flow mapping", "opened at line 3, column 28"]),
+        ("config:\n  - aws:region: us-east-1\n", ["`config` must be a map of keys to values", "not a list"]),
+        ("- config\n- aws:region\n", ["the top level must be a map with a `config:` key, not a list"]),
+        ("just some text\n", ["the top level must be a map", "not a string ('just some text')"]),
+        ("config:\n\taws:region: us-east-1\n", ["YAML syntax error at line 2, column 1", "found character '\\t'"]),
+    ],
+    ids=["unclosed-brace", "config-is-a-list", "top-level-list", "top-level-scalar", "tab-indent"],
+)
+def test_a_malformed_stack_file_is_named_with_its_position(tmp_path, text, fragments):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(text)
+    with pytest.raises(StackConfigError) as failure:
+        load_stack_file(path)
+    message = str(failure.value)
+    assert str(path) in message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_a_binary_stack_file_is_not_text(tmp_path):
+    path = tmp_path / "Pulumi.bin.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    with pytest.raises(StackConfigError) as failure:
+        load_stack_file(path)
+    assert f"{path} is not a text file" in str(failure.value)
+
+
+def test_the_program_reports_a_malformed_stack_file_without_a_traceback(tmp_path):
+    (tmp_path / "Pulumi.t.yaml").write_text("config: [oops\n")
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("t", project_dir=tmp_path)
+    assert "YAML syntax error at line 2, column 1" in str(failure.value)
+    assert failure.value.recording.resources == []

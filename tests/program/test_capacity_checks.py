@@ -1,0 +1,62 @@
+"""The VPC address model and the vCPU quota warnings behind the capacity checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizing.karpenter.catalog import catalog_by_name, load_catalog
+from stackconfig.vpc_capacity import (
+    DEFAULT_STANDARD_VCPU_QUOTA,
+    node_addresses,
+    private_subnet_sizes,
+    quota_warnings,
+    usable_addresses,
+)
+
+CATALOG = catalog_by_name(load_catalog())
+
+
+@pytest.mark.parametrize(
+    "cidr, zones, sizes",
+    [
+        # awsx Auto: the VPC split over the zones (a power of two), each zone over public and private.
+        ("10.0.0.0/16", 2, [16384, 16384]),
+        ("10.0.0.0/16", 3, [8192, 8192, 8192]),
+        ("10.0.0.0/16", 4, [8192] * 4),
+        ("10.20.0.0/24", 2, [64, 64]),
+    ],
+)
+def test_private_subnets_as_awsx_lays_them_out(cidr, zones, sizes):
+    assert private_subnet_sizes(cidr, zones) == sizes
+    assert usable_addresses(cidr, zones) == sum(size - 11 for size in sizes)
+
+
+@pytest.mark.parametrize(
+    "pods, addresses",
+    [
+        (0, 20),   # the primary ENI and the warm one, 10 addresses each
+        (9, 20),   # nine pods fill the primary ENI's secondary addresses; one warm ENI
+        (10, 30),  # a second ENI for the tenth pod, and a warm third
+        (27, 30),  # capped at m5.large's three ENIs
+    ],
+)
+def test_a_node_holds_its_pods_enis_and_one_warm_eni(pods, addresses):
+    m5_large = CATALOG["m5.large"]
+    assert (m5_large.max_enis, m5_large.ipv4_per_eni) == (3, 10)
+    assert node_addresses(m5_large, pods) == addresses
+
+
+def test_no_warning_within_the_default_quota():
+    assert quota_warnings([("m5.large", "on-demand"), ("m5.large", "on-demand")]) == []
+
+
+def test_standard_vcpus_above_the_default_quota_warn_per_capacity_type():
+    warnings = quota_warnings([("m5.xlarge", "on-demand"), ("m5.xlarge", "on-demand"), ("c5.2xlarge", "spot")])
+    assert len(warnings) == 2
+    assert f"8 on-demand vCPUs of standard instance families, above {DEFAULT_STANDARD_VCPU_QUOTA}" in warnings[0]
+    assert "8 spot vCPUs" in warnings[1] and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" in warnings[1]
+
+
+def test_other_families_have_quotas_of_their_own():
+    (warning,) = quota_warnings([("g5.xlarge", "on-demand")])
+    assert "4 on-demand vCPUs of g5, a family with a vCPU quota of its own" in warning
