@@ -152,7 +152,14 @@ def plan_summary(plan: CapacityPlan) -> dict:
 
 def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`)."""
-    config = load_stack_file(Path(project_dir) / f"Pulumi.{stack}.yaml")
+    path = Path(project_dir) / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        stacks = sorted(found.name[len("Pulumi."):-len(".yaml")] for found in Path(project_dir).glob("Pulumi.*.yaml"))
+        raise StackConfigError(
+            [f"no stack file {path.name} in {Path(project_dir).resolve()}; "
+             f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"]
+        )
+    config = load_stack_file(path)
     return _plan_input(json.dumps(capacity_description(config), sort_keys=True))
 
 

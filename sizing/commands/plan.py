@@ -52,13 +52,17 @@ def register(subparsers: Any) -> None:
 def _stack_input(stack_name: str, project_dir: Path) -> Any:
     try:
         from stackconfig.capacity import plan_input_for_stack
+        from stackconfig.errors import StackConfigError
     except ModuleNotFoundError as error:
-        if error.name in ("stackconfig", "stackconfig.capacity"):
+        if error.name in ("stackconfig", "stackconfig.capacity", "stackconfig.errors"):
             raise SizingInputError(
                 f"{STACK_SUPPORT_MISSING}: the stackconfig.capacity module is missing; plan from a description FILE"
             ) from error
         raise
-    return plan_input_for_stack(stack_name, project_dir)
+    try:
+        return plan_input_for_stack(stack_name, project_dir)
+    except StackConfigError as error:
+        raise SizingInputError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:

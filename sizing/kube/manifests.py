@@ -220,6 +220,10 @@ def read_manifest_files(paths: Sequence[Path]) -> ManifestContents:
     for path in paths:
         try:
             texts.append((f"manifest {str(path)!r}", Path(path).read_text(encoding="utf-8")))
+        except UnicodeDecodeError as error:
+            raise SizingInputError(
+                f"manifest {str(path)!r} is not a text file (byte {error.start} is not UTF-8); a manifest is YAML"
+            ) from None
         except OSError as error:
             raise SizingInputError(f"manifest {str(path)!r} cannot be read ({error.strerror})") from error
     return read_manifest_texts(texts)

@@ -240,6 +240,10 @@ def read_description(path: Path, extra_manifests: Sequence[Path] = ()) -> PlanIn
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise SizingInputError(
+            f"description {str(path)!r} is not a text file (byte {error.start} is not UTF-8); a description is YAML"
+        ) from None
     except OSError as error:
         raise SizingInputError(f"description {str(path)!r} cannot be read ({error.strerror})") from error
     try:

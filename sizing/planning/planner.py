@@ -267,6 +267,14 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
         return
     for dimension, unit, label in (("cpu", "m", "cpu"), ("memory", "Mi", "memory"), ("pods", "", "pod slots")):
         largest = max(allowed, key=lambda o: (getattr(o.room, dimension), o.name))
+        if getattr(largest.room, dimension) <= 0:
+            # Nothing is left for any pod: the DaemonSets, not this workload, are too large.
+            raise SizingInputError(
+                f"the DaemonSets request {getattr(largest.daemon_overhead, dimension)}{unit} {label} on every node, "
+                f"at least the {getattr(largest.allocatable, dimension)}{unit} allocatable of the largest allowed "
+                f"instance type ({largest.name}), so no pod fits beside them; lower the DaemonSets' requests "
+                "(daemonSets) or allow larger instance types"
+            )
         if getattr(request, dimension) > getattr(largest.room, dimension):
             if dimension == "pods":
                 raise SizingInputError(

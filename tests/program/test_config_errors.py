@@ -127,6 +127,9 @@ MORE_BAD_INPUTS = [
                  ["needs about 40", "VPC addresses", "1337 nodes with 24009 pods", "warm ENI", "WARM_ENI_TARGET=1",
                   "network.cidr 10.0.0.0/16", "hold 32746", "already /16"],
                  id="peak-nodes-and-warm-enis-beyond-the-vpc"),
+    pytest.param({"capacity": {"daemonSets": [{"name": "big-agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
+                 ["capacity: the DaemonSets request 2125m cpu on every node", "(m5.large)", "no pod fits beside them"],
+                 id="oversized-daemon-set-is-blamed"),
     pytest.param({"nodePool": {"limits": {"cpu": "1"}}},
                  ["`nodePool.limits` {'cpu': '1'} leave 20 pod(s) pending at peak"], id="limits-count-pods-not-groups"),
 ]

@@ -170,3 +170,50 @@ def test_bad_input_exits_2_with_one_clear_line(tmp_path, capsys, text, message):
 def test_a_missing_file_is_one_clear_line(tmp_path, capsys):
     status, _, err = run(capsys, tmp_path / "nowhere.yaml")
     assert status == 2 and "cannot be read" in err and err.count("\n") == 1
+
+
+def test_an_unknown_stack_is_one_clear_line(tmp_path, capsys):
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    status, out, err = run(capsys, "--stack", "nosuch", "--project-dir", tmp_path)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert "no stack file Pulumi.nosuch.yaml" in err and "stacks there: dev" in err
+    assert "Traceback" not in err
+
+
+def test_a_bad_stack_file_is_one_clear_error(tmp_path, capsys):
+    (tmp_path / "Pulumi.t.yaml").write_text("config:\n  aws:region: us-east-1\n  eks-autoscaling:app: {hpa: [\n")
+    status, out, err = run(capsys, "--stack", "t", "--project-dir", tmp_path)
+    assert status == 2 and out == ""
+    assert err.startswith("error: invalid stack configuration: ") and "YAML syntax error at line" in err
+
+
+def test_a_stack_with_a_bad_value_is_one_clear_error(tmp_path, capsys):
+    (tmp_path / "Pulumi.t.yaml").write_text("config:\n  aws:region: us-east-7\n")
+    status, out, err = run(capsys, "--stack", "t", "--project-dir", tmp_path)
+    assert status == 2 and out == ""
+    assert "'us-east-7' is not an AWS region" in err
+
+
+def test_a_binary_description_is_one_clear_line(tmp_path, capsys):
+    path = tmp_path / "plan.yaml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe\x00")
+    status, out, err = run(capsys, path)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert f"description {str(path)!r} is not a text file" in err
+
+
+def test_a_binary_manifest_is_one_clear_line(tmp_path, capsys):
+    manifest = tmp_path / "deployment.yaml"
+    manifest.write_bytes(b"\xff\xfe\x00\x01")
+    status, out, err = run(capsys, write(tmp_path, DEV), "--manifests", manifest)
+    assert status == 2 and out == ""
+    assert f"manifest {str(manifest)!r} is not a text file" in err
+
+
+def test_an_oversized_daemon_set_is_blamed_not_the_app(tmp_path, capsys):
+    text = DEV + "daemonSets:\n  - {name: big-agent, requests: {cpu: \"2\", memory: 64Mi}}\n"
+    status, out, err = run(capsys, write(tmp_path, text))
+    assert status == 2 and out == ""
+    assert "the DaemonSets request 2125m cpu on every node" in err
+    assert "1930m allocatable of the largest allowed instance type (m5.large)" in err
+    assert "test-app" not in err
