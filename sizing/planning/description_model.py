@@ -96,7 +96,14 @@ Name = Annotated[str, Field(min_length=1)]
 class DescriptionModel(BaseModel):
     """camelCase keys, unknown keys rejected, no coercion between types."""
 
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        strict=True,
+        field_title_generator=lambda name, field: field.alias or to_camel(name),  # titles as the keys are written
+    )
 
 
 class Requests(DescriptionModel):
@@ -199,3 +206,9 @@ class Description(DescriptionModel):
         default=True, description="add aws-node, kube-proxy and eks-pod-identity-agent to every node"
     )
     existing_nodes: List[ExistingNodeEntry] = Field(default_factory=list, description="nodes running before the peak")
+
+
+def json_schema() -> Dict[str, Any]:
+    """The JSON Schema of a description file, for editors (docs/schemas/workload-description.schema.json)."""
+    schema = Description.model_json_schema(by_alias=True, mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
