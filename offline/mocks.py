@@ -17,6 +17,7 @@ from typing import Optional
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
+from offline.pulumi_internals import remember_resource
 from offline.wire import ResourceRef
 
 ACCOUNT_ID = "123456789012"
@@ -210,7 +211,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         """A resource the real component would create, known to the monitor but not recorded
         as one of the program's own registrations."""
         urn = f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
-        self.monitor.resources[urn] = MockMonitor.ResourceRegistration(urn, resource_id, {"id": resource_id, **state})
+        remember_resource(self.monitor, urn, resource_id, {"id": resource_id, **state})
         return ResourceRef(urn, resource_id)
 
 

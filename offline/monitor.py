@@ -6,11 +6,10 @@ import json
 from typing import Callable
 
 from google.protobuf import empty_pb2
-from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs
 from pulumi.runtime.proto import provider_pb2, resource_pb2
-from pulumi.runtime.sync_await import _sync_await
 
+from offline.pulumi_internals import remember_resource, serialize_properties, sync_await
 from offline.recording import Registered
 from offline.wire import decode_struct, encode
 
@@ -37,7 +36,7 @@ class RecordingMonitor(MockMonitor):
             custom=request.custom or False,
         )
         resource_id, state = self.mocks.new_resource(args)
-        self.resources[urn] = MockMonitor.ResourceRegistration(urn, resource_id, encode(state))
+        remember_resource(self, urn, resource_id, encode(state))
         self._on_register(
             Registered(
                 urn=urn,
@@ -61,7 +60,7 @@ class RecordingMonitor(MockMonitor):
                 version=request.version or None,
             )
         )
-        wire_state = _sync_await(rpc.serialize_properties(encode(state), {}))
+        wire_state = sync_await(serialize_properties(encode(state), {}))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=wire_state)
 
     def RegisterResourceOutputs(self, request):
@@ -72,7 +71,7 @@ class RecordingMonitor(MockMonitor):
         """Resource methods (such as `Cluster.get_kubeconfig`) go to `Mocks.call` too."""
         args = decode_struct(request.args)
         result = self.mocks.call(MockCallArgs(token=request.tok, args=args, provider=request.provider))
-        wire = _sync_await(rpc.serialize_properties(encode(result), {}))
+        wire = sync_await(serialize_properties(encode(result), {}))
         return provider_pb2.CallResponse(**{"return": wire})
 
 

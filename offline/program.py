@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import pulumi
-from pulumi.runtime import settings
 
 from offline.mocks import ProjectMocks
+from offline.pulumi_internals import forget_root_resource
 from offline.monitor import RecordingMonitor
 from offline.recording import Recording
 from offline.wire import Unknown
@@ -67,7 +67,7 @@ def run_program(
     monitor = RecordingMonitor(mocks, recording.add)
     mocks.monitor = monitor
 
-    settings.ROOT.set(None)
+    forget_root_resource()
     pulumi.runtime.set_all_config(raw, secret_keys=[])
     pulumi.runtime.set_mocks(
         mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=_engine_log(recording)
@@ -77,7 +77,7 @@ def run_program(
     @pulumi.runtime.test
     def program():
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
-        stack_resource = settings.get_root_resource()
+        stack_resource = pulumi.runtime.get_root_resource()
         exported = dict(getattr(stack_resource, "outputs", {}) or {})
         return pulumi.Output.all(
             **{name: _resolve(value) for name, value in exported.items()}

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
-from pulumi.runtime import rpc
+from offline.pulumi_internals import OUTPUT_VALUE_SIG, RESOURCE_SIG, SECRET_SIG, SIG_KEY
+from offline.pulumi_internals import UNKNOWN as WIRE_UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -48,16 +49,16 @@ def decode_struct(struct) -> dict:
 
 def decode(value: Any) -> Any:
     if isinstance(value, str):
-        return UNKNOWN if value == rpc.UNKNOWN else value
+        return UNKNOWN if value == WIRE_UNKNOWN else value
     if isinstance(value, list):
         return [decode(item) for item in value]
     if isinstance(value, dict):
-        signature = value.get(rpc._special_sig_key)
-        if signature == rpc._special_resource_sig:
+        signature = value.get(SIG_KEY)
+        if signature == RESOURCE_SIG:
             return ResourceRef(value["urn"], value.get("id") or None)
-        if signature == rpc._special_secret_sig:
+        if signature == SECRET_SIG:
             return Secret(decode(value.get("value")))
-        if signature == rpc._special_output_value_sig:
+        if signature == OUTPUT_VALUE_SIG:
             if "value" not in value:
                 return UNKNOWN
             inner = decode(value["value"])
@@ -78,16 +79,16 @@ def reveal(value: Any) -> Any:
 
 
 def encode(value: Any) -> Any:
-    """Back to what `rpc.serialize_properties` turns into the wire form."""
+    """Back to what the SDK's `serialize_properties` turns into the wire form."""
     if isinstance(value, ResourceRef):
-        reference = {rpc._special_sig_key: rpc._special_resource_sig, "urn": value.urn}
+        reference = {SIG_KEY: RESOURCE_SIG, "urn": value.urn}
         if value.id is not None:
             reference["id"] = value.id
         return reference
     if isinstance(value, Unknown):
-        return rpc.UNKNOWN
+        return WIRE_UNKNOWN
     if isinstance(value, Secret):
-        return {rpc._special_sig_key: rpc._special_secret_sig, "value": encode(value.value)}
+        return {SIG_KEY: SECRET_SIG, "value": encode(value.value)}
     if isinstance(value, list):
         return [encode(item) for item in value]
     if isinstance(value, dict):

@@ -14,6 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from pydantic import BaseModel
+
 from sizing.planning.description import plan_input_from_document
 from sizing.errors import SizingInputError
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
@@ -51,13 +53,18 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
         "region": config.region,
         "zones": node_pool_zones,
         "nodePool": node_pool,
-        "workloads": [test_app, *capacity.workloads],
-        "daemonSets": list(capacity.daemon_sets),
+        "workloads": [test_app, *(_as_written(entry) for entry in capacity.workloads)],
+        "daemonSets": [_as_written(entry) for entry in capacity.daemon_sets],
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,
         "priceOverrides": dict(capacity.price_overrides),
         "solverTimeLimitSeconds": capacity.solver_time_limit_seconds,
     }
+
+
+def _as_written(entry: BaseModel) -> dict:
+    """A validated entry back as the description's YAML has it (camelCase, only what was given)."""
+    return entry.model_dump(by_alias=True, exclude_unset=True)
 
 
 def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:

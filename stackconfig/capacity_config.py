@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from pydantic import Field
 
+from sizing.planning.description_model import DaemonSetEntry, WorkloadEntry
 from stackconfig.base import ConfigSection
 
 
 class CapacityConfig(ConfigSection):
     """How the NodePool limits are planned. `workloads` and `daemonSets` take the entries of a
-    workload description file (docs/sizing-input.md); they add to the test app and to the
-    EKS DaemonSets (aws-node, kube-proxy, eks-pod-identity-agent)."""
+    workload description file (docs/sizing-input.md), validated by the same models, so a mistake
+    is named by its own key (`capacity.workloads[0].requests.cpu`); they add to the test app and
+    to the EKS DaemonSets (aws-node, kube-proxy, eks-pod-identity-agent)."""
 
-    workloads: tuple[dict[str, Any], ...] = ()
-    daemon_sets: tuple[dict[str, Any], ...] = ()
+    workloads: tuple[WorkloadEntry, ...] = ()
+    daemon_sets: tuple[DaemonSetEntry, ...] = ()
     headroom_percent: float = Field(default=10.0, ge=0, le=1000)
     max_pods_per_node: Optional[int] = Field(default=None, ge=1)
     price_overrides: dict[str, float] = Field(default_factory=dict)

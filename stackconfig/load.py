@@ -189,17 +189,25 @@ def _dotted(location: list) -> str:
 
 
 def _model_at(location: list) -> Optional[type]:
-    model: Optional[type] = StackConfig
+    annotation: Any = StackConfig
     for part in location:
-        if model is None or isinstance(part, int):
+        model = _model_in(annotation)
+        if isinstance(part, int):
+            # An entry of a list of models (`capacity.workloads[0]`).
+            annotation = next((arg for arg in get_args(annotation) if _model_in(arg)), None)
+            continue
+        if model is None:
             return None
         field = next(
             (f for name, f in model.model_fields.items() if part in (name, f.alias)),
             None,
         )
         annotation = field.annotation if field else None
-        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
-    return model
+    return _model_in(annotation)
+
+
+def _model_in(annotation: Any) -> Optional[type]:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
 def select_zones(config: StackConfig, region_zones: list[str]) -> list[str]:

@@ -11,10 +11,10 @@ can cover the items.
 
 Column generation solves this LP hundreds of times, each time with a few more
 columns or (in dives) other right-hand sides. scipy's `linprog` always starts
-from scratch; the HiGHS object that scipy ships (`scipy.optimize._highspy`)
-keeps the model and its basis, so a re-solve takes a few simplex iterations.
-It is not a public scipy interface, so `linprog` remains as the fallback and
-gives the same LP optimum.
+from scratch; a `highspy.Highs` object (the HiGHS project's own Python
+package, the same solver scipy bundles) keeps the model and its basis, so a
+re-solve takes a few simplex iterations. Without highspy installed, `linprog`
+remains as the fallback and gives the same LP optimum.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from scipy.sparse import csr_matrix, hstack, identity, vstack
 
 from sizing.binpack.instance import Instance
 
-try:  # pragma: no cover - depends on the scipy build
-    from scipy.optimize._highspy._core import _Highs
+try:  # pragma: no cover - depends on what is installed
+    from highspy import Highs
 except ImportError:  # pragma: no cover
-    _Highs = None
+    Highs = None
 
 PENALTY_FACTOR = 1000.0
 
@@ -203,8 +203,8 @@ class MasterLP:
 
 
 def _new_highs():
-    if _Highs is None:
+    if Highs is None:
         return None
-    highs = _Highs()
+    highs = Highs()
     highs.setOptionValue("output_flag", False)
     return highs

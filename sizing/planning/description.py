@@ -1,238 +1,147 @@
 """The workload description file (YAML) read into a `PlanInput`.
 
-The format is documented in docs/sizing-input.md. Every key is checked:
-an unknown key, a wrong type or a bad quantity raises SizingInputError naming
-the field, the value and what is allowed.
+The format is documented in docs/sizing-input.md and defined by the models of
+`sizing.planning.description_model`. Bad input raises one SizingInputError
+that names every problem on one line: its place as written in the file
+(`workloads[0].requests.cpu`; list positions count from 0), the value and what
+is allowed. `plan_input` maps a validated description to the planner's input,
+one small function per kind of entry.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Optional, Sequence
 
 import yaml
+from pydantic import ValidationError
 
-from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
 from sizing.errors import SizingInputError
+from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
 from sizing.kube.manifests import read_manifest_files
-from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS, NodePoolSpec, PlanInput
 from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.resources import Resources
-from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DEFAULT_MAX_SURGE, DaemonSet, ExistingNode, Workload
-
-TOP_LEVEL_KEYS = (
-    "region", "zones", "headroomPercent", "maxPodsPerNode", "priceOverrides", "solverTimeLimitSeconds",
-    "nodePool", "workloads", "manifests", "daemonSets", "defaultDaemonSets", "existingNodes",
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+from sizing.planning.description_errors import describe_problem
+from sizing.planning.description_model import (
+    DaemonSetEntry,
+    Description,
+    ExistingNodeEntry,
+    Kubelet,
+    Reserved,
+    WorkloadEntry,
 )
-NODE_POOL_KEYS = ("name", "requirements", "kubelet", "limits")
-KUBELET_KEYS = ("maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard")
-RESERVED_KEYS = ("cpu", "memory")
-EVICTION_KEYS = ("memory.available",)
-WORKLOAD_KEYS = ("name", "requests", "maxReplicas", "maxSurge", "nodeSelector")
-REQUEST_KEYS = ("cpu", "memory")
-DAEMON_SET_KEYS = ("name", "requests", "nodeSelector")
-EXISTING_NODE_KEYS = ("name", "instanceType", "requested", "zone", "capacityType", "inNodePool", "capacityReported")
-REQUESTED_KEYS = ("cpu", "memory", "pods")
+from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS, NodePoolSpec, PlanInput
 
 
-def _object(value: Any, where: str, allowed: Sequence[str], required: Sequence[str] = ()) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise SizingInputError(f"{where} must be an object with keys {list(allowed)}, got {value!r}")
-    unknown = sorted(str(key) for key in value if key not in allowed)
-    if unknown:
-        raise SizingInputError(f"{where}: unknown field {unknown[0]!r}; allowed fields are {list(allowed)}")
-    missing = [key for key in required if key not in value]
-    if missing:
-        raise SizingInputError(f"{where}: missing field {missing[0]!r}")
-    return value
-
-
-def _list(value: Any, where: str) -> List[Any]:
-    if not isinstance(value, list):
-        raise SizingInputError(f"{where} must be a list, got {value!r}")
-    return value
-
-
-def _string(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise SizingInputError(f"{where} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _int(value: Any, where: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise SizingInputError(f"{where} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SizingInputError(f"{where} must be a number, got {value!r}")
-    return value
-
-
-def _bool(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise SizingInputError(f"{where} must be true or false, got {value!r}")
-    return value
-
-
-def _selector(value: Any, where: str) -> Dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise SizingInputError(f"{where} must map label keys to values, got {value!r}")
-    return {str(key): str(label) for key, label in value.items()}
-
-
-def _reserved(value: Any, where: str) -> ReservedResources:
-    obj = _object(value, where, RESERVED_KEYS)
-    return ReservedResources(
-        cpu=cpu_millicores(obj["cpu"], f"{where}.cpu") if "cpu" in obj else None,
-        memory=memory_mib(obj["memory"], f"{where}.memory") if "memory" in obj else None,
-    )
-
-
-def _kubelet(value: Any, where: str) -> KubeletConfig:
-    obj = _object(value, where, KUBELET_KEYS)
-    eviction = None
-    if "evictionHard" in obj:
-        hard = _object(obj["evictionHard"], f"{where}.evictionHard", EVICTION_KEYS)
-        if "memory.available" in hard:
-            text = hard["memory.available"]
-            if isinstance(text, str) and text.endswith("%"):
-                raise SizingInputError(
-                    f"{where}.evictionHard.memory.available must be a quantity such as 100Mi; "
-                    f"percentages ({text!r}) are not supported"
-                )
-            eviction = memory_mib(text, f"{where}.evictionHard.memory.available")
-    return KubeletConfig(
-        max_pods=_int(obj["maxPods"], f"{where}.maxPods", 1) if "maxPods" in obj else None,
-        pods_per_core=_int(obj["podsPerCore"], f"{where}.podsPerCore") if "podsPerCore" in obj else None,
-        kube_reserved=_reserved(obj["kubeReserved"], f"{where}.kubeReserved") if "kubeReserved" in obj else None,
-        system_reserved=(
-            _reserved(obj["systemReserved"], f"{where}.systemReserved") if "systemReserved" in obj else None
-        ),
-        eviction_hard_memory_mib=eviction,
-    )
-
-
-def _node_pool(value: Any) -> NodePoolSpec:
-    obj = _object(value, "nodePool", NODE_POOL_KEYS)
-    requirements = obj.get("requirements", list(GETTING_STARTED_REQUIREMENTS))
-    _list(requirements, "nodePool.requirements")
-    limits = obj.get("limits") or {}
-    if not isinstance(limits, Mapping):
-        raise SizingInputError(f"nodePool.limits must be an object such as {{cpu: 1000}}, got {limits!r}")
-    return NodePoolSpec(
-        requirements=tuple(requirements),
-        kubelet=_kubelet(obj["kubelet"], "nodePool.kubelet") if "kubelet" in obj else None,
-        limits=dict(limits),
-        name=_string(obj["name"], "nodePool.name") if "name" in obj else None,
-    )
-
-
-def _requests(value: Any, where: str) -> Tuple[int, int]:
-    obj = _object(value, where, REQUEST_KEYS, REQUEST_KEYS)
-    return cpu_millicores(obj["cpu"], f"{where}.cpu"), memory_mib(obj["memory"], f"{where}.memory")
-
-
-def _workload(value: Any, index: int) -> Workload:
-    where = f"workloads[{index}]"
-    obj = _object(value, where, WORKLOAD_KEYS, ("name", "requests", "maxReplicas"))
-    name = _string(obj["name"], f"{where}.name")
-    where = f"workload {name!r}"
-    cpu, memory = _requests(obj["requests"], f"{where}: requests")
+def workload(entry: WorkloadEntry) -> Workload:
+    """A description's workload entry as the planner's Workload."""
     return Workload(
-        name=name,
-        cpu_millicores=cpu,
-        memory_mib=memory,
-        replicas=_int(obj["maxReplicas"], f"{where}: maxReplicas", 1),
-        max_surge=obj.get("maxSurge", DEFAULT_MAX_SURGE),
-        node_selector=_selector(obj.get("nodeSelector", {}), f"{where}: nodeSelector"),
+        name=entry.name,
+        cpu_millicores=cpu_millicores(entry.requests.cpu, "requests.cpu"),
+        memory_mib=memory_mib(entry.requests.memory, "requests.memory"),
+        replicas=entry.max_replicas,
+        max_surge=entry.max_surge,
+        node_selector=entry.node_selector,
     )
 
 
-def _daemon_set(value: Any, index: int) -> DaemonSet:
-    where = f"daemonSets[{index}]"
-    obj = _object(value, where, DAEMON_SET_KEYS, ("name",))
-    name = _string(obj["name"], f"{where}.name")
-    requests = _object(obj.get("requests", {}), f"daemonSet {name!r}: requests", REQUEST_KEYS)
+def daemon_set(entry: DaemonSetEntry) -> DaemonSet:
+    requests = entry.requests
     return DaemonSet(
-        name=name,
-        cpu_millicores=cpu_millicores(requests["cpu"], f"daemonSet {name!r}: requests.cpu") if "cpu" in requests else 0,
-        memory_mib=(
-            memory_mib(requests["memory"], f"daemonSet {name!r}: requests.memory") if "memory" in requests else 0
-        ),
-        node_selector=_selector(obj.get("nodeSelector", {}), f"daemonSet {name!r}: nodeSelector"),
+        name=entry.name,
+        cpu_millicores=0 if requests.cpu is None else cpu_millicores(requests.cpu, "requests.cpu"),
+        memory_mib=0 if requests.memory is None else memory_mib(requests.memory, "requests.memory"),
+        node_selector=entry.node_selector,
     )
 
 
-def _existing_node(value: Any, index: int) -> ExistingNode:
-    where = f"existingNodes[{index}]"
-    obj = _object(value, where, EXISTING_NODE_KEYS, ("name", "instanceType"))
-    name = _string(obj["name"], f"{where}.name")
-    where = f"existing node {name!r}"
-    requested = _object(obj.get("requested", {}), f"{where}: requested", REQUESTED_KEYS)
+def existing_node(entry: ExistingNodeEntry) -> ExistingNode:
+    requested = entry.requested
     return ExistingNode(
-        name=name,
-        instance_type=_string(obj["instanceType"], f"{where}: instanceType"),
+        name=entry.name,
+        instance_type=entry.instance_type,
         requested=Resources(
-            cpu_millicores(requested["cpu"], f"{where}: requested.cpu") if "cpu" in requested else 0,
-            memory_mib(requested["memory"], f"{where}: requested.memory") if "memory" in requested else 0,
-            _int(requested.get("pods", 0), f"{where}: requested.pods"),
+            0 if requested.cpu is None else cpu_millicores(requested.cpu, "requested.cpu"),
+            0 if requested.memory is None else memory_mib(requested.memory, "requested.memory"),
+            requested.pods,
         ),
-        zone=_string(obj["zone"], f"{where}: zone") if "zone" in obj else None,
-        capacity_type=_string(obj.get("capacityType", "on-demand"), f"{where}: capacityType"),
-        in_node_pool=_bool(obj.get("inNodePool", True), f"{where}: inNodePool"),
-        capacity_reported=_bool(obj.get("capacityReported", True), f"{where}: capacityReported"),
+        zone=entry.zone,
+        capacity_type=entry.capacity_type,
+        in_node_pool=entry.in_node_pool,
+        capacity_reported=entry.capacity_reported,
     )
+
+
+def _reserved(reserved: Optional[Reserved]) -> Optional[ReservedResources]:
+    if reserved is None:
+        return None
+    return ReservedResources(
+        cpu=None if reserved.cpu is None else cpu_millicores(reserved.cpu, "cpu"),
+        memory=None if reserved.memory is None else memory_mib(reserved.memory, "memory"),
+    )
+
+
+def _kubelet(kubelet: Optional[Kubelet]) -> Optional[KubeletConfig]:
+    if kubelet is None:
+        return None
+    eviction = kubelet.eviction_hard.memory_available if kubelet.eviction_hard else None
+    return KubeletConfig(
+        max_pods=kubelet.max_pods,
+        pods_per_core=kubelet.pods_per_core,
+        kube_reserved=_reserved(kubelet.kube_reserved),
+        system_reserved=_reserved(kubelet.system_reserved),
+        eviction_hard_memory_mib=None if eviction is None else memory_mib(eviction, "memory.available"),
+    )
+
+
+def plan_input(description: Description, base_dir: Path = Path("."), extra_manifests: Sequence[Path] = ()) -> PlanInput:
+    """The planner's input for a validated description; manifest paths are relative to `base_dir`."""
+    workloads = [workload(entry) for entry in description.workloads]
+    daemon_sets = [daemon_set(entry) for entry in description.daemon_sets]
+    if description.default_daemon_sets:
+        daemon_sets = list(DEFAULT_DAEMON_SETS) + daemon_sets
+    manifest_paths = [base_dir / path for path in description.manifests] + list(extra_manifests)
+    if manifest_paths:
+        contents = read_manifest_files(manifest_paths)
+        workloads += contents.workloads
+        daemon_sets += contents.daemon_sets
+    if not workloads:
+        raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
+    pool = description.node_pool
+    requirements = pool.requirements if "requirements" in pool.model_fields_set else GETTING_STARTED_REQUIREMENTS
+    return PlanInput(
+        workloads=tuple(workloads),
+        node_pool=NodePoolSpec(
+            requirements=tuple(requirements),
+            kubelet=_kubelet(pool.kubelet),
+            limits=dict(pool.limits or {}),
+            name=pool.name,
+        ),
+        region=description.region,
+        zones=tuple(description.zones),
+        daemon_sets=tuple(daemon_sets),
+        existing_nodes=tuple(existing_node(entry) for entry in description.existing_nodes),
+        headroom_percent=description.headroom_percent,
+        max_pods_per_node=description.max_pods_per_node,
+        price_overrides=dict(description.price_overrides),
+        solver_time_limit_seconds=description.solver_time_limit_seconds,
+    )
+
+
+def validate_description(document: Any) -> Description:
+    """The description model of a parsed YAML document; SizingInputError names every problem."""
+    try:
+        return Description.model_validate(document)
+    except ValidationError as error:
+        raise SizingInputError("; ".join(describe_problem(detail, document) for detail in error.errors())) from None
 
 
 def plan_input_from_document(
     document: Any, base_dir: Path = Path("."), extra_manifests: Sequence[Path] = ()
 ) -> PlanInput:
     """A PlanInput from a parsed description; manifest paths are relative to `base_dir`."""
-    obj = _object(document, "the description", TOP_LEVEL_KEYS)
-    workloads = [_workload(item, i) for i, item in enumerate(_list(obj.get("workloads", []), "workloads"))]
-    daemon_sets = [_daemon_set(item, i) for i, item in enumerate(_list(obj.get("daemonSets", []), "daemonSets"))]
-    if _bool(obj.get("defaultDaemonSets", True), "defaultDaemonSets"):
-        daemon_sets = list(DEFAULT_DAEMON_SETS) + daemon_sets
-    manifest_paths = [
-        base_dir / _string(path, f"manifests[{i}]")
-        for i, path in enumerate(_list(obj.get("manifests", []), "manifests"))
-    ]
-    manifest_paths += list(extra_manifests)
-    if manifest_paths:
-        contents = read_manifest_files(manifest_paths)
-        workloads += contents.workloads
-        daemon_sets += contents.daemon_sets
-    zones = tuple(_string(z, f"zones[{i}]") for i, z in enumerate(_list(obj.get("zones", []), "zones")))
-    overrides = obj.get("priceOverrides", {})
-    if not isinstance(overrides, Mapping):
-        raise SizingInputError(f"priceOverrides must map instance types to USD/hour, got {overrides!r}")
-    cap = obj.get("maxPodsPerNode")
-    cap = _int(cap, "maxPodsPerNode", 1) if cap is not None else None
-    time_limit = obj.get("solverTimeLimitSeconds", 5.0)
-    time_limit = _number(time_limit, "solverTimeLimitSeconds") if time_limit is not None else None
-    node_pool = _node_pool(obj.get("nodePool", {}))
-    existing = tuple(
-        _existing_node(item, i) for i, item in enumerate(_list(obj.get("existingNodes", []), "existingNodes"))
-    )
-    headroom = _number(obj.get("headroomPercent", 10), "headroomPercent")
-    region = _string(obj.get("region", "us-east-1"), "region")
-    if not workloads:
-        raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
-    return PlanInput(
-        workloads=tuple(workloads),
-        node_pool=node_pool,
-        region=region,
-        zones=zones,
-        daemon_sets=tuple(daemon_sets),
-        existing_nodes=existing,
-        headroom_percent=headroom,
-        max_pods_per_node=cap,
-        price_overrides=dict(overrides),
-        solver_time_limit_seconds=time_limit,
-    )
+    return plan_input(validate_description(document), base_dir, extra_manifests)
 
 
 def read_description(path: Path, extra_manifests: Sequence[Path] = ()) -> PlanInput:

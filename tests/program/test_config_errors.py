@@ -32,6 +32,10 @@ BAD_INPUTS = [
     pytest.param({"aws:region": DELETE}, ["aws:region", "pulumi config set aws:region"], id="missing-region"),
     pytest.param({"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": "alias/mine"}}}, ["cluster.secretsEncryption.kmsKeyArn", "alias/mine", "KMS key ARN"], id="bad-kms-key"),
     pytest.param({"network": "single"}, ["`network`", "structured value"], id="scalar-for-section"),
+    pytest.param({"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}]}},
+                 ["unknown key `capacity.workloads[0].replicas`", "maxReplicas, maxSurge, name, nodeSelector, requests"], id="capacity-workload-typo"),
+    pytest.param({"capacity": {"daemonSets": [{"name": "agent"}, {"name": "log", "requests": {"cpu": "a lot"}}]}},
+                 ["`capacity.daemonSets[1].requests.cpu`", "cpu quantity such as 100m", "'a lot'"], id="capacity-daemonset-quantity"),
 ]
 
 

@@ -12,6 +12,7 @@ from sizing.binpack.colgen import column_generation, dual_bound
 from sizing.binpack.ffd import first_fit_decreasing, pack, single_type
 from sizing.binpack.instance import build_instance, restrict_types, undominated_types
 from sizing.binpack.knapsack import best_pattern
+from sizing.binpack import master_lp
 from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import Packing, exact_packing, overfilled
@@ -74,6 +75,11 @@ def test_knapsack_value_and_bound_bracket_the_brute_force_optimum(data, nodes):
 
 def _instance(bin_types, items):
     return build_instance(Problem(tuple(bin_types), tuple(items), 5.0))
+
+
+def test_highspy_is_installed_for_the_warm_master_lp():
+    # Pinned in requirements.txt; without it every solve silently falls back to linprog.
+    assert master_lp.Highs is not None
 
 
 def test_warm_and_cold_master_lp_agree():

@@ -8,6 +8,7 @@ from sizing.planning.description import plan_input_from_document, read_descripti
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
+from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS
 
 FULL = """
 region: ap-northeast-1
@@ -99,7 +100,7 @@ def test_manifests_are_read_relative_to_the_description(tmp_path):
         ({"workloads": [{"name": "api", "requests": {"cpu": "100m", "memory": "-1Mi"}, "maxReplicas": 2}]},
          "workload 'api' requests -1Mi memory"),
         ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 0}]},
-         "workload 'api': maxReplicas must be an integer >= 1, got 0"),
+         "workloads[0].maxReplicas must be an integer >= 1, got 0 (workload 'api')"),
         ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "maxSurge": "lots"}]},
          "maxSurge must be a pod count"),
         ({"nodePool": {"requirements": [], "taints": []}, "workloads": []}, "nodePool: unknown field 'taints'"),
@@ -109,6 +110,14 @@ def test_manifests_are_read_relative_to_the_description(tmp_path):
         ({"workloads": "api"}, "workloads must be a list"),
         ({"existingNodes": [{"name": "n1"}], "workloads": []}, "existingNodes[0]: missing field 'instanceType'"),
         ("just text", "the description must be an object"),
+        ({"workloads": [{"name": "api", "requests": {"cpu": "lots", "memory": "1Gi"}, "maxReplicas": 2}]},
+         "workloads[0].requests.cpu must be a Kubernetes cpu quantity such as 100m, 0.5 or 2, got 'lots' (workload 'api')"),
+        ({"workloads": [], "priceOverrides": {"m5.large": "cheap"}}, "priceOverrides['m5.large'] must be a number, got 'cheap'"),
+        ({"workloads": [], "nodePool": {"kubelet": {"kubeReserved": {"gpu": 1}}}},
+         "nodePool.kubelet.kubeReserved: unknown field 'gpu'; allowed fields are ['cpu', 'memory']"),
+        ({"workloads": [], "existingNodes": [{"name": "n1", "instanceType": "m5.large", "requested": {"pods": -1}}]},
+         "existingNodes[0].requested.pods must be an integer >= 0, got -1 (existing node 'n1')"),
+        ({"workloads": [], "maxPodsPerNode": "30"}, "maxPodsPerNode must be an integer, got '30'"),
     ],
 )
 def test_bad_descriptions_are_refused_with_one_clear_message(document, message):
@@ -116,6 +125,40 @@ def test_bad_descriptions_are_refused_with_one_clear_message(document, message):
         plan_input_from_document(document)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+API = {"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2}
+
+
+def test_list_positions_count_from_zero_in_every_list():
+    web = {**API, "name": "web", "replicas": 3}
+    with pytest.raises(SizingInputError) as error:
+        plan_input_from_document({"workloads": [API, web], "daemonSets": [{"name": "a"}, {"name": "b", "limits": {}}]})
+    assert str(error.value) == (
+        "workloads[1]: unknown field 'replicas'; allowed fields are "
+        "['name', 'requests', 'maxReplicas', 'maxSurge', 'nodeSelector'] (workload 'web'); "
+        "daemonSets[1]: unknown field 'limits'; allowed fields are ['name', 'requests', 'nodeSelector'] (daemonSet 'b')"
+    )
+
+
+def test_every_problem_is_named_on_one_line():
+    with pytest.raises(SizingInputError) as error:
+        plan_input_from_document({"workloads": [{"requests": {}}], "region": ""})
+    assert str(error.value) == (
+        "region must be a non-empty string, got ''; workloads[0]: missing field 'name'; "
+        "workloads[0].requests: missing field 'cpu'; workloads[0].requests: missing field 'memory'; "
+        "workloads[0]: missing field 'maxReplicas'"
+    )
+
+
+def test_yaml_scalars_in_a_node_selector_mean_their_text():
+    plan_input = plan_input_from_document({"workloads": [{**API, "nodeSelector": {"kubernetes.io/arch": "amd64", "gpu": True}}]})
+    assert dict(plan_input.workloads[0].node_selector) == {"kubernetes.io/arch": "amd64", "gpu": "True"}
+
+
+def test_without_requirements_the_getting_started_node_pool_is_planned():
+    assert plan_input_from_document({"workloads": [API]}).node_pool.requirements == GETTING_STARTED_REQUIREMENTS
+    assert plan_input_from_document({"workloads": [API], "nodePool": {"requirements": []}}).node_pool.requirements == ()
 
 
 def test_malformed_yaml_and_missing_files_are_refused(tmp_path):

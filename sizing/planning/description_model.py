@@ -1,0 +1,214 @@
+"""The workload description (docs/sizing-input.md) as pydantic models.
+
+Keys are camelCase, as in Kubernetes objects; unknown keys and wrong types are errors (no "2" for
+2). Quantities are checked here for their form only; what they mean (a request of 0 cpu, a memory
+limit below the peak) is checked where the planner reads them. The JSON Schema of `Description`
+is published as docs/schemas/workload-description.schema.json (scripts/generate_description_schema.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Dict, List, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from sizing.errors import SizingInputError
+from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
+from sizing.kube.workloads import DEFAULT_MAX_SURGE, SURGE_FORMS, surge_pods
+
+_QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
+
+
+def _quantity_check(parse: Any, forms: str) -> Any:
+    def check(value: Any) -> Any:
+        try:
+            parse(value, "")
+        except SizingInputError:
+            raise ValueError(f"must be {forms}, got {value!r}") from None
+        return value  # kept as written: a stack turns entries back into a description
+
+    return check
+
+
+def _quantity_schema(forms: str) -> Dict[str, Any]:
+    return {"anyOf": [{"type": "string", "pattern": _QUANTITY_PATTERN}, {"type": "number"}], "description": forms}
+
+
+def _surge_check(value: Any) -> Any:
+    try:
+        surge_pods(1, value)
+    except SizingInputError:
+        raise ValueError(f"must be {SURGE_FORMS}, got {value!r}") from None
+    return value
+
+
+def _eviction_check(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().endswith("%"):
+        raise ValueError(f"must be a quantity such as 100Mi; percentages ({value!r}) are not supported")
+    return _quantity_check(memory_mib, MEMORY_FORMS)(value)
+
+
+def _label_values(value: Any) -> Any:
+    # Label values are strings, but YAML reads `true` or `1` as other scalars: they mean their text.
+    if not isinstance(value, dict):
+        raise ValueError(f"must map label keys to values, got {value!r}")
+    return {str(key): str(label) for key, label in value.items()}
+
+
+CpuQuantity = Annotated[Any, PlainValidator(_quantity_check(cpu_millicores, CPU_FORMS)), WithJsonSchema(_quantity_schema(CPU_FORMS))]
+MemoryQuantity = Annotated[
+    Any, PlainValidator(_quantity_check(memory_mib, MEMORY_FORMS)), WithJsonSchema(_quantity_schema(MEMORY_FORMS))
+]
+EvictionQuantity = Annotated[
+    Any, PlainValidator(_eviction_check), WithJsonSchema(_quantity_schema("a memory quantity such as 100Mi (no percentage)"))
+]
+MaxSurge = Annotated[
+    Any,
+    PlainValidator(_surge_check),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": r"^\s*[0-9]+%?\s*$"}]}),
+]
+LabelSelector = Annotated[
+    Dict[str, str],
+    PlainValidator(_label_values),
+    WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}}),
+]
+Requirement = Annotated[
+    Dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "description": "a NodePool requirement: {key, operator, values, minValues}",
+            "properties": {
+                "key": {"type": "string"},
+                "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]},
+                "values": {"type": "array", "items": {"type": "string"}},
+                "minValues": {"type": "integer", "minimum": 1},
+            },
+            "required": ["key", "operator"],
+        }
+    ),
+]
+LimitValue = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]})]
+Name = Annotated[str, Field(min_length=1)]
+
+
+class DescriptionModel(BaseModel):
+    """camelCase keys, unknown keys rejected, no coercion between types."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        strict=True,
+        field_title_generator=lambda name, field: field.alias or to_camel(name),  # titles as the keys are written
+    )
+
+
+class Requests(DescriptionModel):
+    cpu: CpuQuantity = Field(description="cpu of one pod")
+    memory: MemoryQuantity = Field(description="memory of one pod")
+
+
+class OptionalRequests(DescriptionModel):
+    cpu: Optional[CpuQuantity] = Field(default=None, description="cpu of one pod (default 0)")
+    memory: Optional[MemoryQuantity] = Field(default=None, description="memory of one pod (default 0)")
+
+
+class Requested(OptionalRequests):
+    pods: int = Field(default=0, ge=0, description="pods already bound to the node")
+
+
+class Reserved(DescriptionModel):
+    cpu: Optional[CpuQuantity] = Field(default=None, description="cpu held back (default: Karpenter's formula)")
+    memory: Optional[MemoryQuantity] = Field(default=None, description="memory held back (default: Karpenter's formula)")
+
+
+class EvictionHard(DescriptionModel):
+    memory_available: Optional[EvictionQuantity] = Field(
+        default=None, alias="memory.available", description="hard eviction threshold of memory"
+    )
+
+
+class Kubelet(DescriptionModel):
+    """The EC2NodeClass `spec.kubelet` settings that change a node's allocatable room."""
+
+    max_pods: Optional[int] = Field(default=None, ge=1, description="pods per node (default: the ENI limit)")
+    pods_per_core: Optional[int] = Field(default=None, ge=0, description="pods per vCPU; 0 for no such cap")
+    kube_reserved: Optional[Reserved] = Field(default=None, description="held back for the kubelet and runtime")
+    system_reserved: Optional[Reserved] = Field(default=None, description="held back for the operating system")
+    eviction_hard: Optional[EvictionHard] = Field(default=None, description="hard eviction thresholds")
+
+
+class NodePool(DescriptionModel):
+    name: Optional[Name] = Field(default=None, description="checked against pods selecting karpenter.sh/nodepool")
+    requirements: List[Requirement] = Field(
+        default_factory=list,
+        description="as in the NodePool's spec.template.spec.requirements; when absent, the getting-started NodePool",
+    )
+    kubelet: Optional[Kubelet] = Field(default=None, description="as in the EC2NodeClass spec.kubelet")
+    limits: Optional[Dict[str, LimitValue]] = Field(
+        default=None, description="the NodePool's current spec.limits, checked against the peak"
+    )
+
+
+class WorkloadEntry(DescriptionModel):
+    """A Deployment at its peak."""
+
+    name: Name
+    requests: Requests = Field(description="requests of one pod")
+    max_replicas: int = Field(ge=1, description="peak replicas: the HPA's maxReplicas")
+    max_surge: MaxSurge = Field(default=DEFAULT_MAX_SURGE, description="extra pods of a rollout: a count or a percentage")
+    node_selector: LabelSelector = Field(default_factory=dict, description="labels the pods require of their node")
+
+
+class DaemonSetEntry(DescriptionModel):
+    """A DaemonSet whose pod runs on every node it selects."""
+
+    name: Name
+    requests: OptionalRequests = Field(default_factory=OptionalRequests, description="requests of its pod")
+    node_selector: LabelSelector = Field(default_factory=dict, description="labels of the nodes it runs on")
+
+
+class ExistingNodeEntry(DescriptionModel):
+    """A node running before the peak."""
+
+    name: Name
+    instance_type: Name = Field(description="an instance type of the catalog, such as m5.large")
+    requested: Requested = Field(default_factory=Requested, description="requests already bound, DaemonSets included")
+    zone: Optional[Name] = Field(default=None, description="its zone")
+    capacity_type: Name = Field(default="on-demand", description="on-demand or spot")
+    in_node_pool: bool = Field(default=True, description="false: another NodePool or a managed node group")
+    capacity_reported: bool = Field(
+        default=True, description="false: launched a moment ago, Karpenter still counts it as zero"
+    )
+
+
+class Description(DescriptionModel):
+    """What `python -m sizing plan FILE` plans a Karpenter NodePool for (docs/sizing-input.md)."""
+
+    model_config = ConfigDict(title="Workload description")
+
+    region: Name = Field(default="us-east-1", description="the AWS region whose prices are used")
+    zones: List[Name] = Field(default_factory=list, description="the region's zones to plan with")
+    headroom_percent: float = Field(default=10.0, ge=0, le=1000, description="extra room in the limits")
+    max_pods_per_node: Optional[int] = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
+    price_overrides: Dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
+    solver_time_limit_seconds: Optional[float] = Field(
+        default=5.0, gt=0, description="seconds for the optimal fleet; null skips it"
+    )
+    node_pool: NodePool = Field(default_factory=NodePool, description="the NodePool and EC2NodeClass settings")
+    workloads: List[WorkloadEntry] = Field(default_factory=list, description="Deployments at their peak")
+    manifests: List[Name] = Field(default_factory=list, description="Kubernetes manifests, relative to this file")
+    daemon_sets: List[DaemonSetEntry] = Field(default_factory=list, description="added to every node it selects")
+    default_daemon_sets: bool = Field(
+        default=True, description="add aws-node, kube-proxy and eks-pod-identity-agent to every node"
+    )
+    existing_nodes: List[ExistingNodeEntry] = Field(default_factory=list, description="nodes running before the peak")
+
+
+def json_schema() -> Dict[str, Any]:
+    """The JSON Schema of a description file, for editors (docs/schemas/workload-description.schema.json)."""
+    schema = Description.model_json_schema(by_alias=True, mode="validation")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
