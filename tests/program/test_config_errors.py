@@ -32,6 +32,15 @@ BAD_INPUTS = [
     pytest.param({"aws:region": DELETE}, ["aws:region", "pulumi config set aws:region"], id="missing-region"),
     pytest.param({"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": "alias/mine"}}}, ["cluster.secretsEncryption.kmsKeyArn", "alias/mine", "KMS key ARN"], id="bad-kms-key"),
     pytest.param({"network": "single"}, ["`network`", "structured value"], id="scalar-for-section"),
+    pytest.param({"cluster": {"logRetentionDays": 45}}, ["cluster.logRetentionDays", "45", "30, 60, 90"], id="log-retention-not-offered"),
+    pytest.param({"cluster": {"logKmsKeyArn": "alias/logs"}}, ["cluster.logKmsKeyArn", "alias/logs", "KMS key ARN"], id="bad-log-key"),
+    pytest.param(
+        {"cluster": {"logKmsKeyArn": "arn:aws:kms:us-east-1:111122223333:key/0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9"}},
+        ["cluster.logKmsKeyArn", "us-east-1", "ap-northeast-1"],
+        id="log-key-of-another-region",
+    ),
+    pytest.param({"cluster": {"publicAccessCidrs": ["203.0.113.0/24"]}}, ["cluster.publicAccessCidrs", "'203.0.113.0/24'", "TEST-NET-3"], id="documentation-endpoint-cidr"),
+    pytest.param({"addons": {"karpenter": {"createSpotServiceLinkedRole": "yes"}}}, ["addons.karpenter.createSpotServiceLinkedRole", "valid boolean"], id="spot-role-not-a-bool"),
 ]
 
 
@@ -86,6 +95,8 @@ def test_defaults_reproduce_the_reference_setup():
     assert config.network.availability_zones == 2
     assert config.cluster.version == "1.35"
     assert config.cluster.log_types == ("api", "audit", "authenticator")
+    assert (config.cluster.log_retention_days, config.cluster.log_kms_key_arn) == (90, None)
+    assert config.addons.karpenter.create_spot_service_linked_role is False
     assert config.node_group.instance_types == ("m5.large",)
     assert (config.node_group.min_size, config.node_group.desired_size, config.node_group.max_size) == (2, 2, 3)
     assert config.node_group.ami_type.startswith("AL2023")
