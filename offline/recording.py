@@ -73,6 +73,8 @@ class Recording:
     component_outputs: dict = field(default_factory=dict)
     # Values the mocks made up (ids, ARNs, the account) -> a placeholder naming what they stand for.
     invented: dict = field(default_factory=dict)
+    # (token, provider URN or None) of every invoke the program made.
+    invokes: list = field(default_factory=list)
 
     def add(self, resource: Registered) -> None:
         self.resources.append(resource)
@@ -81,6 +83,10 @@ class Recording:
 
     def of_type(self, type_: str) -> list[Registered]:
         return [resource for resource in self.resources if resource.type == type_]
+
+    def besides_providers(self) -> list[Registered]:
+        """Every registration but the providers', which create nothing in the cloud."""
+        return [resource for resource in self.resources if not resource.type.startswith("pulumi:providers:")]
 
     def named(self, name: str) -> Registered:
         matches = [resource for resource in self.resources if resource.name == name]
