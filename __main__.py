@@ -14,13 +14,13 @@ from components.karpenter import (
 )
 from components.network import Network, NetworkArgs
 from components.workload import Workload, WorkloadArgs
+from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.capacity import node_pool_limits, plan_for, plan_summary
 from stackconfig.errors import StackConfigError
-from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.load import load_from_pulumi, pulumi_config_values, select_zones
 
-# Everything that can reject the configuration runs before the first resource is registered; the
-# checks that need the region's zones run after the AWS provider (which creates nothing) is.
+# Everything that can reject the configuration runs before the first resource is registered, but
+# for the checks that need the region's zones: they follow the AWS provider, which creates nothing.
 try:
     config = load_from_pulumi()
     aws_settings = parse_aws_settings(pulumi_config_values())
