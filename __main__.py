@@ -1,9 +1,9 @@
 """eks-autoscaling: EKS with pods scaled by the HPA and nodes scaled by Karpenter."""
 
 import pulumi
-import pulumi_aws as aws
 
 from components.addons import Addons, AddonsArgs, ReleaseIdentity
+from components.aws_provider import look_up_account, stack_aws_provider
 from components.cluster import Cluster, ClusterArgs
 from components.identities import ControllerIdentities, ControllerIdentitiesArgs
 from components.karpenter import (
@@ -14,29 +14,30 @@ from components.karpenter import (
 )
 from components.network import Network, NetworkArgs
 from components.workload import Workload, WorkloadArgs
+from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.capacity import capacity_warnings, node_pool_limits, plan_for, plan_summary
 from stackconfig.errors import StackConfigError
-from stackconfig.load import load_from_pulumi, select_zones
+from stackconfig.load import load_from_pulumi, pulumi_config_values, select_zones
 
-# Everything that can reject the configuration runs before the first resource is registered.
+# Everything that can reject the configuration runs before the first resource is registered, but
+# for the checks that need the region's zones: they follow the AWS provider, which creates nothing.
 try:
     config = load_from_pulumi()
-    region_zones = aws.get_availability_zones(state="available").names
-    zones = select_zones(config, region_zones)
+    aws_settings = parse_aws_settings(pulumi_config_values())
+except StackConfigError as error:
+    raise pulumi.RunError(str(error)) from None
+tags = config.resource_tags
+aws_provider = stack_aws_provider("aws", config.region, aws_settings, tags)
+try:
+    account = look_up_account(aws_provider)
+    zones = select_zones(config, account.region_zones)
     capacity_plan = plan_for(config, zones)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
 for warning in capacity_warnings(config, capacity_plan):
     pulumi.log.warn(warning)
-partition = aws.get_partition().partition
-account_id = aws.get_caller_identity().account_id
-tags = config.resource_tags
-
-aws_provider = aws.Provider(
-    "aws",
-    region=config.region,
-    default_tags=aws.ProviderDefaultTagsArgs(tags=tags),
-)
+partition = account.partition
+account_id = account.account_id
 aws_only = pulumi.ResourceOptions(providers={"aws": aws_provider})
 
 network = Network(
@@ -60,6 +61,8 @@ cluster = Cluster(
         private_subnet_ids=network.private_subnet_ids,
         partition=partition,
         tags=tags,
+        kubeconfig_profile=aws_settings.profile,
+        kubeconfig_role_arn=aws_settings.role_arn,
     ),
     opts=aws_only,
 )
@@ -72,6 +75,7 @@ karpenter_nodes = KarpenterNodeInfrastructure(
         eks_cluster_name=cluster.cluster_name,
         partition=partition,
         tags=tags,
+        create_spot_service_linked_role=config.addons.karpenter.create_spot_service_linked_role,
     ),
     opts=aws_only,
 )
@@ -121,6 +125,7 @@ node_class = KarpenterNodeClass(
         ami_alias=config.addons.karpenter.ami_alias,
         root_volume_size=config.addons.karpenter.root_volume_size,
         tags=tags,
+        security_group=[cluster.node_security_group, *cluster.node_security_group_rules],
     ),
     opts=kubernetes_only.merge(pulumi.ResourceOptions(depends_on=[addons.karpenter_crds, addons.karpenter])),
 )

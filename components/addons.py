@@ -88,6 +88,12 @@ class Addons(pulumi.ComponentResource):
                     "annotations": args.load_balancer_controller.annotations,
                 },
                 "nodeSelector": node_selector,
+                # The chart's Service mutator intercepts the creation of every Service in the cluster
+                # and fails it (failurePolicy Fail) until the controller is ready, which races the
+                # metrics-server and Karpenter releases installed alongside. The app is exposed by an
+                # Ingress, which the mutator does not concern; Services of type LoadBalancer are left
+                # to the in-tree controller unless they ask for this one (loadBalancerClass).
+                "enableServiceMutatorWebhook": False,
             },
         )
         self.karpenter_crds = release(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -19,6 +19,11 @@ from stackconfig.foundation import ClusterConfig, NodeGroupConfig
 # join (a node is not Ready without its CNI); CoreDNS is a Deployment and needs nodes first.
 ADDONS_BEFORE_NODES = ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
 ADDONS_AFTER_NODES = ("coredns",)
+# The VPC CNI enforces NetworkPolicies only with its network policy agent switched on. The agent
+# needs add-on v1.14 or later (EKS installs a far newer default for every supported Kubernetes
+# version), Kubernetes 1.25 or later and a 5.10+ kernel with the BPF file system (AL2023 has both);
+# it uses the CNI's own permissions, so no IAM changes.
+ADDON_CONFIGURATION = {"vpc-cni": {"enableNetworkPolicy": "true"}}
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,10 @@ class ClusterArgs:
     private_subnet_ids: pulumi.Input[Sequence[str]]
     partition: str
     tags: dict
+    # How the kubeconfig signs in (`aws eks get-token --profile/--role-arn`): as the AWS provider
+    # does, so that the identity that created the cluster, its admin, applies the Kubernetes objects.
+    kubeconfig_profile: Optional[str] = None
+    kubeconfig_role_arn: Optional[str] = None
 
 
 class Cluster(pulumi.ComponentResource):
@@ -43,6 +52,7 @@ class Cluster(pulumi.ComponentResource):
         config = args.config
 
         self.secrets_key_arn = self._secrets_key(name, args, child)
+        self.log_group = self._log_group(name, args, child)
         self.eks = eks.Cluster(
             f"{name}-eks",
             name=args.cluster_name,
@@ -68,6 +78,11 @@ class Cluster(pulumi.ComponentResource):
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             encryption_config_key_arn=self.secrets_key_arn,
+            provider_credential_opts=(
+                eks.KubeconfigOptionsArgs(profile_name=args.kubeconfig_profile, role_arn=args.kubeconfig_role_arn)
+                if args.kubeconfig_profile or args.kubeconfig_role_arn
+                else None
+            ),
             tags=args.tags,
             # Two decisions of the stack configuration, on the cluster where the policy pack
             # (policies/) can read them in a real run.
@@ -75,12 +90,19 @@ class Cluster(pulumi.ComponentResource):
                 **({"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"} if config.acknowledge_open_endpoint else {}),
                 **({"eks-autoscaling:cluster.secretsEncryption.enabled": "true"} if config.secrets_encryption.enabled else {}),
             },
-            opts=child,
+            # EKS writes into the group the program made instead of making one that outlives the stack.
+            opts=child.merge(pulumi.ResourceOptions(depends_on=[self.log_group] if self.log_group else [])),
         )
+        if not config.endpoint_public_access:
+            pulumi.log.warn(
+                "the API server has no public endpoint: `pulumi up` applies the Helm releases and Kubernetes "
+                "objects from where it runs, which needs a route into the VPC (a CI runner in it, a VPN)",
+                resource=self,
+            )
         self.cluster_name = self.eks.eks_cluster.name
         self.cluster_security_group_id = self.eks.cluster_security_group_id
 
-        self.node_security_group = self._node_security_group(name, args, child)
+        self.node_security_group, self.node_security_group_rules = self._node_security_group(name, args, child)
         addons_before_nodes = [self._addon(name, addon, args, []) for addon in ADDONS_BEFORE_NODES]
 
         self.node_role = aws.iam.Role(
@@ -152,6 +174,7 @@ class Cluster(pulumi.ComponentResource):
                 "oidcIssuerUrl": self.oidc_issuer_url,
                 "nodeGroupName": self.node_group_name,
                 "nodeSecurityGroupId": self.node_security_group.id,
+                "logGroupName": self.log_group.name if self.log_group else None,
             }
         )
 
@@ -172,8 +195,24 @@ class Cluster(pulumi.ComponentResource):
         aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{args.cluster_name}-secrets", target_key_id=key.key_id, opts=child)
         return key.arn
 
+    def _log_group(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions) -> Optional[aws.cloudwatch.LogGroup]:
+        """The group EKS sends the control-plane logs to. Left to EKS, it is created on first use
+        with no expiry and survives `pulumi destroy`; made here, the cluster depends on it, so it
+        exists before the first log line and is deleted after the cluster."""
+        config = args.config
+        if not config.log_types:
+            return None
+        return aws.cloudwatch.LogGroup(
+            f"{name}-control-plane-logs",
+            name=f"/aws/eks/{args.cluster_name}/cluster",
+            retention_in_days=config.log_retention_days,
+            kms_key_id=config.log_kms_key_arn,
+            tags=args.tags,
+            opts=child,
+        )
+
     def _node_security_group(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions):
-        """The security group Karpenter's nodes get, found by its discovery tag.
+        """The security group Karpenter's nodes get, found by its discovery tag, and its rules.
 
         Nodes talk to each other freely; the control plane and the system nodes (both in the
         EKS cluster security group) reach them on every port, which covers the webhook ports
@@ -188,7 +227,7 @@ class Cluster(pulumi.ComponentResource):
             opts=child,
         )
         rules = child.merge(pulumi.ResourceOptions(parent=group))
-        aws.vpc.SecurityGroupIngressRule(
+        from_nodes = aws.vpc.SecurityGroupIngressRule(
             f"{name}-node-from-nodes",
             security_group_id=group.id,
             referenced_security_group_id=group.id,
@@ -196,7 +235,7 @@ class Cluster(pulumi.ComponentResource):
             description="Node to node, all traffic",
             opts=rules,
         )
-        aws.vpc.SecurityGroupIngressRule(
+        from_cluster = aws.vpc.SecurityGroupIngressRule(
             f"{name}-node-from-cluster",
             security_group_id=group.id,
             referenced_security_group_id=self.cluster_security_group_id,
@@ -204,7 +243,7 @@ class Cluster(pulumi.ComponentResource):
             description="Control plane and system nodes to nodes, including webhooks and kubelet",
             opts=rules,
         )
-        aws.vpc.SecurityGroupIngressRule(
+        to_cluster = aws.vpc.SecurityGroupIngressRule(
             f"{name}-cluster-from-nodes",
             security_group_id=self.cluster_security_group_id,
             referenced_security_group_id=group.id,
@@ -212,7 +251,7 @@ class Cluster(pulumi.ComponentResource):
             description="Nodes to the control plane and system nodes",
             opts=rules,
         )
-        aws.vpc.SecurityGroupEgressRule(
+        egress = aws.vpc.SecurityGroupEgressRule(
             f"{name}-node-egress",
             security_group_id=group.id,
             cidr_ipv4="0.0.0.0/0",
@@ -220,13 +259,14 @@ class Cluster(pulumi.ComponentResource):
             description="All egress",
             opts=rules,
         )
-        return group
+        return group, [from_nodes, from_cluster, to_cluster, egress]
 
     def _addon(self, name: str, addon: str, args: ClusterArgs, after: list):
         return aws.eks.Addon(
             f"{name}-{addon}",
             cluster_name=self.eks.eks_cluster.name,
             addon_name=addon,
+            configuration_values=json.dumps(ADDON_CONFIGURATION[addon]) if addon in ADDON_CONFIGURATION else None,
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=args.tags,

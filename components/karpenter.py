@@ -29,6 +29,7 @@ class KarpenterNodeInfrastructureArgs:
     eks_cluster_name: pulumi.Input[str]
     partition: str
     tags: Mapping[str, str] = field(default_factory=dict)
+    create_spot_service_linked_role: bool = False
 
 
 class KarpenterNodeInfrastructure(pulumi.ComponentResource):
@@ -93,6 +94,19 @@ class KarpenterNodeInfrastructure(pulumi.ComponentResource):
             )
             self.rules.append(event_rule)
 
+        self.spot_service_linked_role = (
+            aws.iam.ServiceLinkedRole(
+                f"{name}-spot-service-linked-role",
+                aws_service_name="spot.amazonaws.com",
+                description="Lets EC2 launch spot instances in this account (AWSServiceRoleForEC2Spot)",
+                # One role per account, which other stacks' spot instances may rely on: the
+                # stack makes it when asked, and a destroy leaves it.
+                opts=child.merge(pulumi.ResourceOptions(retain_on_delete=True)),
+            )
+            if args.create_spot_service_linked_role
+            else None
+        )
+
         self.queue_name = self.queue.name
         self.ready: Sequence[pulumi.Resource] = [
             self.node_role,
@@ -101,6 +115,7 @@ class KarpenterNodeInfrastructure(pulumi.ComponentResource):
             self.queue,
             self.queue_policy,
             *self.rules,
+            *([self.spot_service_linked_role] if self.spot_service_linked_role else []),
         ]
         self.register_outputs(
             {"nodeRoleName": self.node_role.name, "nodeRoleArn": self.node_role.arn, "queueName": self.queue.name}
@@ -115,11 +130,15 @@ class KarpenterNodeClassArgs:
     root_volume_size: int
     tags: Mapping[str, str] = field(default_factory=dict)
     name: str = DEFAULT_NODE_CLASS_NAME
+    # The node security group and its rules. The class selects the group by tag, which makes no
+    # edge; this does, so that the group outlives every node launched into it.
+    security_group: Sequence[pulumi.Resource] = ()
 
 
 class KarpenterNodeClass(pulumi.ComponentResource):
     """The EC2NodeClass. It must depend on the Karpenter release: its finalizer, which deletes
-    the instance profiles and launch templates Karpenter made, needs a running controller."""
+    the instance profiles and launch templates Karpenter made, needs a running controller. And
+    on the node security group: the class is deleted only after its last node is gone."""
 
     def __init__(self, name: str, args: KarpenterNodeClassArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("eks-autoscaling:karpenter:NodeClass", name, None, opts)
@@ -139,7 +158,7 @@ class KarpenterNodeClass(pulumi.ComponentResource):
             kind="EC2NodeClass",
             metadata={"name": args.name},
             spec=document.apply(lambda obj: obj["spec"]),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.security_group)),
         )
         self.name = args.name
         self.register_outputs({"name": args.name})

@@ -39,6 +39,8 @@ class ProjectMocks(pulumi.runtime.Mocks):
         # Every value made up here -> what it stands for, so that a plan never presents
         # an invented identifier as a real one.
         self.invented: dict[str, str] = {}
+        # (token, provider URN or None) of every invoke, in order.
+        self.invokes: list[tuple[str, Optional[str]]] = []
 
     def _invent(self, value: str, label: str) -> str:
         self.invented.setdefault(value, label)
@@ -48,6 +50,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         token = args.token
+        self.invokes.append((token, args.provider.rsplit("::", 1)[0] if args.provider else None))
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             letters = ZONE_LETTERS.get(self.region, "abc")
             names = [f"{self.region}{letter}" for letter in letters]

@@ -90,6 +90,7 @@ def run_program(
     finally:
         recording.component_outputs = monitor.component_outputs
         recording.invented = dict(mocks.invented)
+        recording.invokes = list(mocks.invokes)
     for name, (value, secret) in outputs.items():
         recording.outputs[name] = value
         if secret:

@@ -75,6 +75,8 @@ class Recording:
     invented: dict = field(default_factory=dict)
     # What the program logged at warning level (pulumi.log.warn), in order.
     warnings: list = field(default_factory=list)
+    # (token, provider URN or None) of every invoke the program made.
+    invokes: list = field(default_factory=list)
 
     def add(self, resource: Registered) -> None:
         self.resources.append(resource)
@@ -83,6 +85,10 @@ class Recording:
 
     def of_type(self, type_: str) -> list[Registered]:
         return [resource for resource in self.resources if resource.type == type_]
+
+    def besides_providers(self) -> list[Registered]:
+        """Every registration but the providers', which create nothing in the cloud."""
+        return [resource for resource in self.resources if not resource.type.startswith("pulumi:providers:")]
 
     def named(self, name: str) -> Registered:
         matches = [resource for resource in self.resources if resource.name == name]

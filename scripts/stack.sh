@@ -5,6 +5,8 @@
 set -eu
 # shellcheck source=scripts/lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
+# shellcheck source=scripts/lib/teardown.sh
+. "$(dirname "$0")/lib/teardown.sh"
 
 usage() {
     cat <<'USAGE'
@@ -18,6 +20,12 @@ Environment:
   PULUMI_CONFIG_PASSPHRASE    passphrase of the stack's secrets (or PULUMI_CONFIG_PASSPHRASE_FILE)
   AWS_PROFILE, AWS_ACCESS_KEY_ID, ...   AWS credentials, as for the AWS CLI
   PULUMI_ARGS                 extra arguments for the pulumi command (e.g. --yes)
+  DESTROY_NODECLAIM_TIMEOUT   destroy: seconds to wait for Karpenter's nodes to go (default 900)
+  DESTROY_POLL_SECONDS        destroy: seconds between two looks at them (default 10)
+
+destroy first deletes the app's Deployments and the NodePools, when the cluster answers, and
+waits until Karpenter has terminated its nodes; then it runs pulumi destroy. When the cluster
+does not answer, it says what to check in AWS and runs pulumi destroy.
 
 --dry-run prints the commands instead of running them (prerequisites are still checked).
 USAGE
@@ -38,6 +46,7 @@ require_stack_file "$project_dir" "$stack"
 
 missing=0
 check_pulumi_cli "to run pulumi $command"
+case "$command" in up|preview|destroy) check_aws_cli ;; esac
 if [ -z "${AWS_ACCESS_KEY_ID:-}" ] && [ -z "${AWS_PROFILE:-}" ] && [ -z "${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ] \
     && [ ! -f "${AWS_SHARED_CREDENTIALS_FILE:-$HOME/.aws/credentials}" ] && [ ! -f "${AWS_CONFIG_FILE:-$HOME/.aws/config}" ]; then
     echo "missing: AWS credentials. Run 'aws configure' or 'aws sso login', or set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" >&2
@@ -64,6 +73,15 @@ if [ "$dry_run" -eq 1 ] || ! pulumi stack select "$stack" >/dev/null 2>&1; then
         run pulumi stack select --create "$stack"
     else
         run pulumi stack select "$stack"
+    fi
+fi
+if [ "$command" = "destroy" ]; then
+    if [ "$dry_run" -eq 1 ]; then
+        echo "kubectl delete deployments --all --namespace <app namespace> --wait=false --ignore-not-found"
+        echo "kubectl delete nodepools.karpenter.sh --all --wait=false"
+        echo "kubectl get nodeclaims.karpenter.sh -o name  # until none is left, at most ${DESTROY_NODECLAIM_TIMEOUT:-900}s"
+    else
+        drain_karpenter_nodes "$stack" || exit 1
     fi
 fi
 # shellcheck disable=SC2086 # PULUMI_ARGS holds several arguments on purpose

@@ -41,6 +41,9 @@ class KarpenterConfig(ConfigSection):
     # Pinned rather than al2023@latest: latest drifts (replaces) every node on each AMI release.
     ami_alias: str = "al2023@v20260714"
     root_volume_size: int = Field(default=20, ge=20, le=16384)
+    # EC2 needs the account-wide role AWSServiceRoleForEC2Spot before it launches spot; an account
+    # that never used spot lacks it, and Karpenter then quietly falls back to on-demand.
+    create_spot_service_linked_role: bool = False
 
     @field_validator("ami_alias")
     @classmethod

@@ -17,6 +17,8 @@ CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager",
 INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 CLUSTER_NAME_PATTERN = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]*$")
 MAX_CLUSTER_NAME_LENGTH = 40  # leaves room for the derived IAM role names (64 characters at most)
+# The values CloudWatch Logs accepts for a log group's retention; 0 keeps events forever.
+LOG_RETENTION_DAYS = (0, 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
 
 
 def validate_cluster_name(name: str) -> str:
@@ -74,6 +76,35 @@ class SecretsEncryptionConfig(ConfigSection):
         return value
 
 
+# Special-purpose IPv4 blocks (IANA registry, RFC 6890) whose addresses never appear as the source
+# of a connection from the internet: a public endpoint CIDR inside one of them admits nobody. EKS
+# itself refuses the private ones. The test suite checks each against Python's ipaddress registry.
+NON_PUBLIC_RANGES = (
+    ("0.0.0.0/8", "'this network', RFC 791"),
+    ("10.0.0.0/8", "private addresses, RFC 1918"),
+    ("100.64.0.0/10", "shared carrier-grade NAT space, RFC 6598"),
+    ("127.0.0.0/8", "loopback, RFC 1122"),
+    ("169.254.0.0/16", "link-local, RFC 3927"),
+    ("172.16.0.0/12", "private addresses, RFC 1918"),
+    ("192.0.0.0/29", "IETF protocol assignments, RFC 6333"),
+    ("192.0.2.0/24", "TEST-NET-1, documentation, RFC 5737"),
+    ("192.168.0.0/16", "private addresses, RFC 1918"),
+    ("198.18.0.0/15", "benchmarking, RFC 2544"),
+    ("198.51.100.0/24", "TEST-NET-2, documentation, RFC 5737"),
+    ("203.0.113.0/24", "TEST-NET-3, documentation, RFC 5737"),
+    ("224.0.0.0/4", "multicast, RFC 5771"),
+    ("240.0.0.0/4", "reserved, RFC 1112"),
+)
+
+
+def non_public_range(network: ipaddress.IPv4Network) -> Optional[tuple[str, str]]:
+    """The special-purpose block (CIDR, what it is) that holds all of `network`, if any."""
+    for block, description in NON_PUBLIC_RANGES:
+        if network.subnet_of(ipaddress.IPv4Network(block)):
+            return block, description
+    return None
+
+
 class ClusterConfig(ConfigSection):
     """The EKS control plane."""
 
@@ -87,6 +118,8 @@ class ClusterConfig(ConfigSection):
         "audit",
         "authenticator",
     )
+    log_retention_days: int = 90
+    log_kms_key_arn: Optional[str] = None
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
     secrets_encryption: SecretsEncryptionConfig = SecretsEncryptionConfig()
 
@@ -104,9 +137,33 @@ class ClusterConfig(ConfigSection):
     def _cidrs_are_valid(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for cidr in value:
             try:
-                ipaddress.IPv4Network(cidr, strict=True)
+                network = ipaddress.IPv4Network(cidr, strict=True)
             except ValueError:
-                raise ValueError(f"{cidr!r} is not an IPv4 CIDR block such as 203.0.113.0/24") from None
+                raise ValueError(f"{cidr!r} is not an IPv4 CIDR block: an address and a prefix length, such as <your address>/32") from None
+            refused = non_public_range(network)
+            if refused is not None:
+                raise ValueError(
+                    f"{cidr!r} lies in {refused[0]} ({refused[1]}), from which no client reaches the public endpoint; "
+                    "list the public addresses of your operators and CI (your address as https://checkip.amazonaws.com "
+                    "shows it, with /32), or set endpointPublicAccess to false and use the private endpoint"
+                )
+        return value
+
+    @field_validator("log_retention_days")
+    @classmethod
+    def _retention_is_allowed(cls, value: int) -> int:
+        if value not in LOG_RETENTION_DAYS:
+            raise ValueError(
+                f"{value} is not a retention CloudWatch Logs accepts; use one of "
+                f"{', '.join(map(str, LOG_RETENTION_DAYS))} (0 keeps the logs forever)"
+            )
+        return value
+
+    @field_validator("log_kms_key_arn")
+    @classmethod
+    def _log_key_is_a_key_arn(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not KMS_KEY_ARN_PATTERN.match(value):
+            raise ValueError(f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>")
         return value
 
     @model_validator(mode="after")

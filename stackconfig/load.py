@@ -120,11 +120,16 @@ def _yaml_kind(value: Any) -> str:
 def load_from_pulumi(project: Optional[str] = None) -> StackConfig:
     """Validate the configuration of the running Pulumi program."""
     import pulumi
+
+    return parse_stack_config(pulumi_config_values(), project or pulumi.get_project())
+
+
+def pulumi_config_values() -> dict[str, Any]:
+    """Every config value of the running Pulumi program, keyed `<namespace>:<key>`."""
     from pulumi.runtime import config as runtime_config
 
     # The SDK offers no public way to list every key, and unknown keys must be found.
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    return parse_stack_config(raw, project or pulumi.get_project())
+    return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
 
 
 def _decode(key: str, value: Any, field_name: str, problems: list) -> Any:

@@ -81,6 +81,17 @@ class StackConfig(ConfigSection):
         return self
 
     @model_validator(mode="after")
+    def _log_key_is_in_the_region(self) -> "StackConfig":
+        # CloudWatch Logs encrypts a log group only with a key of its own region.
+        key = self.cluster.log_kms_key_arn
+        if key is not None and key.split(":")[3] != self.region:
+            raise ValueError(
+                f"cluster.logKmsKeyArn {key!r} is a key of {key.split(':')[3]}; the control-plane log group is in "
+                f"{self.region} and needs a key of that region"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _zones_are_in_the_region(self) -> "StackConfig":
         try:
             validate_zones(self.node_pool.zones or (), self.region)

@@ -42,6 +42,15 @@ check_pulumi_cli() {
     fi
 }
 
+# check_aws_cli: the kubeconfigs of the cluster sign in with `aws eks get-token`; without the CLI,
+# `up` fails at the first Kubernetes object, after the VPC, the cluster and the nodes.
+check_aws_cli() {
+    if ! command -v aws >/dev/null 2>&1; then
+        echo "missing: the AWS CLI, with which the Kubernetes provider and kubectl sign in to the cluster ('aws eks get-token'). Install it: https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html" >&2
+        missing=1
+    fi
+}
+
 # check_passphrase BACKEND: the local backend keeps the stack's secrets encrypted with it.
 check_passphrase() {
     case "$1" in

@@ -42,7 +42,7 @@ def test_the_example_stack_plans_and_passes_the_gates(project_with, text):
     assert failed == {}
 
 
-def test_without_its_cidrs_the_example_fails_the_gates(project_with):
+def test_without_its_endpoint_setting_the_example_fails_the_gates(project_with):
     """The gate the example satisfies is real: the same stack with the open default endpoint fails it."""
     (text,) = STACK_EXAMPLES
     document = yaml.safe_load(text)

@@ -151,7 +151,7 @@ def test_the_prod_plan_shows_its_kms_key_and_restricted_endpoint(tmp_path):
     recording = run_program("prod")
     write_plan(recording, tmp_path / "prod")
     cluster = _resource_file(tmp_path / "prod", "eks:index:Cluster", "cluster-eks")["inputs"]
-    assert cluster["publicAccessCidrs"] == ["203.0.113.0/24"]
+    assert cluster["endpointPublicAccess"] is False and cluster["endpointPrivateAccess"] is True
     assert cluster["encryptionConfigKeyArn"] == "<arn of cluster-secrets>"
     key = _resource_file(tmp_path / "prod", "aws:kms/key:Key", "cluster-secrets")["inputs"]
     assert key["enableKeyRotation"] is True

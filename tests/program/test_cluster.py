@@ -1,4 +1,11 @@
-from tests.harness import run_program
+import ipaddress
+import json
+
+import pytest
+
+from stackconfig.foundation import NON_PUBLIC_RANGES, non_public_range
+from stackconfig.load import parse_stack_config
+from tests.harness import ProgramFailed, run_program
 
 WEBHOOK_AND_KUBELET_PORTS = (443, 8443, 9443, 10250, 10251)
 
@@ -33,7 +40,7 @@ def test_restricted_private_endpoint_settings():
         {
             "cluster": {
                 "version": "1.36",
-                "publicAccessCidrs": ["203.0.113.0/24"],
+                "publicAccessCidrs": ["52.94.0.0/22"],
                 "acknowledgeOpenEndpoint": False,
                 "logTypes": ["api", "audit", "authenticator", "scheduler"],
                 "authenticationMode": "API_AND_CONFIG_MAP",
@@ -42,7 +49,7 @@ def test_restricted_private_endpoint_settings():
     )
     eks = recording.one("eks:index:Cluster")
     assert eks.input("version") == "1.36"
-    assert eks.input("publicAccessCidrs") == ["203.0.113.0/24"]
+    assert eks.input("publicAccessCidrs") == ["52.94.0.0/22"]
     assert eks.input("enabledClusterLogTypes")[-1] == "scheduler"
     assert eks.input("authenticationMode") == "API_AND_CONFIG_MAP"
 
@@ -220,3 +227,114 @@ def test_every_component_registers_its_outputs(dev):
     assert len(components) >= 7
     for component in components:
         assert dev.component_outputs.get(component.urn), component
+
+
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+
+
+def test_the_control_plane_log_group_is_the_stacks_own(dev):
+    group = dev.one(LOG_GROUP)
+    assert group.input("name") == "/aws/eks/karpenter-test/cluster"
+    assert group.input("retentionInDays") == 90
+    assert group.input("kmsKeyId", None) is None
+    assert group.input("tags")["eks-autoscaling:cluster"] == "karpenter-test"
+    # Made before the cluster, so EKS does not make its own; deleted after it.
+    eks = dev.one("eks:index:Cluster")
+    assert dev.depends_on(eks, group, via=["dependency"])
+    order = dev.deletion_order()
+    assert order.index(eks) < order.index(group)
+
+
+def test_log_retention_and_key_follow_the_config():
+    key = "arn:aws:kms:ap-northeast-1:111122223333:key/0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9"
+    recording = run_program("dev", {"cluster": {"logRetentionDays": 731, "logKmsKeyArn": key}})
+    group = recording.one(LOG_GROUP)
+    assert (group.input("retentionInDays"), group.input("kmsKeyId")) == (731, key)
+
+
+def test_no_log_types_no_log_group():
+    recording = run_program("dev", {"cluster": {"logTypes": []}})
+    assert recording.of_type(LOG_GROUP) == []
+    assert recording.one("eks:index:Cluster").input("enabledClusterLogTypes") == []
+
+
+def test_the_prod_stack_keeps_a_year_of_logs_and_a_private_endpoint():
+    recording = run_program("prod")
+    assert recording.one(LOG_GROUP).input("name") == "/aws/eks/autoscaling-prod/cluster"
+    assert recording.one(LOG_GROUP).input("retentionInDays") == 365
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("endpointPublicAccess") is False
+    assert eks.input("endpointPrivateAccess") is True
+
+
+def test_the_vpc_cni_enforces_network_policies(dev):
+    (vpc_cni,) = [addon for addon in dev.of_type("aws:eks/addon:Addon") if addon.input("addonName") == "vpc-cni"]
+    assert json.loads(vpc_cni.input("configurationValues")) == {"enableNetworkPolicy": "true"}
+    # No add-on version is pinned: EKS installs its default for the cluster's version, far past
+    # v1.14, the first with the network policy agent.
+    assert vpc_cni.input("addonVersion", None) is None
+    for addon in dev.of_type("aws:eks/addon:Addon"):
+        if addon is not vpc_cni:
+            assert addon.input("configurationValues", None) is None, addon
+
+
+def test_the_kubeconfig_signs_in_as_the_aws_provider_does():
+    role = "arn:aws:iam::111122223333:role/deployer"
+    recording = run_program("dev", {"aws:profile": "work", "aws:assumeRoles": [{"roleArn": role}]})
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("providerCredentialOpts") == {"profileName": "work", "roleArn": role}
+
+
+def test_without_aws_settings_the_kubeconfig_uses_the_environment(dev):
+    assert dev.one("eks:index:Cluster").input("providerCredentialOpts", None) is None
+
+
+REFUSED_ENDPOINT_CIDRS = [
+    ("192.0.2.0/24", "TEST-NET-1"),
+    ("198.51.100.0/24", "TEST-NET-2"),
+    ("203.0.113.0/24", "TEST-NET-3"),
+    ("203.0.113.7/32", "TEST-NET-3"),
+    ("0.0.0.0/8", "'this network'"),
+    ("127.0.0.1/32", "loopback"),
+    ("169.254.169.254/32", "link-local"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved"),
+    ("255.255.255.255/32", "reserved"),
+    ("10.0.0.0/16", "RFC 1918"),
+    ("172.16.0.0/12", "RFC 1918"),
+    ("192.168.1.0/24", "RFC 1918"),
+    ("100.64.0.0/10", "carrier-grade NAT"),
+]
+
+
+@pytest.mark.parametrize("cidr, named", REFUSED_ENDPOINT_CIDRS)
+def test_endpoint_cidrs_that_admit_nobody_are_refused(cidr, named):
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", {"cluster": {"publicAccessCidrs": ["52.94.0.0/22", cidr]}})
+    message = str(failure.value)
+    assert "`cluster.publicAccessCidrs`" in message and repr(cidr) in message and named in message
+    assert "/32" in message and "endpointPublicAccess to false" in message
+    assert failure.value.recording.resources == []
+
+
+@pytest.mark.parametrize("cidr", ["0.0.0.0/0", "52.94.0.0/22", "1.1.1.1/32", "192.0.0.0/16", "198.0.0.0/8"])
+def test_public_endpoint_cidrs_are_accepted(cidr):
+    config = parse_stack_config({"aws:region": "ap-northeast-1", "eks-autoscaling:cluster": json.dumps({"publicAccessCidrs": [cidr]})})
+    assert config.cluster.public_access_cidrs == (cidr,)
+
+
+def _not_public(address: ipaddress.IPv4Address) -> bool:
+    """Python's ipaddress registry: not globally reachable, multicast, or reserved."""
+    return not address.is_global or address.is_multicast or address.is_reserved
+
+
+def test_the_refused_ranges_are_the_ones_python_knows_as_not_public():
+    for block, _ in NON_PUBLIC_RANGES:
+        network = ipaddress.IPv4Network(block)
+        assert _not_public(network.network_address) and _not_public(network.broadcast_address), block
+    # And addresses of each kind Python's registry knows, sampled, are refused.
+    for address in ("0.1.2.3", "10.9.9.9", "100.100.0.1", "127.0.0.1", "169.254.0.1", "172.31.0.1", "192.0.0.1",
+                    "192.0.2.1", "192.168.0.1", "198.18.0.1", "198.51.100.1", "203.0.113.1", "224.0.0.1", "240.0.0.1"):
+        assert _not_public(ipaddress.IPv4Address(address)), address
+        assert non_public_range(ipaddress.IPv4Network(f"{address}/32")) is not None, address
+    assert non_public_range(ipaddress.IPv4Network("52.94.0.0/22")) is None

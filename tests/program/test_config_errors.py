@@ -36,6 +36,15 @@ BAD_INPUTS = [
                  ["unknown key `capacity.workloads[0].replicas`", "maxReplicas, maxSurge, name, nodeSelector, requests"], id="capacity-workload-typo"),
     pytest.param({"capacity": {"daemonSets": [{"name": "agent"}, {"name": "log", "requests": {"cpu": "a lot"}}]}},
                  ["`capacity.daemonSets[1].requests.cpu`", "cpu quantity such as 100m", "'a lot'"], id="capacity-daemonset-quantity"),
+    pytest.param({"cluster": {"logRetentionDays": 45}}, ["cluster.logRetentionDays", "45", "30, 60, 90"], id="log-retention-not-offered"),
+    pytest.param({"cluster": {"logKmsKeyArn": "alias/logs"}}, ["cluster.logKmsKeyArn", "alias/logs", "KMS key ARN"], id="bad-log-key"),
+    pytest.param(
+        {"cluster": {"logKmsKeyArn": "arn:aws:kms:us-east-1:111122223333:key/0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9"}},
+        ["cluster.logKmsKeyArn", "us-east-1", "ap-northeast-1"],
+        id="log-key-of-another-region",
+    ),
+    pytest.param({"cluster": {"publicAccessCidrs": ["203.0.113.0/24"]}}, ["cluster.publicAccessCidrs", "'203.0.113.0/24'", "TEST-NET-3"], id="documentation-endpoint-cidr"),
+    pytest.param({"addons": {"karpenter": {"createSpotServiceLinkedRole": "yes"}}}, ["addons.karpenter.createSpotServiceLinkedRole", "valid boolean"], id="spot-role-not-a-bool"),
 ]
 
 
@@ -90,6 +99,8 @@ def test_defaults_reproduce_the_reference_setup():
     assert config.network.availability_zones == 2
     assert config.cluster.version == "1.35"
     assert config.cluster.log_types == ("api", "audit", "authenticator")
+    assert (config.cluster.log_retention_days, config.cluster.log_kms_key_arn) == (90, None)
+    assert config.addons.karpenter.create_spot_service_linked_role is False
     assert config.node_group.instance_types == ("m5.large",)
     assert (config.node_group.min_size, config.node_group.desired_size, config.node_group.max_size) == (2, 2, 3)
     assert config.node_group.ami_type.startswith("AL2023")
@@ -141,7 +152,16 @@ MORE_BAD_INPUTS = [
 
 @pytest.mark.parametrize("overrides, fragments", MORE_BAD_INPUTS)
 def test_more_bad_input_stops_before_any_resource(overrides, fragments):
-    test_bad_input_stops_before_any_resource(overrides, fragments)
+    # Some of these checks need the plan, so the region's zones: they run after the AWS provider, which
+    # creates nothing in AWS, and before any other resource.
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", overrides)
+    message = str(failure.value)
+    assert message.startswith("invalid stack configuration")
+    for fragment in fragments:
+        assert fragment in message
+    assert "Traceback" not in message
+    assert failure.value.recording.besides_providers() == []
 
 
 @pytest.mark.parametrize("region", ["us-east-1", "eu-west-1", "cn-north-1", "us-gov-west-1", "us-isob-east-1"])

@@ -24,14 +24,19 @@ def bare_env(tmp_path):
     return {"PATH": "/usr/bin:/bin", "HOME": str(home)}
 
 
+def _fake(path, text):
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
 @pytest.fixture
 def ready_env(tmp_path, bare_env):
-    """A `pulumi` on PATH (a recorder, never called in dry-run mode) and credentials."""
+    """A `pulumi` on PATH (never called in dry-run mode), an `aws` whose credentials work, and
+    credentials."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    fake = bin_dir / "pulumi"
-    fake.write_text("#!/bin/sh\nexit 1\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    _fake(bin_dir / "pulumi", "#!/bin/sh\nexit 1\n")
+    _fake(bin_dir / "aws", "#!/bin/sh\n[ \"$1 $2\" = 'sts get-caller-identity' ] || exit 1\necho '{\"Account\": \"123456789012\"}'\n")
     return {
         **bare_env,
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -48,6 +53,27 @@ def test_says_what_is_missing(bare_env):
     assert "get.pulumi.com" in result.stderr
     assert "missing: AWS credentials" in result.stderr
     assert "missing: PULUMI_CONFIG_PASSPHRASE" in result.stderr
+    assert "missing: the AWS CLI" in result.stderr and "aws eks get-token" in result.stderr
+
+
+@pytest.fixture
+def without_aws_cli(tmp_path, ready_env):
+    """Everything but the AWS CLI: the fake pulumi and only the system tools the script uses."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("dirname", "mkdir", "cat"):
+        (tools / name).symlink_to(shutil.which(name))
+    (tmp_path / "bin" / "aws").unlink()
+    return {**ready_env, "PATH": f"{tmp_path / 'bin'}:{tools}"}
+
+
+@pytest.mark.parametrize("command", ["up", "preview", "destroy"])
+def test_the_aws_cli_is_checked_before_the_stack_is_touched(without_aws_cli, command):
+    result = run(["--dry-run", command], without_aws_cli)
+    assert result.returncode == 1
+    assert "missing: the AWS CLI" in result.stderr
+    assert "getting-started-install" in result.stderr
+    assert result.stdout == ""
 
 
 def test_passphrase_not_needed_for_another_backend(ready_env):
@@ -72,7 +98,11 @@ def test_up_on_the_local_backend(ready_env):
 def test_destroy_does_not_create_a_stack(ready_env):
     result = run(["--dry-run", "destroy", "dev"], {**ready_env, "PULUMI_ARGS": "--yes"})
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[-2:] == ["pulumi stack select dev", "pulumi destroy --stack dev --yes"]
+    lines = result.stdout.splitlines()
+    assert lines[1] == "pulumi stack select dev"
+    assert lines[-1] == "pulumi destroy --stack dev --yes"
+    # Karpenter's nodes go first.
+    assert any(line.startswith("kubectl delete nodepools.karpenter.sh --all") for line in lines[2:-1])
 
 
 def test_unknown_stack_and_command(ready_env):

@@ -1,0 +1,117 @@
+# shellcheck shell=sh
+# Before `pulumi destroy`: let Karpenter take down the nodes it launched, which Pulumi's state does
+# not hold. After a failed or partial `up`, the program's deletion order may not exist yet, and a
+# cluster deleted under running NodeClaims leaves their instances running. Sourced by stack.sh.
+
+# The stack configuration's defaults (stackconfig/), for a stack whose file does not set them.
+DEFAULT_CLUSTER_NAME=karpenter-test
+DEFAULT_APP_NAMESPACE=test-app
+
+# drain_karpenter_nodes STACK: when the cluster answers, delete the app's Deployments and every
+# NodePool, then wait until no NodeClaim is left. Returns 1 only when NodeClaims outlive the wait;
+# an unreachable cluster or a stack without outputs is said, with what to check in AWS, and is no
+# reason to stop.
+drain_karpenter_nodes() {
+    stack=$1
+    timeout=${DESTROY_NODECLAIM_TIMEOUT:-900}
+    interval=${DESTROY_POLL_SECONDS:-10}
+    case "$timeout$interval" in
+        *[!0-9]*) fail "DESTROY_NODECLAIM_TIMEOUT and DESTROY_POLL_SECONDS are whole seconds, got '$timeout' and '$interval'" ;;
+    esac
+    region=$(pulumi config get aws:region --stack "$stack" 2>/dev/null) || region=""
+    if cluster=$(pulumi stack output clusterName --stack "$stack" 2>/dev/null) && [ -n "$cluster" ]; then
+        has_outputs=1
+    else
+        has_outputs=0
+        cluster=$(pulumi config get eks-autoscaling:clusterName --stack "$stack" 2>/dev/null) || cluster=$DEFAULT_CLUSTER_NAME
+        echo "note: stack '$stack' has no outputs: its 'up' failed or never finished."
+    fi
+    if ! command -v kubectl >/dev/null 2>&1; then
+        echo "note: no kubectl on PATH, so the NodePools cannot be deleted before the stack."
+        print_leftover_checks "$cluster" "$region"
+        return 0
+    fi
+
+    kubeconfig=$(mktemp)
+    if ! write_kubeconfig "$stack" "$cluster" "$region" "$kubeconfig" "$has_outputs" \
+        || ! kubectl --kubeconfig "$kubeconfig" --request-timeout=20s get namespace kube-system -o name >/dev/null 2>&1; then
+        rm -f "$kubeconfig"
+        echo "note: cannot reach the API server of cluster '$cluster' (or it does not exist), so the NodePools cannot be deleted before the stack."
+        print_leftover_checks "$cluster" "$region"
+        return 0
+    fi
+    kube() { kubectl --kubeconfig "$kubeconfig" --request-timeout=20s "$@"; }
+
+    if ! kube get crd nodeclaims.karpenter.sh -o name >/dev/null 2>&1; then
+        echo "Cluster '$cluster' has no Karpenter resources: no nodes of Karpenter's to wait for."
+        rm -f "$kubeconfig"
+        return 0
+    fi
+    namespace=$(pulumi config get --path eks-autoscaling:app.namespace --stack "$stack" 2>/dev/null) || namespace=$DEFAULT_APP_NAMESPACE
+    # The app's pods first, as the program's own order has it: with them still running, the
+    # drain of their nodes would wait on their PodDisruptionBudget for ever.
+    echo "Deleting the Deployments of namespace $namespace and every NodePool of cluster '$cluster'..."
+    kube delete deployments --all --namespace "$namespace" --wait=false --ignore-not-found
+    kube delete nodepools.karpenter.sh --all --wait=false
+
+    start=$(date +%s)
+    while :; do
+        if claims=$(kube get nodeclaims.karpenter.sh -o name 2>/dev/null); then
+            claims=$(printf '%s\n' "$claims" | sed -n 's|^nodeclaim[^/]*/||p' | tr '\n' ' ')
+            if [ -z "$claims" ]; then
+                echo "Karpenter's nodes are gone."
+                rm -f "$kubeconfig"
+                return 0
+            fi
+            count=$(printf '%s' "$claims" | wc -w | tr -d ' ')
+        else
+            count="?"
+            claims="(the API server did not answer)"
+        fi
+        elapsed=$(($(date +%s) - start))
+        if [ "$elapsed" -ge "$timeout" ]; then break; fi
+        echo "waiting for $count NodeClaim(s) to terminate (${elapsed}s of ${timeout}s): $claims"
+        sleep "$interval"
+    done
+    rm -f "$kubeconfig"
+    cat >&2 <<EOF
+error: after ${timeout}s, $count NodeClaim(s) of cluster '$cluster' are still there: $claims
+Karpenter has not drained or terminated their nodes; the stack is left as it is. Check, with
+'make kubeconfig STACK=$stack' and KUBECONFIG=build/kubeconfig-$stack:
+  kubectl get nodeclaims -o wide                      # their conditions say what waits
+  kubectl -n kube-system get deploy karpenter         # the controller must run to finish them
+  kubectl -n kube-system logs deploy/karpenter --tail=100
+  kubectl get pdb -A                                  # a budget that allows no eviction blocks a drain,
+                                                      # as does a pod annotated karpenter.sh/do-not-disrupt
+Then run 'make destroy STACK=$stack' again (DESTROY_NODECLAIM_TIMEOUT=<seconds> waits longer).
+docs/teardown.md says how to finish by hand.
+EOF
+    return 1
+}
+
+# write_kubeconfig STACK CLUSTER REGION FILE HAS_OUTPUTS: the stack's kubeconfig output, or, for a
+# stack without outputs, one the AWS CLI writes for the cluster if it exists.
+write_kubeconfig() {
+    if [ "$5" -eq 1 ]; then
+        (umask 077 && pulumi stack output kubeconfig --show-secrets --stack "$1" >"$4" 2>/dev/null) \
+            && grep -q -e '"clusters"' -e '^clusters:' "$4"
+    else
+        aws eks update-kubeconfig --name "$2" ${3:+--region "$3"} --kubeconfig "$4" >/dev/null 2>&1
+    fi
+}
+
+# print_leftover_checks CLUSTER REGION: how to find, by tag, what Karpenter may have left in AWS.
+print_leftover_checks() {
+    region_option=${2:+ --region $2}
+    cat <<EOF
+Instances Karpenter launched are not in the stack's state. If the cluster ever ran Karpenter's
+nodes, check AWS for leftovers once the destroy has run (docs/teardown.md, "Leftovers in AWS",
+says how to delete them):
+  aws ec2 describe-instances$region_option --filters "Name=tag:eks:eks-cluster-name,Values=$1" "Name=tag-key,Values=karpenter.sh/nodepool" "Name=instance-state-name,Values=pending,running,stopping,stopped" --query 'Reservations[].Instances[].InstanceId' --output text
+  aws ec2 describe-launch-templates$region_option --filters "Name=tag:eks:eks-cluster-name,Values=$1" --query 'LaunchTemplates[].LaunchTemplateName' --output text
+  aws iam list-instance-profiles --path-prefix "/karpenter/${2:-<region>}/$1/" --query 'InstanceProfiles[].InstanceProfileName' --output text
+  aws ec2 describe-security-groups$region_option --filters "Name=tag:karpenter.sh/discovery,Values=$1" --query 'SecurityGroups[].GroupId' --output text
+  aws resourcegroupstaggingapi get-resources$region_option --tag-filters "Key=eks-autoscaling:cluster,Values=$1" --query 'ResourceTagMappingList[].ResourceARN'
+Continuing with pulumi destroy.
+EOF
+}

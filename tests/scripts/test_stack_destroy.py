@@ -1,0 +1,255 @@
+"""`make destroy` (scripts/stack.sh destroy): Karpenter's nodes go before `pulumi destroy`, also
+after a failed `up`, with fake `pulumi`, `kubectl` and `aws` that log every call in one file."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from offline.program import PROJECT_DIR
+from stackconfig.load import parse_stack_config
+
+SCRIPT = PROJECT_DIR / "scripts" / "stack.sh"
+TEARDOWN = PROJECT_DIR / "scripts" / "lib" / "teardown.sh"
+# What stack.sh and scripts/lib/*.sh call; nothing else is on PATH but the fakes.
+SYSTEM_TOOLS = ("cat", "date", "dirname", "grep", "mkdir", "mktemp", "rm", "sed", "sleep", "tr", "wc")
+KUBECONFIG = json.dumps({"apiVersion": "v1", "clusters": [{"name": "c", "cluster": {"server": "https://x"}}]})
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.fixture
+def fakes(tmp_path) -> Path:
+    directory = tmp_path / "fakes"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def env(tmp_path, fakes):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in SYSTEM_TOOLS:
+        (tools / name).symlink_to(shutil.which(name))
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        "PATH": f"{fakes}:{tools}",
+        "HOME": str(home),
+        "LC_ALL": "C",
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "PULUMI_CONFIG_PASSPHRASE": "pass",
+        "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}",
+        "DESTROY_POLL_SECONDS": "0",
+    }
+
+
+def fake_pulumi(fakes: Path, *, outputs: bool = True, config: dict[str, str] | None = None) -> None:
+    """Answers `stack output`, `config get` (unset keys fail, as with the real CLI) and succeeds
+    at everything else."""
+    config = {"aws:region": "ap-northeast-1", **(config or {})}
+    config_cases = "\n".join(f"    '{key}') echo '{value}'; exit 0 ;;" for key, value in config.items())
+    _executable(
+        fakes / "pulumi",
+        f"""#!/bin/sh
+echo "pulumi $*" >> "{fakes}/calls"
+if [ "$1 $2" = "stack output" ]; then
+    [ {int(outputs)} -eq 1 ] || {{ echo "error: current stack does not have output property '$3'" >&2; exit 255; }}
+    case "$3" in
+        clusterName) echo karpenter-test ;;
+        kubeconfig) echo '{KUBECONFIG}' ;;
+        *) exit 255 ;;
+    esac
+    exit 0
+fi
+if [ "$1 $2" = "config get" ]; then
+    [ "$3" = "--path" ] && shift
+    case "$3" in
+{config_cases}
+    esac
+    echo "error: configuration key '$3' not found for stack 'dev'" >&2; exit 255
+fi
+exit 0
+""",
+    )
+
+
+def fake_kubectl(fakes: Path, claims: list[list[str]], *, reachable: bool = True) -> None:
+    """Each `get nodeclaims` answers with the next list of `claims` (the last one for ever)."""
+    rounds = fakes / "claims"
+    rounds.write_text("\n".join(" ".join(names) or "-" for names in claims) + "\n")
+    _executable(
+        fakes / "kubectl",
+        f"""#!/bin/sh
+echo "kubectl $*" >> "{fakes}/calls"
+case "$*" in
+    *"get namespace kube-system"*) [ {int(reachable)} -eq 1 ] || {{ echo "Unable to connect to the server" >&2; exit 1; }} ;;
+    *"get nodeclaims.karpenter.sh -o name"*)
+        line=$(sed -n 1p "{rounds}")
+        [ "$(wc -l < "{rounds}")" -gt 1 ] && sed -i 1d "{rounds}"
+        [ "$line" = "-" ] || for name in $line; do echo "nodeclaim.karpenter.sh/$name"; done ;;
+esac
+exit 0
+""",
+    )
+
+
+def fake_aws(fakes: Path, *, cluster_exists: bool = False) -> None:
+    _executable(
+        fakes / "aws",
+        f"""#!/bin/sh
+echo "aws $*" >> "{fakes}/calls"
+if [ "$1 $2" = "eks update-kubeconfig" ]; then
+    [ {int(cluster_exists)} -eq 1 ] || {{ echo "No cluster found" >&2; exit 254; }}
+    while [ "$#" -gt 0 ]; do [ "$1" = "--kubeconfig" ] && echo '{KUBECONFIG}' > "$2"; shift; done
+fi
+exit 0
+""",
+    )
+
+
+def calls(fakes: Path) -> list[str]:
+    path = fakes / "calls"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def destroy(env, timeout=30):
+    return subprocess.run([str(SCRIPT), "destroy", "dev"], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def test_the_nodepools_go_and_their_nodeclaims_are_awaited_before_the_stack(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["test-app-a1", "test-app-b2"], ["test-app-b2"], []])
+    fake_aws(fakes)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    log = calls(fakes)
+    deployments = next(i for i, line in enumerate(log) if "delete deployments" in line)
+    assert log[deployments].endswith("delete deployments --all --namespace test-app --wait=false --ignore-not-found")
+    assert log[deployments].startswith("kubectl --kubeconfig ")
+    nodepools = next(i for i, line in enumerate(log) if line.endswith("delete nodepools.karpenter.sh --all --wait=false"))
+    waits = [i for i, line in enumerate(log) if "get nodeclaims.karpenter.sh -o name" in line]
+    assert deployments < nodepools < waits[0]
+    assert len(waits) == 3
+    assert log[-1] == "pulumi destroy --stack dev"
+    assert waits[-1] < len(log) - 1
+    assert "waiting for 2 NodeClaim(s) to terminate" in result.stdout and "test-app-a1 test-app-b2" in result.stdout
+    assert "waiting for 1 NodeClaim(s)" in result.stdout
+    assert "Karpenter's nodes are gone." in result.stdout
+    # The kubeconfig came from the stack's output, into a file that is gone afterwards.
+    assert "pulumi stack output kubeconfig --show-secrets --stack dev" in log
+    used = re.search(r"--kubeconfig (\S+)", log[deployments]).group(1)
+    assert not Path(used).exists()
+
+
+def test_nodeclaims_that_outlive_the_wait_stop_the_destroy(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["test-app-a1"]])
+    fake_aws(fakes)
+    result = destroy({**env, "DESTROY_NODECLAIM_TIMEOUT": "2", "DESTROY_POLL_SECONDS": "1"})
+    assert result.returncode == 1
+    assert "after 2s, 1 NodeClaim(s) of cluster 'karpenter-test' are still there: test-app-a1" in result.stderr
+    for hint in ("kubectl get nodeclaims -o wide", "logs deploy/karpenter", "kubectl get pdb -A", "do-not-disrupt",
+                 "DESTROY_NODECLAIM_TIMEOUT", "make kubeconfig STACK=dev", "docs/teardown.md"):
+        assert hint in result.stderr, hint
+    assert "waiting for 1 NodeClaim(s) to terminate (0s of 2s)" in result.stdout
+    assert not any(line.startswith("pulumi destroy") for line in calls(fakes))
+
+
+def test_an_unreachable_cluster_names_what_to_check_and_the_destroy_goes_on(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["never-asked"]], reachable=False)
+    fake_aws(fakes)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert "cannot reach the API server of cluster 'karpenter-test'" in result.stdout
+    assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
+    log = calls(fakes)
+    assert not any("delete" in line for line in log if line.startswith("kubectl"))
+    assert log[-1] == "pulumi destroy --stack dev"
+
+
+def test_after_a_failed_up_the_cluster_is_found_by_its_configured_name(env, fakes):
+    fake_pulumi(fakes, outputs=False, config={"eks-autoscaling:clusterName": "blue", "eks-autoscaling:app.namespace": "shop"})
+    fake_kubectl(fakes, [["blue-x"], []])
+    fake_aws(fakes, cluster_exists=True)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert "stack 'dev' has no outputs" in result.stdout
+    log = calls(fakes)
+    assert any(line.startswith("aws eks update-kubeconfig --name blue --region ap-northeast-1 --kubeconfig ") for line in log)
+    assert any("delete deployments --all --namespace shop" in line for line in log)
+    assert any("delete nodepools.karpenter.sh --all" in line for line in log)
+    assert "Karpenter's nodes are gone." in result.stdout
+    assert log[-1] == "pulumi destroy --stack dev"
+
+
+def test_after_a_failed_up_without_a_cluster_the_destroy_goes_on(env, fakes):
+    fake_pulumi(fakes, outputs=False)
+    fake_kubectl(fakes, [["never-asked"]])
+    fake_aws(fakes, cluster_exists=False)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert "stack 'dev' has no outputs" in result.stdout
+    # No clusterName in the stack file: the default name.
+    assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
+    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+
+
+def test_without_kubectl_the_destroy_says_what_to_check(env, fakes):
+    fake_pulumi(fakes)
+    fake_aws(fakes)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert "no kubectl on PATH" in result.stdout
+    assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
+    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+
+
+def test_a_cluster_without_karpenter_needs_no_wait(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["never-asked"]])
+    kubectl = fakes / "kubectl"
+    kubectl.write_text(kubectl.read_text().replace('case "$*" in', 'case "$*" in\n    *"get crd nodeclaims.karpenter.sh"*) exit 1 ;;', 1))
+    fake_aws(fakes)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert "no Karpenter resources" in result.stdout
+    assert not any("nodepools" in line or "get nodeclaims" in line for line in calls(fakes))
+    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+
+
+def test_the_wait_must_be_whole_seconds(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes)
+    result = destroy({**env, "DESTROY_NODECLAIM_TIMEOUT": "10m"})
+    assert result.returncode == 2
+    assert "DESTROY_NODECLAIM_TIMEOUT" in result.stderr and "'10m'" in result.stderr
+    assert not any(line.startswith("pulumi destroy") for line in calls(fakes))
+
+
+def test_the_scripts_defaults_are_the_configurations():
+    defaults = parse_stack_config({"aws:region": "ap-northeast-1"})
+    text = TEARDOWN.read_text()
+    assert f"DEFAULT_CLUSTER_NAME={defaults.cluster_name}\n" in text
+    assert f"DEFAULT_APP_NAMESPACE={defaults.app.namespace}\n" in text
+
+
+def assert_leftover_checks(stdout: str, cluster: str, region: str) -> None:
+    assert f'aws ec2 describe-instances --region {region} --filters "Name=tag:eks:eks-cluster-name,Values={cluster}"' in stdout
+    assert '"Name=tag-key,Values=karpenter.sh/nodepool"' in stdout
+    assert f'--filters "Name=tag:karpenter.sh/discovery,Values={cluster}"' in stdout
+    assert f'--path-prefix "/karpenter/{region}/{cluster}/"' in stdout
+    assert f'"Key=eks-autoscaling:cluster,Values={cluster}"' in stdout
+    assert "Continuing with pulumi destroy." in stdout
