@@ -39,8 +39,9 @@ class CapacityConfig(ConfigSection):
 
 
 def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
-    """The workload description of a stack. zones: the zones the NodePool may use (empty when
-    they are not known offline, which changes nothing unless a pod asks for a zone)."""
+    """The workload description of a stack: the test app at peak (unless `deployTestApp` is false)
+    and `capacity.workloads`. zones: the zones the NodePool may use (empty when they are not known
+    offline, which changes nothing unless a pod asks for a zone)."""
     from components.karpenter_objects import NODEPOOL_PRESETS
 
     app, pool, capacity = config.app, config.node_pool, config.capacity
@@ -59,11 +60,12 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
         "maxSurge": f"{app.max_surge_percent}%",
         "nodeSelector": {NODEPOOL_LABEL: pool.name},
     }
+    deployed_app = [test_app] if config.deploy_test_app else []
     return {
         "region": config.region,
         "zones": node_pool_zones,
         "nodePool": node_pool,
-        "workloads": [test_app, *capacity.workloads],
+        "workloads": [*deployed_app, *capacity.workloads],
         "daemonSets": list(capacity.daemon_sets),
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,
