@@ -7,7 +7,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench up preview destroy plan
+.PHONY: help install test bench up preview destroy plan schema
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ bench: install ## Run the benchmarks and print their figures
 
 plan: install ## Write the offline plan of a stack to build/plan/$(STACK): no AWS, no Pulumi CLI
 	$(PY) -m offline plan --stack $(STACK)
+
+schema: install ## Regenerate schema.json of the component package and the input tables of the docs
+	$(PY) -m scripts.generate_schema
 
 up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
 	scripts/stack.sh up $(STACK)
