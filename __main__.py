@@ -24,15 +24,12 @@ aws_provider = aws.Provider(
     region=config.region,
     default_tags=aws.ProviderDefaultTagsArgs(tags=config.resource_tags),
 )
-try:
-    autoscaling = EksAutoscaling(
-        "eks-autoscaling",
-        args_from_config(config),
-        opts=pulumi.ResourceOptions(providers={"aws": aws_provider}),
-        keep_stack_resource_names=True,
-    )
-except StackConfigError as error:
-    raise pulumi.RunError(str(error)) from None
+autoscaling = EksAutoscaling(
+    "eks-autoscaling",
+    args_from_config(config),
+    opts=pulumi.ResourceOptions(providers={"aws": aws_provider}),
+    keep_stack_resource_names=True,
+)
 
 for output_name, value in autoscaling.stack_outputs().items():
     pulumi.export(output_name, value)

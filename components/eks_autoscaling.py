@@ -84,15 +84,21 @@ class EksAutoscaling(pulumi.ComponentResource):
         the same names and an alias to the stack keep `pulumi up` from replacing them. Two
         components in one program need the default (children named after the component)."""
         inputs = dict(args or {})
-        _require_plain(inputs)
-        existing_vpc = check_existing_vpc(inputs)
+        # Bad inputs stop the program with one message (no traceback) before any child exists.
+        try:
+            _require_plain(inputs)
+            existing_vpc = check_existing_vpc(inputs)
+        except StackConfigError as error:
+            raise pulumi.RunError(str(error)) from None
         super().__init__(TYPE_TOKEN, name, None, opts)
         invoke = pulumi.InvokeOptions(parent=self)
         region = inputs.get("region") or aws.get_region(opts=invoke).region
-        config = config_from_args(inputs, region)
-        deployment = plan_deployment(
-            config, aws.get_availability_zones(state="available", opts=invoke).names, existing_vpc=existing_vpc
-        )
+        try:
+            config = config_from_args(inputs, region)
+            zones = aws.get_availability_zones(state="available", opts=invoke).names
+            deployment = plan_deployment(config, zones, existing_vpc=existing_vpc)
+        except StackConfigError as error:
+            raise pulumi.RunError(str(error)) from None
         partition = aws.get_partition(opts=invoke).partition
         account_id = aws.get_caller_identity(opts=invoke).account_id
         tags = config.resource_tags

@@ -79,3 +79,23 @@ def test_the_analyzer_rejects_a_type_it_cannot_express():
     # package_schema() goes through the same analyzer, so a rejected input type fails the tests above.
     with pytest.raises(Exception, match="Union types are not supported"):
         Analyzer(PACKAGE_NAME).analyze([_UnionComponent])
+
+
+def test_the_plugin_directory_serves_the_package(tmp_path):
+    import subprocess
+    import sys
+
+    import yaml
+
+    plugin = PROJECT_DIR / "provider"
+    assert yaml.safe_load((plugin / "PulumiPlugin.yaml").read_text())["runtime"]["name"] == "python"
+    assert "-r ../requirements.txt" in (plugin / "requirements.txt").read_text()
+    # Pulumi runs `python provider ...` from elsewhere; the entry point must find the components by itself.
+    check = (
+        "import runpy, sys; entry = runpy.run_path(sys.argv[1], run_name='entry'); "
+        "print(entry['PACKAGE_NAME'], [c.__name__ for c in entry['COMPONENTS']])"
+    )
+    result = subprocess.run([sys.executable, "-c", check, str(plugin)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["eks-autoscaling", "['EksAutoscaling']"]
+    assert "component_provider_host(COMPONENTS" in (plugin / "__main__.py").read_text()
