@@ -7,7 +7,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench up preview destroy plan plan-diff
+.PHONY: help install test bench up preview destroy plan plan-diff schema
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ plan-diff: install ## Plan stacks A and B (make plan-diff A=dev B=prod) and show
 	$(PY) -m offline plan --stack $(A)
 	$(PY) -m offline plan --stack $(B)
 	diff -ru build/plan/$(A) build/plan/$(B) || test $$? -eq 1
+
+schema: install ## Regenerate schema.json of the component package and the input tables of the docs
+	$(PY) -m scripts.generate_schema
 
 up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
 	scripts/stack.sh up $(STACK)

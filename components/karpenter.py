@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -133,6 +133,8 @@ class KarpenterNodeClassArgs:
     # The node security group and its rules. The class selects the group by tag, which makes no
     # edge; this does, so that the group outlives every node launched into it.
     security_group: Sequence[pulumi.Resource] = ()
+    # The private subnets by id, for a VPC this project did not build (its subnets lack the discovery tag).
+    subnet_ids: Optional[pulumi.Input[Sequence[str]]] = None
 
 
 class KarpenterNodeClass(pulumi.ComponentResource):
@@ -142,14 +144,15 @@ class KarpenterNodeClass(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KarpenterNodeClassArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("eks-autoscaling:karpenter:NodeClass", name, None, opts)
-        document = pulumi.Output.from_input(args.node_role_name).apply(
-            lambda role_name: ec2_node_class(
+        document = pulumi.Output.all(args.node_role_name, args.subnet_ids).apply(
+            lambda values: ec2_node_class(
                 name=args.name,
-                role_name=role_name,
+                role_name=values[0],
                 cluster_name=args.cluster_name,
                 ami_alias=args.ami_alias,
                 tags=args.tags,
                 volume_size_gi=args.root_volume_size,
+                subnet_ids=values[1],
             )
         )
         self.node_class = k8s.apiextensions.CustomResource(

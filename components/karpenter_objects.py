@@ -108,10 +108,12 @@ def ec2_node_class(
     tags: Mapping[str, str],
     kubelet: Optional[Mapping[str, object]] = None,
     volume_size_gi: int = 20,
+    subnet_ids: Optional[Sequence[str]] = None,
 ) -> dict:
     """The EC2NodeClass: node role, AMI, subnets and security groups, root volume and tags.
 
     Subnets and security groups are found by the tag `karpenter.sh/discovery: <cluster_name>`.
+    subnet_ids: subnets to launch into by id instead, for a VPC whose subnets do not carry that tag.
     role_name: the node IAM role; Karpenter manages the instance profile for it.
     kubelet: optional kubelet settings (camelCase, as in the EC2NodeClass `spec.kubelet`).
     """
@@ -128,7 +130,12 @@ def ec2_node_class(
     spec = obj["spec"]
     spec["role"] = role_name
     spec["amiSelectorTerms"] = [{"alias": ami_alias}]
-    spec["subnetSelectorTerms"] = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    if subnet_ids is not None:
+        if isinstance(subnet_ids, str) or not subnet_ids or not all(isinstance(i, str) and i for i in subnet_ids):
+            raise ValueError(f"subnet_ids must be a non-empty list of subnet ids, got {subnet_ids!r}")
+        spec["subnetSelectorTerms"] = [{"id": subnet_id} for subnet_id in subnet_ids]
+    else:
+        spec["subnetSelectorTerms"] = [{"tags": {DISCOVERY_TAG: cluster_name}}]
     spec["securityGroupSelectorTerms"] = [{"tags": {DISCOVERY_TAG: cluster_name}}]
     (root_volume,) = spec["blockDeviceMappings"]
     root_volume["ebs"]["volumeSize"] = f"{volume_size_gi}Gi"

@@ -4,7 +4,7 @@ NodePool, whose limits come from the capacity plan."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -28,9 +28,10 @@ KINDS = {
 @dataclass(frozen=True)
 class WorkloadArgs:
     """load_balancer_controller, karpenter, karpenter_crds, metrics_server: the add-on releases
-    the workload needs while it exists (and so must outlive it on destroy)."""
+    the workload needs while it exists (and so must outlive it on destroy).
+    app: None builds the NodePool alone, for workloads deployed by other means."""
 
-    app: AppConfig
+    app: Optional[AppConfig]
     node_pool: NodePoolConfig
     zones: Sequence[str]
     limits: Mapping[str, str]
@@ -66,8 +67,10 @@ class Workload(pulumi.ComponentResource):
             ),
         )
 
-        objects = app_objects(
-            args.app, nodepool_name=args.node_pool.name, vpc_cidr=args.vpc_cidr, tags=args.tags
+        objects = (
+            []
+            if args.app is None
+            else app_objects(args.app, nodepool_name=args.node_pool.name, vpc_cidr=args.vpc_cidr, tags=args.tags)
         )
         created: dict[str, pulumi.CustomResource] = {}
         # What each kind must outlive or be created after, besides the namespace.
@@ -88,8 +91,8 @@ class Workload(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
             )
         self.resources = created
-        self.ingress = created["Ingress"]
-        self.alb_hostname = self.ingress.status.apply(_hostname)
+        self.ingress = created.get("Ingress")
+        self.alb_hostname = self.ingress.status.apply(_hostname) if self.ingress else pulumi.Output.from_input(None)
         self.register_outputs({"albHostname": self.alb_hostname, "nodePool": args.node_pool.name})
 
 

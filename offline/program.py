@@ -33,7 +33,12 @@ class ProgramFailed(Exception):
         self.recording = recording
 
 
-def stack_config(stack: str, overrides: Optional[Mapping[str, Any]] = None, project_dir: Path = PROJECT_DIR) -> dict:
+def stack_config(
+    stack: str,
+    overrides: Optional[Mapping[str, Any]] = None,
+    project_dir: Path = PROJECT_DIR,
+    project: str = PROJECT,
+) -> dict:
     """The `config:` map of `Pulumi.<stack>.yaml` with overrides merged in.
 
     Override keys without a namespace are project keys; map values merge into the
@@ -41,7 +46,7 @@ def stack_config(stack: str, overrides: Optional[Mapping[str, Any]] = None, proj
     """
     config = copy.deepcopy(read_stack_file(project_dir / f"Pulumi.{stack}.yaml"))
     for key, value in (overrides or {}).items():
-        full_key = key if ":" in key else f"{PROJECT}:{key}"
+        full_key = key if ":" in key else f"{project}:{key}"
         if value is DELETE:
             config.pop(full_key, None)
         elif isinstance(value, dict) and isinstance(config.get(full_key), dict):
@@ -55,22 +60,24 @@ def run_program(
     stack: str = "dev",
     overrides: Optional[Mapping[str, Any]] = None,
     project_dir: Path = PROJECT_DIR,
+    project: str = PROJECT,
 ) -> Recording:
-    """Run the real program with a stack's config under mocks; raise ProgramFailed if it stops."""
+    """Run the real program with a stack's config under mocks; raise ProgramFailed if it stops.
+    project_dir and project: another program (the examples) with its own stack files."""
     try:
-        config = stack_config(stack, overrides, project_dir)
+        config = stack_config(stack, overrides, project_dir, project)
     except StackConfigError as error:
         raise ProgramFailed(str(error), Recording()) from None
     raw = {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     recording = Recording()
-    mocks = ProjectMocks(region=str(config.get("aws:region", "us-east-1")), project=PROJECT, stack=stack)
+    mocks = ProjectMocks(region=str(config.get("aws:region", "us-east-1")), project=project, stack=stack)
     monitor = RecordingMonitor(mocks, recording.add)
     mocks.monitor = monitor
 
     forget_root_resource()
     pulumi.runtime.set_all_config(raw, secret_keys=[])
     pulumi.runtime.set_mocks(
-        mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=_engine_log(recording)
+        mocks, project=project, stack=stack, preview=False, monitor=monitor, logger=_engine_log(recording)
     )
     outputs: dict = {}
 

@@ -31,8 +31,9 @@ ZONE_KEY = "topology.kubernetes.io/zone"
 
 
 def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
-    """The workload description of a stack. zones: the zones the NodePool may use (empty when
-    they are not known offline, which changes nothing unless a pod asks for a zone)."""
+    """The workload description of a stack: the test app at peak (unless `deployTestApp` is false)
+    and `capacity.workloads`. zones: the zones the NodePool may use (empty when they are not known
+    offline, which changes nothing unless a pod asks for a zone)."""
     app, pool, capacity = config.app, config.node_pool, config.capacity
     requirements = pool.requirements if pool.requirements is not None else NODEPOOL_PRESETS[pool.preset]
     requirement_objects = [requirement.to_dict() for requirement in requirements]
@@ -49,11 +50,12 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
         "maxSurge": f"{app.max_surge_percent}%",
         "nodeSelector": {NODEPOOL_LABEL: pool.name},
     }
+    deployed_app = [test_app] if config.deploy_test_app else []
     return {
         "region": config.region,
         "zones": node_pool_zones,
         "nodePool": node_pool,
-        "workloads": [test_app, *(_as_written(entry) for entry in capacity.workloads)],
+        "workloads": [*deployed_app, *(_as_written(entry) for entry in capacity.workloads)],
         "daemonSets": [_as_written(entry) for entry in capacity.daemon_sets],
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,

@@ -41,6 +41,8 @@ class StackConfig(ConfigSection):
     app: AppConfig = AppConfig()
     node_pool: NodePoolConfig = NodePoolConfig()
     capacity: CapacityConfig = CapacityConfig()
+    # False: no test app; the NodePool stays, for the workloads listed under `capacity.workloads`.
+    deploy_test_app: bool = True
 
     @field_validator("region")
     @classmethod
@@ -97,6 +99,16 @@ class StackConfig(ConfigSection):
             validate_zones(self.node_pool.zones or (), self.region)
         except StackConfigError as error:
             raise ValueError("; ".join(error.problems)) from None
+        return self
+
+    @model_validator(mode="after")
+    def _node_pool_has_workloads(self) -> "StackConfig":
+        if not self.deploy_test_app and not self.capacity.workloads:
+            raise ValueError(
+                "deployTestApp is false and capacity.workloads is empty: the NodePool's limits are planned from "
+                "the workloads it runs; list yours under capacity.workloads (see docs/sizing-input.md) or keep "
+                "deployTestApp true"
+            )
         return self
 
     @property

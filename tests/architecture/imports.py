@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("benchmarks", "components", "iam", "offline", "policies", "scripts", "security", "sizing", "stackconfig")
+PACKAGES = (
+    "benchmarks", "components", "iam", "offline", "policies", "provider", "scripts", "security", "sizing", "stackconfig",
+)
 
 
 def module_name(path: Path) -> str:

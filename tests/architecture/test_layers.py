@@ -32,7 +32,8 @@ ALLOWED_PACKAGES = {
     "security": {"iam", "offline", "policies", "stackconfig"},
     "policies": {"security"},
     "benchmarks": {"sizing", "stackconfig", "offline"},
-    "scripts": {"sizing"},
+    "scripts": {"sizing", "components"},
+    "provider": {"components"},
 }
 # The `plan --stack` command reads a stack file through the config layer.
 SIZING_CONFIG_READERS = {"sizing.commands.plan"}

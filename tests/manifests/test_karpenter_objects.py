@@ -511,3 +511,17 @@ def test_node_pool_refuses_bad_arguments(arguments, message):
 def test_ec2_node_class_refuses_bad_arguments(overrides, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         _reference_class(**overrides)
+
+
+def test_node_class_selects_given_subnets_by_id():
+    from components.karpenter_objects import ec2_node_class
+
+    base = dict(name="default", role_name="r", cluster_name="c", ami_alias="al2023@v20260714", tags={})
+    assert ec2_node_class(**base, subnet_ids=["subnet-1", "subnet-2"])["spec"]["subnetSelectorTerms"] == [
+        {"id": "subnet-1"},
+        {"id": "subnet-2"},
+    ]
+    assert ec2_node_class(**base)["spec"]["subnetSelectorTerms"] == [{"tags": {"karpenter.sh/discovery": "c"}}]
+    for bad in ([], "subnet-1", [""]):
+        with pytest.raises(ValueError, match="subnet_ids must be a non-empty list of subnet ids"):
+            ec2_node_class(**base, subnet_ids=bad)

@@ -30,8 +30,11 @@ def test_resource_tree_lists_every_resource_under_its_parent(recording, plan_dir
     for resource in recording.resources:
         assert f"{resource.type}  {resource.name}" in text
     lines = text.splitlines()
-    parent_line = next(i for i, line in enumerate(lines) if line == "eks-autoscaling:cluster:Cluster  cluster")
-    assert lines[parent_line + 1].startswith("    ")
+    parent_line = next(i for i, line in enumerate(lines) if line.strip() == "eks-autoscaling:cluster:Cluster  cluster")
+    depth = len(lines[parent_line]) - len(lines[parent_line].lstrip())
+    # The cluster sits under the stack's EksAutoscaling component, and its own children under it.
+    assert depth > 0
+    assert lines[parent_line + 1].startswith(" " * (depth + 4))
 
 
 def test_manifests_equal_what_the_mocks_recorded(recording, plan_dir):

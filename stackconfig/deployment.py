@@ -1,0 +1,112 @@
+"""From a validated configuration to what gets built: the zones, the capacity plan and the
+NodePool limits, and the conversions between the configuration and the component's inputs.
+
+The stack program and the EksAutoscaling component both go through `plan_deployment`, so a
+stack file and a component's inputs are refused for the same reasons with the same messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+from pydantic.alias_generators import to_camel
+
+from sizing.planning.planner import CapacityPlan
+from stackconfig.aws_provider import AwsProviderSettings
+from stackconfig.capacity import node_pool_limits, plan_for
+from stackconfig.errors import StackConfigError
+from stackconfig.load import PROJECT, REGION_KEY, parse_stack_config, select_zones
+from stackconfig.model import StackConfig
+
+# Inputs of the component that are not keys of the stack configuration: the region comes from
+# `aws:region` in a stack, and a stack always builds its own VPC.
+EXISTING_VPC_INPUTS = ("vpc_id", "public_subnet_ids", "private_subnet_ids")
+# The kubeconfig signs in as the AWS provider does; a stack takes both from `aws:profile` / `aws:assumeRoles`.
+KUBECONFIG_INPUTS = ("aws_profile", "aws_role_arn")
+COMPONENT_ONLY_INPUTS = ("region", *EXISTING_VPC_INPUTS, *KUBECONFIG_INPUTS)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """config: the validated configuration. vpc_zones: the zones of the VPC the component
+    builds (empty with an existing VPC). node_pool_zones: the zones the NodePool may use."""
+
+    config: StackConfig
+    vpc_zones: tuple[str, ...]
+    node_pool_zones: tuple[str, ...]
+    plan: CapacityPlan
+    limits: Mapping[str, str]
+
+
+def plan_deployment(config: StackConfig, region_zones: Sequence[str], *, existing_vpc: bool = False) -> Deployment:
+    """Zones, capacity plan and limits of a validated configuration; StackConfigError when the
+    region cannot host it or the plan refuses it.
+
+    With an existing VPC the NodePool may use every zone of the region unless `nodePool.zones`
+    narrows it: Karpenter only launches into the private subnets it is given anyway."""
+    if existing_vpc:
+        outside = [zone for zone in config.node_pool.zones or () if zone not in region_zones]
+        if outside:
+            raise StackConfigError(
+                [f"`nodePool.zones`: {', '.join(outside)} not among the available zones of {config.region} "
+                 f"({', '.join(sorted(region_zones))})"]
+            )
+        vpc_zones: tuple[str, ...] = ()
+        default_zones = sorted(region_zones)
+    else:
+        vpc_zones = tuple(select_zones(config, list(region_zones)))
+        default_zones = list(vpc_zones)
+    node_pool_zones = tuple(config.node_pool.zones or default_zones)
+    plan = plan_for(config, vpc_zones or node_pool_zones)
+    return Deployment(config, vpc_zones, node_pool_zones, plan, node_pool_limits(config, plan))
+
+
+def config_from_args(args: Mapping[str, Any], region: str) -> StackConfig:
+    """Validate the component's inputs (Python names, as the SDK hands them over) as a stack
+    configuration: the same model, defaults and messages as `Pulumi.<stack>.yaml`."""
+    raw: dict[str, Any] = {REGION_KEY: region}
+    for name, value in args.items():
+        if name in COMPONENT_ONLY_INPUTS or value is None:
+            continue
+        raw[f"{PROJECT}:{to_camel(name)}"] = value
+    return parse_stack_config(raw, PROJECT)
+
+
+def args_from_config(config: StackConfig, aws_settings: Optional[AwsProviderSettings] = None) -> dict[str, Any]:
+    """The component's inputs that reproduce `config` and the stack's AWS settings (the stack
+    program builds its component from them)."""
+    args = {"region": config.region, **config.model_dump(mode="json", exclude={"region"}, exclude_none=True)}
+    if aws_settings is not None:
+        args.update(
+            {key: value for key, value in (("aws_profile", aws_settings.profile), ("aws_role_arn", aws_settings.role_arn)) if value}
+        )
+    return args
+
+
+def check_existing_vpc(args: Mapping[str, Any]) -> bool:
+    """Whether the inputs bring a VPC of their own; StackConfigError when they do so halfway or
+    set what only applies to a VPC the component builds."""
+    given = [name for name in EXISTING_VPC_INPUTS if args.get(name) is not None]
+    if not given:
+        return False
+    problems = []
+    missing = [name for name in EXISTING_VPC_INPUTS if name not in given]
+    if missing:
+        problems.append(
+            f"{', '.join(f'`{to_camel(name)}`' for name in given)} given without "
+            f"{', '.join(f'`{to_camel(name)}`' for name in missing)}; an existing VPC needs vpcId, "
+            "publicSubnetIds and privateSubnetIds together"
+        )
+    network = args.get("network") or {}
+    if isinstance(network, Mapping):
+        if network.get("nat_gateways") is not None:
+            problems.append("`network.natGateways` applies to a VPC the component builds, not to an existing one (vpcId)")
+        if args.get("deploy_test_app", True) and network.get("cidr") is None:
+            problems.append(
+                "`network.cidr` is required with vpcId while the test app is deployed: give your VPC's CIDR "
+                "block, from which the app's NetworkPolicy admits the ALB's traffic"
+            )
+    if problems:
+        raise StackConfigError(problems)
+    return True

@@ -1,0 +1,131 @@
+"""EksAutoscaling built from inputs: the Python example with an existing VPC and no test app, two
+components in one program, and inputs refused before anything is created."""
+
+import sys
+import types
+
+import pytest
+
+from components.eks_autoscaling import EksAutoscaling
+from offline.program import PROJECT_DIR
+from tests.harness import ProgramFailed, run_program
+from tests.package.schema_checks import component
+
+EXAMPLE_DIR = PROJECT_DIR / "examples" / "python-existing-vpc"
+EXAMPLE_PROJECT = "eks-autoscaling-existing-vpc"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+
+
+@pytest.fixture
+def generated_sdk(monkeypatch):
+    """Stands in for the SDK `pulumi package add` generates (keyword inputs in Python names), building
+    the component in this process so that its resources are recorded."""
+    module = types.ModuleType("pulumi_eks_autoscaling")
+    module.EksAutoscaling = lambda name, opts=None, **inputs: EksAutoscaling(name, inputs, opts)
+    monkeypatch.setitem(sys.modules, "pulumi_eks_autoscaling", module)
+
+
+@pytest.fixture
+def existing_vpc(generated_sdk):
+    return run_program("dev", project_dir=EXAMPLE_DIR, project=EXAMPLE_PROJECT)
+
+
+def test_existing_vpc_builds_no_network_and_uses_the_given_subnets(existing_vpc):
+    assert existing_vpc.of_type("awsx:ec2:Vpc") == []
+    assert existing_vpc.of_type("eks-autoscaling:network:Network") == []
+    eks = existing_vpc.one("eks:index:Cluster")
+    assert eks.input("vpcId") == "vpc-0a1b2c3d4e5f60718"
+    assert eks.input("privateSubnetIds") == ["subnet-1aa1", "subnet-1bb2", "subnet-1cc3"]
+    assert eks.input("publicSubnetIds") == ["subnet-0aa1", "subnet-0bb2", "subnet-0cc3"]
+    node_class = existing_vpc.one(NODE_CLASS)
+    assert node_class.input("spec.subnetSelectorTerms") == [
+        {"id": "subnet-1aa1"}, {"id": "subnet-1bb2"}, {"id": "subnet-1cc3"}
+    ]
+    release = existing_vpc.one("kubernetes:helm.sh/v3:Release", "autoscaling-addons-aws-load-balancer-controller")
+    assert release.input("values.vpcId") == "vpc-0a1b2c3d4e5f60718"
+
+
+def test_without_the_test_app_the_node_pool_is_planned_from_the_workloads(existing_vpc):
+    assert existing_vpc.of_type("kubernetes:apps/v1:Deployment") == []
+    assert existing_vpc.of_type("kubernetes:networking.k8s.io/v1:Ingress") == []
+    pool = existing_vpc.one(NODE_POOL)
+    assert pool.input("metadata.name") == "general"
+    assert pool.input("spec.limits") == existing_vpc.outputs["nodePoolLimits"]
+    zones = next(r for r in pool.input("spec.template.spec.requirements") if r["key"] == "topology.kubernetes.io/zone")
+    assert zones["values"] == ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"]
+    plan = existing_vpc.outputs["capacityPlan"]
+    # api 40 pods (+25 % surge) and worker 24 (+25 % by default): no httpbin pods in the plan.
+    assert plan["peakPods"] == 50 + 30
+
+
+def test_children_are_named_after_the_component(existing_vpc):
+    owned = [r for r in existing_vpc.resources if r.type.startswith(("eks-autoscaling:", "aws:", "kubernetes:", "eks:"))]
+    assert owned and all(r.name.startswith("autoscaling") for r in owned), [r.name for r in owned if not r.name.startswith("autoscaling")]
+    top = existing_vpc.one("eks-autoscaling:index:EksAutoscaling")
+    assert top.name == "autoscaling" and existing_vpc.component_outputs.get(top.urn)
+
+
+def test_the_stack_exports_every_output_of_the_schema():
+    dev = run_program("dev")
+    assert set(dev.outputs) == set(component()["properties"])
+    top = dev.one("eks-autoscaling:index:EksAutoscaling")
+    assert dev.one("eks-autoscaling:cluster:Cluster").parent == top.urn
+
+
+TWO_COMPONENTS = '''
+from components.eks_autoscaling import EksAutoscaling
+blue = EksAutoscaling("blue", {"cluster_name": "blue", "cluster": {"acknowledge_open_endpoint": True}})
+green = EksAutoscaling("green", {"cluster_name": "green", "cluster": {"acknowledge_open_endpoint": True},
+                                 "network": {"cidr": "10.1.0.0/16"}})
+'''
+
+
+def test_two_components_live_in_one_program(tmp_path):
+    (tmp_path / "__main__.py").write_text(TWO_COMPONENTS)
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: ap-northeast-1\n")
+    recording = run_program("dev", project_dir=tmp_path, project="two")
+    clusters = recording.of_type("eks:index:Cluster")
+    assert sorted(c.input("name") for c in clusters) == ["blue", "green"]
+    assert sorted(v.name for v in recording.of_type("awsx:ec2:Vpc")) == ["blue-network-vpc", "green-network-vpc"]
+
+
+BAD_INPUTS = [
+    pytest.param({"vpc_id": "vpc-1"}, ["`vpcId` given without `publicSubnetIds`, `privateSubnetIds`"], id="half-a-vpc"),
+    pytest.param(
+        {"vpc_id": "vpc-1", "public_subnet_ids": ["s-1"], "private_subnet_ids": ["s-2"], "network": {"nat_gateways": "single"}},
+        ["`network.natGateways` applies to a VPC the component builds", "`network.cidr` is required with vpcId"],
+        id="nat-gateways-with-existing-vpc",
+    ),
+    pytest.param({"node_group": {"min_size": 3, "max_size": 2}}, ["nodeGroup", "minSize (3) is greater than maxSize (2)"], id="same-message-as-a-stack"),
+    pytest.param({"node_group": {"min_sise": 3}}, ["unknown key `nodeGroup.min_sise`"], id="unknown-key"),
+    pytest.param({"deploy_test_app": False}, ["deployTestApp is false and capacity.workloads is empty"], id="nothing-to-plan"),
+]
+
+
+@pytest.mark.parametrize("inputs, fragments", BAD_INPUTS)
+def test_bad_inputs_stop_before_any_child_resource(tmp_path, inputs, fragments):
+    (tmp_path / "__main__.py").write_text(
+        "from components.eks_autoscaling import EksAutoscaling\n"
+        f"EksAutoscaling('x', {{'cluster': {{'acknowledge_open_endpoint': True}}, **{inputs!r}}})\n"
+    )
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: ap-northeast-1\n")
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", project_dir=tmp_path, project="bad")
+    message = str(failure.value)
+    for fragment in fragments:
+        assert fragment in message
+    assert [r.type for r in failure.value.recording.resources if r.type != "eks-autoscaling:index:EksAutoscaling"] == []
+
+
+def test_configuration_from_another_resource_is_refused(tmp_path):
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi\nfrom components.eks_autoscaling import EksAutoscaling\n"
+        "EksAutoscaling('x', {'cluster_name': pulumi.Output.from_input('late'), 'vpc_id': pulumi.Output.from_input('vpc-1')})\n"
+    )
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: ap-northeast-1\n")
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", project_dir=tmp_path, project="late")
+    assert "`clusterName` is an output of another resource" in str(failure.value)
+    assert "vpcId`" not in str(failure.value).split("(only")[0]
+    assert failure.value.recording.resources == []
