@@ -1,10 +1,14 @@
 """`python -m sizing plan`: size a NodePool for workloads at peak.
 
     python -m sizing plan FILE [--manifests A.yaml B.yaml ...] [--json]
+    python -m sizing plan OBJECTS.yaml [MORE.yaml ...|-] [--accept-unmodelled] [--zones a b c] [--json]
     python -m sizing plan --stack dev [--project-dir DIR] [--json]
 
-FILE is a workload description (docs/sizing-input.md). `--stack` reads the
-Pulumi stack configuration through the `stackconfig` package.
+FILE is a workload description (docs/sizing-input.md). Files holding
+Kubernetes objects (NodePools, EC2NodeClass, Deployments, StatefulSets, Jobs,
+DaemonSets, HPAs, Nodes, NodeClaims; `kubectl get -o yaml` Lists too; `-` for
+stdin) are read as such. `--stack` reads the Pulumi stack configuration
+through the `stackconfig` package.
 """
 
 from __future__ import annotations
@@ -32,7 +36,10 @@ def register(subparsers: Any) -> None:
         ),
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("file", nargs="?", type=Path, metavar="FILE", help="workload description (YAML)")
+    source.add_argument(
+        "file", nargs="*", default=[], metavar="FILE",
+        help="workload description (YAML), or Kubernetes object files ('-' for stdin)",
+    )
     source.add_argument("--stack", metavar="NAME", help="plan for a Pulumi stack (reads Pulumi.NAME.yaml)")
     parser.add_argument(
         "--manifests", nargs="+", type=Path, default=[], metavar="FILE",
@@ -43,6 +50,12 @@ def register(subparsers: Any) -> None:
         help="Pulumi project directory for --stack (default: the current directory)",
     )
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument(
+        "--accept-unmodelled", action="store_true",
+        help="plan Kubernetes objects even where they use fields the planner does not model (listed as ignored)",
+    )
+    parser.add_argument("--zones", nargs="+", default=[], metavar="ZONE", help="zones for Kubernetes object input")
+    parser.add_argument("--region", default="us-east-1", help="region for Kubernetes object input")
     parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
     )
@@ -65,6 +78,17 @@ def _stack_input(stack_name: str, project_dir: Path) -> Any:
         raise SizingInputError(str(error)) from None
 
 
+def _objects_input(files) -> bool:
+    from sizing.planning.objects import is_object_document
+
+    if any(str(f) == "-" for f in files) or len(files) > 1:
+        return True
+    try:
+        return is_object_document(Path(files[0]).read_text(encoding="utf-8"))
+    except OSError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     from sizing.planning.description import read_description
     from sizing.planning.planner import plan_capacity
@@ -73,11 +97,21 @@ def run(args: argparse.Namespace) -> int:
     if args.max_rows < 0:
         raise SizingInputError(f"--max-rows must be >= 0, got {args.max_rows}")
     if args.stack is not None:
-        if args.manifests:
-            raise SizingInputError("--manifests goes with a description FILE, not with --stack")
+        if args.manifests or args.file:
+            raise SizingInputError("--manifests and FILE go without --stack")
         plan_input = _stack_input(args.stack, args.project_dir)
+    elif not args.file:
+        raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
+    elif _objects_input(args.file):
+        from sizing.planning.objects import plan_input_from_objects, read_object_files
+
+        plan_input = plan_input_from_objects(
+            read_object_files(args.file), args.accept_unmodelled, args.zones, args.region
+        )
+    elif len(args.file) > 1:
+        raise SizingInputError("a workload description is one FILE; pass further manifests with --manifests")
     else:
-        plan_input = read_description(args.file, args.manifests)
+        plan_input = read_description(Path(args.file[0]), args.manifests)
     with stdout_to_stderr():
         plan = plan_capacity(plan_input)
     if args.json:

@@ -14,10 +14,11 @@ import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple, Union
 
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
+from sizing.kube.scheduling import PodScheduling, Taint
 
 MaxSurge = Union[int, str]
 DEFAULT_MAX_SURGE = "25%"
@@ -65,7 +66,12 @@ class Workload:
     sidecars already folded in); max_surge: a pod count or "N%";
     node_selector: label key -> value the pod requires of its node (instance
     labels such as kubernetes.io/arch, topology.kubernetes.io/zone,
-    karpenter.sh/capacity-type).
+    karpenter.sh/capacity-type, or a NodePool template label);
+    scheduling: tolerations, node and pod affinity, topology spread, host
+    ports and the pod's labels; kind: the object it came from (Deployment,
+    StatefulSet, Job); min_replicas and scale_up_policies / scale_up_select_policy /
+    scale_up_stabilization_seconds: the HPA's minReplicas and
+    `behavior.scaleUp`, kept as read (policies as {type, value, periodSeconds}).
     """
 
     name: str
@@ -74,6 +80,12 @@ class Workload:
     replicas: int
     max_surge: MaxSurge = DEFAULT_MAX_SURGE
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    scheduling: PodScheduling = PodScheduling()
+    kind: str = "Deployment"
+    min_replicas: Optional[int] = None
+    scale_up_policies: Tuple[Mapping[str, Any], ...] = ()
+    scale_up_select_policy: Optional[str] = None
+    scale_up_stabilization_seconds: Optional[int] = None
 
     def __post_init__(self) -> None:
         _check_name("workload", self.name)
@@ -118,6 +130,7 @@ class DaemonSet:
     cpu_millicores: int = 0
     memory_mib: int = 0
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    scheduling: PodScheduling = PodScheduling()
 
     def __post_init__(self) -> None:
         _check_name("daemonSet", self.name)
@@ -136,7 +149,7 @@ class DaemonSet:
         return Resources(self.cpu_millicores, self.memory_mib, 1)
 
     def runs_on(self, labels: Mapping[str, str]) -> bool:
-        """Whether a node with these labels runs this DaemonSet's pod."""
+        """Whether a node with these labels runs this DaemonSet's pod (selector only, see `runs_on_node`)."""
         return all(labels.get(key) == value for key, value in self.node_selector.items())
 
 
@@ -162,7 +175,9 @@ class ExistingNode:
     node of another NodePool or of a managed node group (pods may land on it,
     its capacity is not the NodePool's usage); capacity_reported: False for a
     NodeClaim launched so recently that Karpenter still counts it as zero
-    against the limits.
+    against the limits; node_pool: the NodePool it belongs to, when known;
+    labels / taints: the node's own labels and taints (pods must match and
+    tolerate them).
     """
 
     name: str
@@ -172,6 +187,9 @@ class ExistingNode:
     capacity_type: str = "on-demand"
     in_node_pool: bool = True
     capacity_reported: bool = True
+    node_pool: Optional[str] = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: Tuple[Taint, ...] = ()
 
     def __post_init__(self) -> None:
         _check_name("existing node", self.name)

@@ -40,8 +40,19 @@ from sizing.karpenter.requirements import (
     parse_requirements,
 )
 from sizing.kube.resources import Resources
-from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult, RunningNode, Scenario, simulate
+from sizing.karpenter.ami_families import launchable
+from sizing.karpenter.simulation import (
+    NodeOption,
+    NodePoolModel,
+    PodGroup,
+    ProvisioningResult,
+    RunningNode,
+    Scenario,
+    simulate,
+)
+from sizing.kube.scheduling import Taint, term_admits, tolerates_all
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+from sizing.planning.pod_groups import PodGroupBuilder, PoolView
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"
 
@@ -59,6 +70,10 @@ SPOT_NOTE = (
 )
 SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solver (sizing.binpack.solver) is not installed"
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
+CONSTRAINED_NOTE = (
+    "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
+    "anti-affinity, host ports or several NodePools, which these workloads use"
+)
 
 
 @dataclass(frozen=True)
@@ -69,13 +84,20 @@ class NodePoolSpec:
     kubelet: the EC2NodeClass `spec.kubelet` settings; limits: the current
     `spec.limits` (e.g. {"cpu": "1000", "memory": "1000Gi"}) to check against
     the peak, empty for none; name: the NodePool's name, matched against pods
-    that select `karpenter.sh/nodepool`.
+    that select `karpenter.sh/nodepool`; weight: `spec.weight` (higher is
+    tried first); taints: `spec.template.spec.taints`; labels:
+    `spec.template.metadata.labels`; ami_family: the EC2NodeClass's AMI
+    family (None: unknown, no type filtered).
     """
 
     requirements: Tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
     kubelet: Optional[KubeletConfig] = None
     limits: Mapping[str, Any] = field(default_factory=dict)
     name: Optional[str] = None
+    weight: int = 0
+    taints: Tuple[Taint, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    ami_family: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +112,10 @@ class PlanInput:
     blast-radius cap for the recommendation (None: no cap);
     price_overrides: instance type -> USD/hour; solver_time_limit_seconds:
     time for the optimal fleet (None: skip it); catalog: instance types to
-    plan with (None: the bundled catalog).
+    plan with (None: the bundled catalog); other_node_pools: further NodePools
+    pods may overflow to (their limits as given; `node_pool` is the one planned);
+    ignored: inputs the planner does not model, accepted by the user and
+    listed in the report ("ignored, may under-plan").
     """
 
     workloads: Tuple[Workload, ...]
@@ -104,6 +129,8 @@ class PlanInput:
     price_overrides: Mapping[str, float] = field(default_factory=dict)
     solver_time_limit_seconds: Optional[float] = 5.0
     catalog: Optional[Tuple[InstanceType, ...]] = None
+    other_node_pools: Tuple[NodePoolSpec, ...] = ()
+    ignored: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -187,17 +214,61 @@ class _Context:
     running: Tuple[RunningNode, ...]
     prices: PriceTable
     notes: Tuple[str, ...]
+    pool_name: str = "default"
+    pool_limits: Mapping[str, int] = field(default_factory=dict)
+    pool_weight: int = 0
+    min_values: Mapping[str, int] = field(default_factory=dict)
+    other_pools: Tuple[NodePoolModel, ...] = ()
+    constrained: bool = False
 
 
-def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str]) -> Resources:
-    return sum((ds.requests for ds in daemon_sets if ds.runs_on(labels)), Resources())
+def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool: PoolView) -> bool:
+    """Whether Karpenter counts the DaemonSet on a node of this type from this NodePool: it tolerates
+    the pool's taints and its selector and required node affinity are compatible with every label
+    such a node may carry (instance labels, template labels, NodePool name, a zone and capacity type
+    the pool allows)."""
+    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints):
+        return False
+    labels = dict(instance_labels)
+    labels.update(pool.labels)
+    labels[NODEPOOL_KEY] = pool.name
+
+    def compatible(expression) -> bool:
+        if expression.key == ZONE_KEY and pool.zones is not None:
+            return any(expression.admits({ZONE_KEY: zone}) for zone in pool.zones)
+        if expression.key == ZONE_KEY:
+            return True
+        if expression.key == CAPACITY_TYPE_KEY:
+            return any(expression.admits({CAPACITY_TYPE_KEY: kind}) for kind in pool.capacity_types)
+        return expression.admits(labels)
+
+    for key, value in daemon_set.node_selector.items():
+        if key == ZONE_KEY:
+            if pool.zones is not None and value not in pool.zones:
+                return False
+        elif key == CAPACITY_TYPE_KEY:
+            if value not in pool.capacity_types:
+                return False
+        elif labels.get(key) != value:
+            return False
+    terms = daemon_set.scheduling.required_node_terms
+    return not terms or any(all(compatible(e) for e in term) for term in terms)
+
+
+def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView) -> Resources:
+    return sum((ds.requests for ds in daemon_sets if _daemon_runs(ds, labels, pool)), Resources())
+
+
+def _all_pools(plan_input: PlanInput) -> Tuple[NodePoolSpec, ...]:
+    return (plan_input.node_pool,) + tuple(plan_input.other_node_pools)
 
 
 def _mentioned_zones(plan_input: PlanInput) -> List[str]:
     zones = set(plan_input.zones)
-    for requirement in plan_input.node_pool.requirements:
-        if isinstance(requirement, Mapping) and requirement.get("key") == ZONE_KEY:
-            zones.update(str(value) for value in requirement.get("values") or ())
+    for pool in _all_pools(plan_input):
+        for requirement in pool.requirements:
+            if isinstance(requirement, Mapping) and requirement.get("key") == ZONE_KEY:
+                zones.update(str(value) for value in requirement.get("values") or ())
     for workload in plan_input.workloads:
         if ZONE_KEY in workload.node_selector:
             zones.add(workload.node_selector[ZONE_KEY])
@@ -207,56 +278,52 @@ def _mentioned_zones(plan_input: PlanInput) -> List[str]:
     return sorted(zones)
 
 
-def _pod_group(
+def _check_selector(
     workload: Workload,
-    instances: Sequence[InstanceType],
-    pool_zones: Optional[FrozenSet[str]],
-    capacity_types: Sequence[str],
-    node_pool_name: Optional[str],
-    running_instances: Sequence[InstanceType] = (),
-) -> PodGroup:
-    """The workload's peak pods with the node selector turned into constraints.
-
-    Allowed instance types are looked up among the NodePool's types and the
-    types of running nodes, whose labels a pod may also match.
-    """
+    pools: Sequence[PoolView],
+    running_instances: Sequence[InstanceType],
+    running_labels: Sequence[Mapping[str, str]],
+) -> None:
+    """Refuse a node selector no NodePool and no running node can satisfy, naming the key."""
     where = f"workload {workload.name!r}: nodeSelector"
+    pool_zones = [p.zones for p in pools]
+    all_zones = None if any(z is None for z in pool_zones) else frozenset().union(*pool_zones)
+    kinds = sorted({k for p in pools for k in p.capacity_types}, key=("on-demand", "spot", "reserved").index)
+    names = [p.name for p in pools]
+    instances = [i for p in pools for i in p.instances]
     selectable = {i.name: i for i in list(instances) + list(running_instances)}.values()
     allowed: Optional[FrozenSet[str]] = None
-    zones: Optional[FrozenSet[str]] = None
-    kinds: Optional[FrozenSet[str]] = None
     for key, value in workload.node_selector.items():
         if key == ZONE_KEY:
-            if pool_zones is not None and value not in pool_zones:
+            if all_zones is not None and value not in all_zones:
                 raise SizingInputError(
-                    f"{where} requires zone {value!r}, which the NodePool does not allow (zones {sorted(pool_zones)})"
+                    f"{where} requires zone {value!r}, which the NodePool does not allow (zones {sorted(all_zones)})"
                 )
-            zones = frozenset({value})
         elif key == CAPACITY_TYPE_KEY:
-            if value not in capacity_types:
-                raise SizingInputError(
-                    f"{where} requires capacity type {value!r}; the NodePool allows {list(capacity_types)}"
-                )
-            kinds = frozenset({value})
+            if value not in kinds:
+                raise SizingInputError(f"{where} requires capacity type {value!r}; the NodePool allows {kinds}")
         elif key == NODEPOOL_KEY:
-            if node_pool_name is not None and value != node_pool_name:
+            if all(name is not None for name in names) and value not in names and not any(
+                labels.get(key) == value for labels in running_labels
+            ):
+                planned = names[0] if len(names) == 1 else names
                 raise SizingInputError(
-                    f"{where} selects NodePool {value!r}, but the plan is for NodePool {node_pool_name!r}"
+                    f"{where} selects NodePool {value!r}, but the plan is for NodePool {planned!r}"
                 )
         elif key in INSTANCE_KEYS:
             matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
             allowed = matching if allowed is None else allowed & matching
-        else:
+        elif not any(key in p.labels for p in pools) and not any(key in labels for labels in running_labels):
             raise SizingInputError(
                 f"{where} key {key!r} is not a label Karpenter's nodes carry; supported keys are "
-                f"{sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))}"
+                f"{sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))} and the NodePools' "
+                f"template labels {sorted({k for p in pools for k in p.labels})}"
             )
     pool_names = {i.name for i in instances}
     if allowed is not None and not (allowed & pool_names):
         raise SizingInputError(
-            f"{where} {dict(workload.node_selector)} matches none of the NodePool's {len(instances)} instance types"
+            f"{where} {dict(workload.node_selector)} matches none of the NodePool's {len(pool_names)} instance types"
         )
-    return PodGroup(workload.name, workload.requests, workload.peak_pods, allowed, zones, kinds)
 
 
 def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeOption]) -> None:
@@ -292,76 +359,167 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
     )
 
 
-def _resolve(plan_input: PlanInput) -> _Context:
-    catalog = plan_input.catalog if plan_input.catalog is not None else load_catalog()
-    known = catalog_by_name(catalog)
-    requirements = parse_requirements(list(plan_input.node_pool.requirements), "nodePool.requirements")
-    pool_instances = filter_instance_types(catalog, requirements)
+def _pool_view(spec: NodePoolSpec, catalog, mentioned: Sequence[str], where: str, notes: List[str]):
+    """The NodePool resolved against the catalog: (view, requirements, usable capacity types)."""
+    requirements = parse_requirements(list(spec.requirements), where)
+    instances = launchable(filter_instance_types(catalog, requirements), spec.ami_family)
+    if not instances:
+        raise SizingInputError(f"{where}: no instance type is left that AMI family {spec.ami_family} can launch")
     capacity_types = allowed_capacity_types(requirements)
-    notes: List[str] = []
     usable_kinds = tuple(kind for kind in capacity_types if kind != "reserved")
-    if len(usable_kinds) < len(capacity_types):
+    if len(usable_kinds) < len(capacity_types) and RESERVED_NOTE not in notes:
         notes.append(RESERVED_NOTE)
     if not usable_kinds:
         raise SizingInputError(
             "the NodePool allows only reserved capacity, which the planner does not model; allow on-demand or spot"
         )
-    if "spot" in usable_kinds:
+    if "spot" in usable_kinds and SPOT_NOTE not in notes:
         notes.append(SPOT_NOTE)
-    mentioned = _mentioned_zones(plan_input)
+    for requirement in requirements:
+        if requirement.min_values is not None and requirement.key not in INSTANCE_KEYS:
+            raise SizingInputError(
+                f"{where}: minValues on {requirement.key} is not modelled (only on instance-type labels)"
+            )
     zones = frozenset(allowed_zones(requirements, mentioned)) if mentioned else None
+    view = PoolView(spec.name or "default", instances, zones, usable_kinds, MappingProxyType(dict(spec.labels)),
+                    tuple(spec.taints))
+    min_values = {r.key: r.min_values for r in requirements if r.min_values is not None and r.key in INSTANCE_KEYS}
+    return view, min_values
+
+
+def _resolve(plan_input: PlanInput) -> _Context:
+    catalog = plan_input.catalog if plan_input.catalog is not None else load_catalog()
+    known = catalog_by_name(catalog)
+    notes: List[str] = []
+    mentioned = _mentioned_zones(plan_input)
+    specs = _all_pools(plan_input)
+    names = [spec.name or "default" for spec in specs]
+    if len(set(names)) != len(names):
+        raise SizingInputError(f"NodePool names must be unique, got {names}")
+    resolved = [
+        _pool_view(spec, catalog, mentioned, "nodePool.requirements" if i == 0 else f"NodePool {names[i]!r} requirements", notes)
+        for i, spec in enumerate(specs)
+    ]
+    views = [view for view, _ in resolved]
     for node in plan_input.existing_nodes:
         if node.instance_type not in known:
             raise SizingInputError(
                 f"existing node {node.name!r}: instance type {node.instance_type!r} is not in the catalog"
             )
-    priced_names = {i.name for i in pool_instances} | {n.instance_type for n in plan_input.existing_nodes}
+    priced_names = {i.name for view in views for i in view.instances} | {
+        n.instance_type for n in plan_input.existing_nodes
+    }
     priced = [known[name] for name in sorted(priced_names)]
     prices = price_table(priced, plan_input.region, plan_input.price_overrides, catalog, "priceOverrides")
     if prices.note:
         notes.append(prices.note)
-    kubelet = plan_input.node_pool.kubelet
 
-    def node_option(instance: InstanceType) -> NodeOption:
+    def node_option(instance: InstanceType, spec: NodePoolSpec, view: PoolView) -> NodeOption:
         return NodeOption(
             name=instance.name,
-            capacity=capacity(instance, kubelet),
-            allocatable=allocatable(instance, kubelet),
+            capacity=capacity(instance, spec.kubelet),
+            allocatable=allocatable(instance, spec.kubelet),
             price=prices.cost(instance.name),
-            daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels()),
+            daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
         )
 
-    options = tuple(node_option(instance) for instance in pool_instances)
-    groups = []
-    for workload in plan_input.workloads:
-        group = _pod_group(
-            workload, pool_instances, zones, usable_kinds, plan_input.node_pool.name,
-            [known[node.instance_type] for node in plan_input.existing_nodes],
+    pool_options = [
+        tuple(node_option(i, spec, view) for i in view.instances) for spec, view in zip(specs, views)
+    ]
+    options = pool_options[0]
+    primary = views[0]
+    running_pairs = [
+        (
+            node if node.node_pool or not node.in_node_pool else replace(node, node_pool=primary.name),
+            known[node.instance_type],
         )
-        _check_pods_fit(workload, group, options)
+        for node in plan_input.existing_nodes
+    ]
+    builder = PodGroupBuilder(views, plan_input.workloads, running_pairs)
+    all_pool_names = frozenset(view.name for view in views)
+    all_nodes = frozenset(node.name for node in plan_input.existing_nodes)
+    running_labels = [dict(node.labels) for node, _ in running_pairs] + [
+        {NODEPOOL_KEY: node.node_pool} for node, _ in running_pairs if node.node_pool
+    ]
+    groups = []
+    constrained = len(views) > 1
+    for workload in plan_input.workloads:
+        _check_selector(workload, views, [i for _, i in running_pairs], running_labels)
+        group = _normalised(builder.group(workload), all_pool_names, all_nodes)
+        constrained = constrained or group.constrained or group.fallback is not None or group.pools is not None
+        variants = [group]
+        while variants[-1].fallback is not None:
+            variants.append(variants[-1].fallback)
+
+        def reachable(variant: PodGroup) -> List[NodeOption]:
+            return [o for view, opts in zip(views, pool_options)
+                    if variant.pools is None or view.name in variant.pools for o in opts]
+
+        fitting = [v for v in variants
+                   if reachable(v) and (v.allowed_types is None or any(o.name in v.allowed_types for o in reachable(v)))]
+        if not fitting:
+            raise SizingInputError(
+                f"workload {workload.name!r}: its node selector and node affinity match none of the "
+                "instance types of the NodePools it may use"
+            )
+        _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
         groups.append(group)
+    def running_option(node: ExistingNode) -> NodeOption:
+        pool_view = next((v for v in views if v.name == node.node_pool), primary)
+        return node_option(known[node.instance_type], specs[views.index(pool_view)], pool_view)
+
     running = tuple(
         RunningNode(
             name=node.name,
-            option=node_option(known[node.instance_type]),
+            option=running_option(node),
             requested=node.requested,
             zone=node.zone,
             capacity_type=node.capacity_type,
             in_node_pool=node.in_node_pool,
             capacity_reported=node.capacity_reported,
+            node_pool=node.node_pool if node.in_node_pool else None,
         )
-        for node in plan_input.existing_nodes
+        for node, _ in running_pairs
     )
+    others = tuple(
+        NodePoolModel(
+            view.name, opts, parse_limits(spec.limits, f"NodePool {view.name!r} limits"), view.zones,
+            view.capacity_types, spec.weight, mins, {i.name: i.labels() for i in view.instances},
+        )
+        for spec, (view, mins), opts in zip(specs[1:], resolved[1:], pool_options[1:])
+    )
+    primary_spec = specs[0]
+    fixed_limits = {
+        key: value for key, value in parse_limits(primary_spec.limits).items() if key in ("pods", "nodes")
+    } if primary_spec.limits else {}
+    notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
     return _Context(
         options=options,
-        instances=MappingProxyType({i.name: i for i in pool_instances}),
-        labels=MappingProxyType({i.name: i.labels() for i in pool_instances}),
-        zones=zones,
-        capacity_types=usable_kinds,
+        instances=MappingProxyType({i.name: i for i in primary.instances}),
+        labels=MappingProxyType({i.name: i.labels() for i in primary.instances}),
+        zones=primary.zones,
+        capacity_types=primary.capacity_types,
         groups=tuple(groups),
         running=running,
         prices=prices,
         notes=tuple(notes),
+        pool_name=primary.name,
+        pool_limits=MappingProxyType(fixed_limits),
+        pool_weight=primary_spec.weight,
+        min_values=MappingProxyType(resolved[0][1]),
+        other_pools=others,
+        constrained=constrained,
+    )
+
+
+def _normalised(group: PodGroup, all_pools: FrozenSet[str], all_nodes: FrozenSet[str]) -> PodGroup:
+    """The group with `pools` / `nodes` left unset where they allow everything (as before they existed)."""
+    fallback = _normalised(group.fallback, all_pools, all_nodes) if group.fallback is not None else None
+    return replace(
+        group,
+        pools=None if group.pools == all_pools else group.pools,
+        nodes=None if group.nodes == all_nodes else group.nodes,
+        fallback=fallback,
     )
 
 
@@ -371,13 +529,26 @@ def node_options(plan_input: PlanInput) -> Tuple[NodeOption, ...]:
 
 
 def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[str, int]) -> Scenario:
+    limits = {**context.pool_limits, **limits}
+    plain = not context.other_pools and not context.min_values and context.pool_name == "default"
+    if plain:
+        return Scenario(
+            node_options=tuple(options),
+            pod_groups=context.groups,
+            limits=limits,
+            zones=context.zones,
+            capacity_types=context.capacity_types,
+            running_nodes=context.running,
+        )
+    primary = NodePoolModel(
+        context.pool_name, tuple(options), limits, context.zones, context.capacity_types, context.pool_weight,
+        context.min_values, context.labels,
+    )
     return Scenario(
         node_options=tuple(options),
         pod_groups=context.groups,
-        limits=limits,
-        zones=context.zones,
-        capacity_types=context.capacity_types,
         running_nodes=context.running,
+        node_pools=(primary,) + context.other_pools,
     )
 
 
@@ -418,7 +589,9 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     optimal: Optional[OptimalFleet] = None
     gap: Optional[FleetGap] = None
     notes = list(context.notes)
-    if plan_input.solver_time_limit_seconds is not None and not solver_available():
+    if plan_input.solver_time_limit_seconds is not None and context.constrained:
+        notes.append(CONSTRAINED_NOTE)
+    elif plan_input.solver_time_limit_seconds is not None and not solver_available():
         notes.append(SOLVER_MISSING_NOTE)
     elif plan_input.solver_time_limit_seconds is not None:
         optimal = optimal_fleet(

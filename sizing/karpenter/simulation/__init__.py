@@ -1,0 +1,95 @@
+"""Karpenter v1's provisioning of one batch of pending pods, simulated.
+
+This follows the scheduler of kubernetes-sigs/karpenter v1.14
+(`pkg/controllers/provisioning/scheduling/scheduler.go`, `nodeclaim.go`,
+`topology.go`, `topologygroup.go`, `preferences.go`). Parts: `model` (what
+goes in and out), `state` (type table, limits left, claims, topology counts),
+`scheduler` (one pass), `nodes` (node choice), `topology` (constraints).
+
+1. Pods are taken by cpu request descending, then memory descending, then
+   creation time (here: the order of the pod groups, all pods of a group
+   together).
+2. A pod goes to the first running node (in the given order) with room for
+   it; otherwise to the in-flight NodeClaim with the fewest pods that can take
+   it (Karpenter re-sorts its claims by pod count before every pod; Go's
+   sort is not stable, this simulation breaks ties by creation order);
+   otherwise it opens a new NodeClaim from the first NodePool, by weight
+   (then name, descending), that can launch one: the pod is allowed there
+   (taints tolerated, template labels and NodePool selector matched), some
+   type fits it, the limits leave a type and `nodes` is not exhausted, and
+   the types left keep each key's `minValues` distinct values. A pool that
+   cannot launch passes the pod to the next one (overflow).
+3. A NodeClaim keeps every instance type that still holds its pods:
+   sum of pod requests + DaemonSet overhead <= allocatable in cpu, memory and
+   pod slots, and that matches every pod's instance, zone and capacity-type
+   constraints. Each added pod narrows that set. With minValues a claim takes
+   only as many pods as keep that many distinct values among its types.
+4. Topology (`topology`): hostname and zone spread with maxSkew and
+   minDomains, required pod anti-affinity by hostname and zone (and the
+   inverse: pods it selects avoid its pods), host ports. A pod with zone
+   topology commits its NodeClaim to one zone.
+5. A new NodeClaim only considers types whose capacity (not allocatable) fits
+   in what is left of its NodePool's limits, and then subtracts from what is
+   left the largest capacity among its candidate types (`subtractMax`). When
+   no pool can launch, the pod stays pending.
+6. Relaxation: a pod group carries `fallback` groups, the same pods with the
+   next soft constraint dropped in Karpenter's order (the next required
+   node-affinity term, preferred pod anti-affinity, preferred node affinity
+   terms heaviest first, ScheduleAnyway spreads, then PreferNoSchedule taints
+   tolerated). Pods that cannot be placed are retried with the fallback
+   before the next group, as Karpenter relaxes a pod before taking the next.
+7. At the end each NodeClaim launches its cheapest remaining type (ties by
+   name). Karpenter sends the cheapest 60 types to EC2 Fleet, and for
+   on-demand the lowest-price strategy takes the cheapest of them.
+   For spot Karpenter asks for price-capacity-optimized, which weighs
+   capacity pools and is not strictly the cheapest; this simulation models
+   the cheapest.
+
+Within one batch subtractMax keeps the launched capacity within the limits.
+The overshoot Karpenter's documentation warns about comes from successive
+batches: a NodeClaim launched by an earlier batch counts as zero until its
+capacity is reported. Model such a claim as a running node with
+`capacity_reported=False`.
+
+Not modelled: required and preferred pod affinity (the planner refuses it),
+volumes and their topology, instance-type offerings missing in a zone,
+minValues on zone or capacity type, pods already running on existing nodes
+in topology counts (a running node's pods are only its requests), the
+host IP of a host port (any two pods binding the same port and protocol
+conflict), Karpenter's re-queue of pods that failed after every relaxation,
+and zone anti-affinity's one-pod-per-batch late commitment (see `topology`).
+
+Units: cpu in millicores, memory in MiB, pods as a count, prices in
+USD/hour (or whatever unit the caller's prices use).
+
+Speed: identical pods come in runs. For an unconstrained run the simulation
+computes, per NodeClaim, how many more such pods it can take (one vectorised
+pass over its candidate types) and then hands pods out by fewest-pods-first
+with a heap, several at a time when the order cannot change in between.
+Constrained runs keep a heap per zone and topology counts per zone.
+"""
+
+from sizing.karpenter.simulation.model import (
+    CAPACITY_TYPE_PRIORITY,
+    LIMIT_KEYS,
+    NodeOption,
+    NodePoolModel,
+    PendingPods,
+    PlacedNode,
+    PodGroup,
+    ProvisioningResult,
+    RunningNode,
+    Scenario,
+    TopologyRule,
+)
+from sizing.karpenter.simulation.scheduler import Simulator
+
+__all__ = [
+    "CAPACITY_TYPE_PRIORITY", "LIMIT_KEYS", "NodeOption", "NodePoolModel", "PendingPods", "PlacedNode",
+    "PodGroup", "ProvisioningResult", "RunningNode", "Scenario", "TopologyRule", "simulate",
+]
+
+
+def simulate(scenario: Scenario) -> ProvisioningResult:
+    """The fleet Karpenter launches for `scenario`'s pending pods, and the pods left pending."""
+    return Simulator(scenario).run()

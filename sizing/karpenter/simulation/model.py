@@ -1,0 +1,270 @@
+"""What the simulation takes and gives: instance types, NodePools, pending pods, running nodes, the fleet.
+
+Units: cpu in millicores, memory in MiB, pods as a count, prices per hour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet, Mapping, Optional, Tuple
+
+from sizing.errors import SizingInputError
+from sizing.kube.resources import Resources
+
+CAPACITY_TYPE_PRIORITY = ("reserved", "spot", "on-demand")
+LIMIT_KEYS = ("cpu", "memory", "pods", "nodes")
+HOSTNAME = "hostname"
+ZONE = "zone"
+SPREAD = "spread"
+ANTI_AFFINITY = "anti-affinity"
+DEFAULT_POOL = "default"
+
+
+@dataclass(frozen=True)
+class TopologyRule:
+    """A pod's topology constraint, resolved to the workloads whose pods it counts.
+
+    kind: "spread" (topology spread, DoNotSchedule or ScheduleAnyway before it is
+    relaxed) or "anti-affinity" (required, or preferred before it is relaxed);
+    key: "hostname" or "zone"; selects: workload names whose pods the selector
+    matches; max_skew / min_domains: for spread.
+    """
+
+    kind: str
+    key: str
+    selects: FrozenSet[str]
+    max_skew: int = 1
+    min_domains: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (SPREAD, ANTI_AFFINITY) or self.key not in (HOSTNAME, ZONE):
+            raise SizingInputError(f"topology rule {self.kind!r} on {self.key!r} is not modelled")
+        if self.max_skew < 1:
+            raise SizingInputError(f"topology spread maxSkew must be >= 1, got {self.max_skew}")
+
+@dataclass(frozen=True)
+class NodeOption:
+    """An instance type the NodePool may launch, as the simulation sees it.
+
+    capacity: what Karpenter counts against limits (cpu m, memory MiB, pods);
+    allocatable: what pods may request, before DaemonSets; daemon_overhead:
+    requests of the DaemonSet pods a node of this type runs, one pod slot
+    each; price: on-demand cost per hour; spot_price: spot cost per hour, or
+    None to price spot like on-demand.
+    """
+
+    name: str
+    capacity: Resources
+    allocatable: Resources
+    price: float
+    daemon_overhead: Resources = Resources()
+    spot_price: Optional[float] = None
+
+    def price_for(self, capacity_type: str) -> float:
+        """Cost per hour of one node launched with this capacity type."""
+        if capacity_type == "spot" and self.spot_price is not None:
+            return self.spot_price
+        return self.price
+
+    @property
+    def room(self) -> Resources:
+        """Allocatable left for workload pods once the DaemonSets run."""
+        return self.allocatable - self.daemon_overhead
+
+
+@dataclass(frozen=True)
+class PodGroup:
+    """`count` identical pending pods of one workload.
+
+    requests: per pod (cpu m, memory MiB, pod slots, normally 1);
+    allowed_types: instance-type names the pod may run on (None: any);
+    zones / capacity_types: values the pod requires (None: no constraint);
+    pools: NodePools whose new NodeClaims may take the pod (taints tolerated,
+    template labels matched; None: all); nodes: running nodes it may use
+    (None: any whose type, zone and capacity type match); topology: its
+    topology spread and pod anti-affinity rules; host_ports: (protocol, port)
+    pairs it binds on the node; fallback: the same pods with the next soft
+    constraint relaxed, tried for the pods that cannot be placed (Karpenter's
+    relaxation order); relaxed: what was relaxed so far.
+    """
+
+    workload: str
+    requests: Resources
+    count: int
+    allowed_types: Optional[FrozenSet[str]] = None
+    zones: Optional[FrozenSet[str]] = None
+    capacity_types: Optional[FrozenSet[str]] = None
+    pools: Optional[FrozenSet[str]] = None
+    nodes: Optional[FrozenSet[str]] = None
+    topology: Tuple[TopologyRule, ...] = ()
+    host_ports: FrozenSet[Tuple[str, int]] = frozenset()
+    fallback: Optional["PodGroup"] = None
+    relaxed: Tuple[str, ...] = ()
+
+    @property
+    def constrained(self) -> bool:
+        """Whether pods of this group depend on where other pods are (topology or host ports)."""
+        return bool(self.topology or self.host_ports)
+
+
+@dataclass(frozen=True)
+class RunningNode:
+    """A node (or launched NodeClaim) that exists before the batch.
+
+    requested: requests already bound to it, DaemonSet pods included;
+    in_node_pool: False for a node of another NodePool or node group (pods may
+    still land on it, its capacity is not the NodePool's usage);
+    capacity_reported: False for a NodeClaim launched so recently that the
+    cluster state has no capacity for it yet, so the scheduler counts it as
+    zero against the limits (the source of limit overshoot).
+    """
+
+    name: str
+    option: NodeOption
+    requested: Resources = Resources()
+    zone: Optional[str] = None
+    capacity_type: str = "on-demand"
+    in_node_pool: bool = True
+    capacity_reported: bool = True
+    node_pool: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class NodePoolModel:
+    """One NodePool: the types its requirements allow (with their DaemonSet overhead on its nodes),
+    its limits, zones, capacity types and weight; min_values: label key -> the least number of
+    distinct values a NodeClaim keeps among its candidate types; type_labels: instance type ->
+    labels, for min_values."""
+
+    name: str
+    node_options: Tuple[NodeOption, ...]
+    limits: Mapping[str, int] = field(default_factory=dict)
+    zones: Optional[FrozenSet[str]] = None
+    capacity_types: Tuple[str, ...] = ("on-demand",)
+    weight: int = 0
+    min_values: Mapping[str, int] = field(default_factory=dict)
+    type_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One provisioning batch for one NodePool.
+
+    node_options: the types the NodePool's requirements allow; pod_groups: the
+    pending pods in creation order; limits: NodePool `spec.limits` as
+    integers (cpu m, memory MiB, pods, nodes), absent keys unlimited; zones:
+    zones the NodePool allows (None when zones are not modelled);
+    capacity_types: capacity types the NodePool allows. node_pools: the
+    NodePools, when there are several (then node_options, limits, zones and
+    capacity_types are unused); the first listed is the one
+    `ProvisioningResult.limits` reports on.
+    """
+
+    node_options: Tuple[NodeOption, ...]
+    pod_groups: Tuple[PodGroup, ...]
+    limits: Mapping[str, int] = field(default_factory=dict)
+    zones: Optional[FrozenSet[str]] = None
+    capacity_types: Tuple[str, ...] = ("on-demand",)
+    running_nodes: Tuple[RunningNode, ...] = ()
+    node_pools: Tuple[NodePoolModel, ...] = ()
+
+    @property
+    def pools(self) -> Tuple[NodePoolModel, ...]:
+        """The NodePools as given (the single one built from the flat fields when none are)."""
+        if self.node_pools:
+            return self.node_pools
+        return (NodePoolModel(DEFAULT_POOL, self.node_options, self.limits, self.zones, self.capacity_types),)
+
+    @property
+    def primary_pool(self) -> str:
+        return self.pools[0].name
+
+
+@dataclass(frozen=True)
+class PlacedNode:
+    """A node of the resulting fleet.
+
+    reserved: DaemonSet requests on a new node, or everything bound before the
+    batch on a running node; pod_requests: requests of the pods this batch
+    placed; pods: workload -> pods placed; zones: zones it may still launch in;
+    options: how many instance types still fitted at launch; in_node_pool:
+    whether its capacity counts towards the NodePool's limits.
+    """
+
+    name: str
+    instance_type: str
+    capacity_type: str
+    price: float
+    capacity: Resources
+    allocatable: Resources
+    reserved: Resources
+    pod_requests: Resources
+    pods: Mapping[str, int]
+    zones: Tuple[str, ...] = ()
+    options: int = 1
+    existing: bool = False
+    in_node_pool: bool = True
+    node_pool: str = DEFAULT_POOL
+
+    @property
+    def used(self) -> Resources:
+        """Requests on the node: reserved plus the batch's pods."""
+        return self.reserved + self.pod_requests
+
+    @property
+    def pod_count(self) -> int:
+        """Workload pods this batch placed on the node."""
+        return sum(self.pods.values())
+
+
+@dataclass(frozen=True)
+class PendingPods:
+    workload: str
+    count: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ProvisioningResult:
+    """Running nodes first (in the order tried), then new NodeClaims in creation order.
+
+    remaining: what Karpenter's scheduler believes is left of each limit after
+    the batch (after subtractMax), for the limited keys only; reserved: what
+    subtractMax took off for the batch's new NodeClaims, for every key (cpu m,
+    memory MiB, pods, nodes), limited or not. Limits at least `reserved` above
+    the reported usage never filter an instance type out.
+    """
+
+    nodes: Tuple[PlacedNode, ...]
+    pending: Tuple[PendingPods, ...]
+    limits: Mapping[str, int]
+    remaining: Mapping[str, int]
+    reserved: Mapping[str, int] = field(default_factory=dict)
+    primary_pool: str = DEFAULT_POOL
+    pool_remaining: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    relaxed: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def new_nodes(self) -> Tuple[PlacedNode, ...]:
+        return tuple(node for node in self.nodes if not node.existing)
+
+    @property
+    def cost(self) -> float:
+        """Cost per hour of every node of the fleet, running ones included."""
+        return sum(node.price for node in self.nodes)
+
+    @property
+    def pending_count(self) -> int:
+        return sum(group.count for group in self.pending)
+
+    @property
+    def placed_count(self) -> int:
+        return sum(node.pod_count for node in self.nodes)
+
+    def limit_usage(self, pool: Optional[str] = None) -> Mapping[str, int]:
+        """A NodePool's usage (the primary one by default) once every node has reported its
+        capacity (cpu m, memory MiB)."""
+        name = self.primary_pool if pool is None else pool
+        counted = [node for node in self.nodes if node.in_node_pool and node.node_pool == name]
+        total = sum((node.capacity for node in counted), Resources())
+        return {"cpu": total.cpu, "memory": total.memory, "pods": total.pods, "nodes": len(counted)}

@@ -1,0 +1,140 @@
+"""Node choice: which candidate types a NodeClaim keeps, how many more pods it holds, what it launches.
+
+A NodeClaim keeps every candidate type whose room holds its pods (cpu, memory, pod slots). With
+`minValues` on a key, it must keep at least that many distinct values of the key among those types,
+so the pods it may still take are limited by the minValues-th best value, not the best type.
+At launch it takes the cheapest remaining type (ties by name).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Tuple
+
+import numpy as np
+
+from sizing.karpenter.simulation.model import CAPACITY_TYPE_PRIORITY, PlacedNode
+from sizing.karpenter.simulation.state import Candidates, Claim, TypeTable
+from sizing.kube.resources import Resources
+
+DIMENSIONS = 3  # cpu, memory, pods
+# Up to this many candidate types a claim keeps them in a tuple and loops in Python.
+SMALL_CANDIDATE_SET = 16
+
+
+def pods_that_fit(free: np.ndarray, requests: Tuple[int, int, int]) -> np.ndarray:
+    """Per row of `free` (cpu, memory, pods), how many pods of `requests` fit (may be < 0)."""
+    dims = [d for d in range(DIMENSIONS) if requests[d] > 0]
+    counts = free[:, dims[0]] // requests[dims[0]]
+    for d in dims[1:]:
+        counts = np.minimum(counts, free[:, d] // requests[d])
+    if len(dims) < DIMENSIONS:
+        # A dimension the pod does not use still has to be non-negative for the type to fit.
+        fits = (free >= 0).all(axis=1)
+        counts = np.where(fits, counts, -1)
+    return counts
+
+
+def most_pods(table: TypeTable, pool: int, candidates: Candidates, used: Sequence[int],
+              requests: Tuple[int, int, int]) -> int:
+    """The most pods of `requests` the claim holds on top of `used` while keeping minValues (0 if none)."""
+    rules = table.min_values[pool]
+    if isinstance(candidates, tuple) and not rules:
+        # Few candidates: plain Python beats numpy's per-call overhead.
+        best = 0
+        for t in candidates:
+            row = table.room_rows[t]
+            fit = None
+            for d in range(DIMENSIONS):
+                free = row[d] - used[d]
+                if free < 0:
+                    fit = -1
+                    break
+                if requests[d] > 0:
+                    count = free // requests[d]
+                    if fit is None or count < fit:
+                        fit = count
+            if fit is not None and fit > best:
+                best = fit
+        return best
+    rows = np.asarray(candidates, dtype=np.int64)
+    if not len(rows):
+        return 0
+    fits = pods_that_fit(table.room[rows] - np.array(used, dtype=np.int64), requests)
+    best = int(fits.max())
+    for minimum, column in rules:
+        ids = column[rows]
+        known = ids >= 0
+        if not known.any():
+            return 0
+        per_value = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+        np.maximum.at(per_value, ids[known], fits[known])
+        ranked = np.sort(per_value)[::-1]
+        best = min(best, int(ranked[minimum - 1]) if len(ranked) >= minimum else -1)
+    return max(best, 0)
+
+
+def keeps_min_values(table: TypeTable, pool: int, candidates: Candidates) -> bool:
+    rows = np.asarray(candidates, dtype=np.int64)
+    for minimum, column in table.min_values[pool]:
+        ids = column[rows]
+        if len(np.unique(ids[ids >= 0])) < minimum:
+            return False
+    return True
+
+
+def set_candidates(table: TypeTable, claim: Claim, candidates: Candidates) -> None:
+    """Keep the candidates that hold the claim's pods, and the largest room left per resource."""
+    used = claim.requests
+    if isinstance(candidates, np.ndarray) and len(candidates) > SMALL_CANDIDATE_SET:
+        free = table.room[candidates] - np.array(used, dtype=np.int64)
+        fits = (free >= 0).all(axis=1)
+        claim.candidates = candidates[fits]
+        claim.headroom = tuple(int(x) for x in free[fits].max(axis=0)) if fits.any() else (-1, -1, -1)
+        if len(claim.candidates) > SMALL_CANDIDATE_SET:
+            return
+        candidates = claim.candidates
+    kept = []
+    headroom = [-1, -1, -1]
+    for t in (int(t) for t in candidates):
+        row = table.room_rows[t]
+        free = (row[0] - used[0], row[1] - used[1], row[2] - used[2])
+        if free[0] >= 0 and free[1] >= 0 and free[2] >= 0:
+            kept.append(t)
+            for d in range(DIMENSIONS):
+                if free[d] > headroom[d]:
+                    headroom[d] = free[d]
+    claim.candidates = tuple(kept)
+    claim.headroom = tuple(headroom)
+
+
+def launch(table: TypeTable, claim: Claim, pods, pool_name: str) -> PlacedNode:
+    """The node a NodeClaim becomes: its cheapest remaining type with the preferred capacity type."""
+    capacity_type = next(
+        (kind for kind in CAPACITY_TYPE_PRIORITY if kind in claim.capacity_types and kind != "reserved"),
+        "on-demand",
+    )
+    candidates = claim.candidates
+    options = table.options
+    if len(candidates) == 1:
+        best = int(candidates[0])
+    else:
+        best = min(
+            (int(t) for t in candidates),
+            key=lambda t: (options[t].price_for(capacity_type), table.names[t]),
+        )
+    option = options[best]
+    zones = claim.zones if claim.zones is not None else frozenset()
+    return PlacedNode(
+        name=f"nodeclaim-{claim.index + 1}",
+        instance_type=option.name,
+        capacity_type=capacity_type,
+        price=option.price_for(capacity_type),
+        capacity=option.capacity,
+        allocatable=option.allocatable,
+        reserved=option.daemon_overhead,
+        pod_requests=Resources(*claim.requests),
+        pods=pods,
+        zones=tuple(sorted(zones)),
+        options=len(candidates),
+        node_pool=pool_name,
+    )

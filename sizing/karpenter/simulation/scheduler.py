@@ -1,0 +1,598 @@
+"""One scheduling pass over a batch of pending pods (see the package docstring for the rules).
+
+Pods come in runs of identical pods. An unconstrained run is handed out with a heap of claims
+ordered by (pods, creation), several pods at a time when the order cannot change in between.
+A constrained run (topology, host ports, or the target of another workload's anti-affinity)
+keeps one heap per zone the claims are committed to and takes one pod at a time whenever zone
+counts decide where the next pod may go.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from sizing.errors import SizingInputError
+from sizing.karpenter.simulation.nodes import keeps_min_values, launch, most_pods, set_candidates
+from sizing.karpenter.simulation.topology import (
+    Inverse,
+    commit_zone,
+    domains_for,
+    hostname_cap,
+    valid_zones,
+    zone_rules,
+)
+from sizing.karpenter.simulation.model import (
+    LIMIT_KEYS,
+    PendingPods,
+    PlacedNode,
+    PodGroup,
+    ProvisioningResult,
+    Scenario,
+)
+from sizing.karpenter.simulation.state import Claim, LimitsLeft, TopologyCounts, TypeTable, weight_order
+from sizing.kube.resources import Resources
+
+_NEVER = (2**62, 2**62, 2**62)
+_ANY = "*"
+
+
+@dataclass
+class _Run:
+    """Consecutive pending pods that schedule identically."""
+
+    group: PodGroup
+    requests: Tuple[int, int, int]
+    mask: Optional[np.ndarray]
+    mask_list: Optional[List[bool]]
+    segments: List[Tuple[int, int]] = field(default_factory=list)  # (pod group index, count)
+
+    @property
+    def zones(self):
+        return self.group.zones
+
+    @property
+    def capacity_types(self):
+        return self.group.capacity_types
+
+
+def _check_scenario(scenario: Scenario) -> None:
+    pools = scenario.pools
+    names = [pool.name for pool in pools]
+    if len(set(names)) != len(names):
+        raise SizingInputError(f"scenario NodePools must have distinct names, got {names}")
+    for pool in pools:
+        if not pool.node_options:
+            raise SizingInputError(
+                f"NodePool {pool.name!r} has no instance type; the NodePool needs at least one instance type"
+            )
+        types = [option.name for option in pool.node_options]
+        if len(set(types)) != len(types):
+            raise SizingInputError(f"NodePool {pool.name!r} lists an instance type twice: {types}")
+        for key, value in pool.limits.items():
+            if key not in LIMIT_KEYS:
+                raise SizingInputError(f"limits key {key!r} is not supported; allowed keys are {list(LIMIT_KEYS)}")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise SizingInputError(f"limits[{key!r}] must be an integer, got {value!r}")
+    for group in scenario.pod_groups:
+        if group.count < 0 or min(group.requests.as_dict().values()) < 0 or group.requests.pods < 1:
+            raise SizingInputError(
+                f"pod group {group.workload!r}: count must be >= 0 and requests non-negative with "
+                f"at least one pod slot, got count {group.count} and {group.requests}"
+            )
+
+
+class Simulator:
+    def __init__(self, scenario: Scenario):
+        _check_scenario(scenario)
+        self.scenario = scenario
+        self.pools = scenario.pools
+        self.primary = scenario.primary_pool
+        self.order = weight_order(self.pools)
+        self.table = TypeTable(self.pools)
+        self.limits = LimitsLeft(self.pools, scenario.running_nodes, self.primary)
+        self.groups: List[PodGroup] = list(scenario.pod_groups)
+        self.inverse = Inverse(self.groups)
+        self.counts = TopologyCounts()
+        self.claims: List[Claim] = []
+        self.heap: List[Tuple[int, int, Claim]] = []
+        self.pending: List[PendingPods] = []
+        self.relaxed: Dict[str, List[str]] = {}
+        self.running = list(scenario.running_nodes)
+        self.running_free = [
+            [node.option.allocatable.cpu - node.requested.cpu,
+             node.option.allocatable.memory - node.requested.memory,
+             node.option.allocatable.pods - node.requested.pods]
+            for node in self.running
+        ]
+        self.running_placed: List[Dict[int, int]] = [{} for _ in self.running]
+        self.running_workloads: List[Dict[str, int]] = [{} for _ in self.running]
+        self.running_ports: List[set] = [set() for _ in self.running]
+        self.pool_capacity_types = [frozenset(pool.capacity_types) for pool in self.pools]
+        self.templates: Dict[Tuple[int, int], Dict[str, object]] = {}
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def _run_for(self, group: PodGroup) -> _Run:
+        mask = self.table.mask(group.allowed_types)
+        return _Run(group, (group.requests.cpu, group.requests.memory, group.requests.pods), mask,
+                    None if mask is None else mask.tolist())
+
+    def _runs(self) -> List[_Run]:
+        groups = self.groups
+        order = sorted(range(len(groups)), key=lambda i: (-groups[i].requests.cpu, -groups[i].requests.memory, i))
+        runs: List[_Run] = []
+        previous_key = None
+        for index in order:
+            group = groups[index]
+            if group.count == 0:
+                continue
+            if self._careful(group):
+                key = ("group", index)
+            else:
+                key = (group.requests, group.allowed_types, group.zones, group.capacity_types,
+                       group.pools, group.nodes)
+            if key != previous_key:
+                runs.append(self._run_for(group))
+                previous_key = key
+            runs[-1].segments.append((index, group.count))
+        return runs
+
+    def _careful(self, group: PodGroup) -> bool:
+        return group.constrained or self.inverse.targets(group.workload) or group.fallback is not None
+
+    # -- what a claim or pool can take -----------------------------------------------------
+
+    def _compatible(self, zones, capacity_types, run: _Run) -> bool:
+        if run.zones is not None and zones is not None and not (zones & run.zones):
+            return False
+        if run.capacity_types is not None and not (capacity_types & run.capacity_types):
+            return False
+        return True
+
+    def _pool_allowed(self, pool: int, run: _Run) -> bool:
+        return run.group.pools is None or self.pools[pool].name in run.group.pools
+
+    def _matching(self, candidates, run: _Run):
+        """The candidates a pod of this run may use."""
+        if run.mask is None:
+            return candidates
+        if isinstance(candidates, tuple):
+            return tuple(t for t in candidates if run.mask_list[t])
+        return candidates[run.mask[candidates]]
+
+    def _room_in_claim(self, claim: Claim, run: _Run) -> int:
+        requests = run.requests
+        headroom = claim.headroom
+        if headroom[0] < requests[0] or headroom[1] < requests[1] or headroom[2] < requests[2]:
+            return 0
+        if not self._pool_allowed(claim.pool, run) or not self._compatible(claim.zones, claim.capacity_types, run):
+            return 0
+        return most_pods(self.table, claim.pool, self._matching(claim.candidates, run), claim.requests, requests)
+
+    def _narrow(self, claim: Claim, run: _Run) -> None:
+        """Keep the claim's types that hold its pods and match the run's constraints."""
+        set_candidates(self.table, claim, self._matching(claim.candidates, run))
+        if run.zones is not None:
+            claim.zones = run.zones if claim.zones is None else claim.zones & run.zones
+        if run.capacity_types is not None:
+            claim.capacity_types = claim.capacity_types & run.capacity_types
+
+    def _fresh_candidates(self, run: _Run, pool: int) -> np.ndarray:
+        """Rows of `pool` a new NodeClaim for this run could use, before the limits filter."""
+        rows = self.table.pool_rows[pool]
+        if not self._pool_allowed(pool, run) or not self._compatible(
+            self.pools[pool].zones, self.pool_capacity_types[pool], run
+        ):
+            return rows[:0]
+        fits = (self.table.room[rows] >= np.array(run.requests, dtype=np.int64)).all(axis=1)
+        if run.mask is not None:
+            fits &= run.mask[rows]
+        return rows[fits]
+
+    def _open_claim(self, run: _Run, stamp: int, zones_wanted: Optional[FrozenSet[str]] = None):
+        """A new NodeClaim for the run's next pod from the first NodePool that can launch one,
+        or (None, reason)."""
+        reasons = []
+        for pool in self.order:
+            template = self.templates.setdefault((stamp, pool), {})
+            if "fresh" not in template:
+                template["fresh"] = self._fresh_candidates(run, pool)
+            fresh = template["fresh"]
+            if not len(fresh):
+                if self._pool_allowed(pool, run):
+                    reasons.append(self._where(pool) + "no instance type of the NodePool fits the pod and its node selector")
+                continue
+            pool_zones = self.pools[pool].zones
+            zones = pool_zones if run.zones is None else (run.zones if pool_zones is None else pool_zones & run.zones)
+            if zones_wanted is not None:
+                zones = zones_wanted if zones is None else zones & zones_wanted
+                if not zones:
+                    reasons.append(self._where(pool) + "no zone of the NodePool satisfies the pod's topology")
+                    continue
+            claim = self._claim_from(pool, fresh, template, reasons)
+            if claim is None:
+                continue
+            claim.zones = zones
+            if run.capacity_types is not None:
+                claim.capacity_types = claim.capacity_types & run.capacity_types
+            return claim, None
+        return None, "; ".join(reasons) or "no NodePool can take the pod (taints, labels or NodePool selector)"
+
+    def _where(self, pool: int) -> str:
+        return f"NodePool {self.pools[pool].name!r}: " if len(self.pools) > 1 else ""
+
+    def _claim_from(self, pool: int, fresh: np.ndarray, template: Dict[str, object], reasons: List[str]):
+        limits = self.limits
+        columns = limits.columns[pool]
+        if "largest" not in template:
+            template["largest"] = self.table.capacity[fresh].max(axis=0)
+            template["largest_limited"] = template["largest"][columns]
+        candidates = fresh
+        largest = template["largest"]
+        filtered = False
+        remaining = limits.remaining[pool]
+        if "nodes" in limits.keys[pool] and remaining[limits.keys[pool].index("nodes")] < 1:
+            reasons.append(
+                self._where(pool) + f"node limits have been exhausted for the NodePool (left: {limits.describe(pool)})"
+            )
+            return None
+        if columns and (template["largest_limited"] > remaining).any():
+            within = (self.table.capacity[np.ix_(candidates, columns)] <= remaining).all(axis=1)
+            candidates = candidates[within]
+            if not len(candidates):
+                reasons.append(
+                    self._where(pool) + "all available instance types exceed the NodePool limits "
+                    f"(left after subtractMax: {limits.describe(pool)}; cpu in m, memory in MiB)"
+                )
+                return None
+            largest = self.table.capacity[candidates].max(axis=0)
+            filtered = True
+        if self.table.min_values[pool] and not keeps_min_values(self.table, pool, candidates):
+            reasons.append(self._where(pool) + "fewer instance types than the NodePool's minValues require fit the pod")
+            return None
+        limits.reserved[pool] += largest
+        if columns:
+            limits.remaining[pool] = remaining - largest[columns]
+        claim = Claim(len(self.claims), pool, self.pools[pool].zones, self.pool_capacity_types[pool])
+        if not filtered and "start" in template:
+            claim.candidates, claim.headroom = template["start"]
+        else:
+            set_candidates(self.table, claim, candidates)
+            if not filtered:
+                template["start"] = (claim.candidates, claim.headroom)
+        self.claims.append(claim)
+        return claim
+
+    # -- recording -------------------------------------------------------------------------
+
+    def _add(self, claim: Claim, run: _Run, group_index: int, take: int) -> None:
+        requests = run.requests
+        claim.pod_count += take
+        for d in range(3):
+            claim.requests[d] += take * requests[d]
+        claim.placed[group_index] = claim.placed.get(group_index, 0) + take
+        workload = run.group.workload
+        claim.workloads[workload] += take
+        claim.ports |= run.group.host_ports
+
+    def _record_zones(self, claims, run: _Run) -> None:
+        for claim in claims:
+            placed = claim.placed.get(run.segments[0][0], 0) if len(run.segments) == 1 else None
+            if placed is None:
+                for group_index, _ in run.segments:
+                    self.counts.record(self.groups[group_index].workload, claim.zones,
+                                       claim.placed.get(group_index, 0))
+            else:
+                self.counts.record(run.group.workload, claim.zones, placed)
+
+    # -- running nodes ---------------------------------------------------------------------
+
+    def _running_fit(self, index: int, run: _Run, zones: Optional[FrozenSet[str]]) -> int:
+        node = self.running[index]
+        group = run.group
+        if group.allowed_types is not None and node.option.name not in group.allowed_types:
+            return 0
+        if group.zones is not None and node.zone not in group.zones:
+            return 0
+        if zones is not None and node.zone not in zones:
+            return 0
+        if group.capacity_types is not None and node.capacity_type not in group.capacity_types:
+            return 0
+        if group.nodes is not None and node.name not in group.nodes:
+            return 0
+        free = self.running_free[index]
+        if min(free) < 0:
+            return 0
+        requests = run.requests
+        fit = min(free[d] // requests[d] for d in range(3) if requests[d] > 0)
+        if fit > 0 and self._careful(group):
+            fit = min(fit, hostname_cap(group, self.running_workloads[index],
+                                                 self.running_ports[index], self.inverse))
+        return max(fit, 0)
+
+    def _place_on_running(self, index: int, run: _Run, group_index: int, taken: int) -> None:
+        free = self.running_free[index]
+        for d in range(3):
+            free[d] -= taken * run.requests[d]
+        placed = self.running_placed[index]
+        placed[group_index] = placed.get(group_index, 0) + taken
+        workloads = self.running_workloads[index]
+        workloads[run.group.workload] = workloads.get(run.group.workload, 0) + taken
+        self.running_ports[index] |= run.group.host_ports
+        zone = self.running[index].zone
+        self.counts.record(run.group.workload, frozenset({zone}) if zone else None, taken)
+
+    def _fill_running(self, run: _Run, group_index: int, count: int) -> int:
+        """First fit over the running nodes; returns the pods left over."""
+        for index in range(len(self.running)):
+            if count == 0:
+                break
+            fit = self._running_fit(index, run, None)
+            if fit > 0:
+                taken = min(fit, count)
+                self._place_on_running(index, run, group_index, taken)
+                count -= taken
+        return count
+
+    # -- an unconstrained run --------------------------------------------------------------
+
+    def _place_run(self, run: _Run, stamp: int, smallest_later: Tuple[int, int, int]) -> None:
+        heap = self.heap
+        set_aside: List[Tuple[int, int, Claim]] = []
+        touched: List[Claim] = []
+        pending_reason: Optional[str] = None
+        requests = run.requests
+        for group_index, count in run.segments:
+            count = self._fill_running(run, group_index, count) if self.running else count
+            while count > 0 and pending_reason is None:
+                if heap:
+                    pod_count, index, claim = heap[0]
+                    if claim.run_stamp != stamp:
+                        claim.run_stamp = stamp
+                        claim.room_in_run = self._room_in_claim(claim, run)
+                    if claim.room_in_run <= 0:
+                        set_aside.append(heapq.heappop(heap))
+                        continue
+                    take = min(count, claim.room_in_run)
+                    if len(heap) > 1:
+                        runner_up = heap[1] if len(heap) == 2 else min(heap[1], heap[2])
+                        # The claim stays first while (pods, index) sorts before the runner-up's.
+                        lead = runner_up[0] - pod_count + (1 if index < runner_up[1] else 0)
+                        take = min(take, max(lead, 1))
+                else:
+                    claim, pending_reason = self._open_claim(run, stamp)
+                    if claim is None:
+                        break
+                    claim.run_stamp = stamp
+                    # Room for pods of this run on the claim's best type, counting this first pod.
+                    claim.room_in_run = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), requests)
+                    if claim.room_in_run < 1:
+                        raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
+                    heapq.heappush(heap, (0, claim.index, claim))
+                    continue
+                claim.room_in_run -= take
+                self._add(claim, run, group_index, take)
+                if claim.touched_stamp != stamp:
+                    claim.touched_stamp = stamp
+                    touched.append(claim)
+                heapq.heapreplace(heap, (claim.pod_count, claim.index, claim))
+                count -= take
+            if count > 0:
+                self._add_pending(group_index, count, pending_reason)
+        for claim in touched:
+            self._narrow(claim, run)
+        self._record_zones(touched, run)
+        later_cpu, later_memory, later_pods = smallest_later
+        for entry in set_aside:
+            headroom = entry[2].headroom
+            # A claim without room for the smallest pod still to come is done for this batch.
+            if headroom[0] >= later_cpu and headroom[1] >= later_memory and headroom[2] >= later_pods:
+                heapq.heappush(heap, entry)
+
+    # -- a constrained run -----------------------------------------------------------------
+
+    def _domains(self, group: PodGroup) -> FrozenSet[str]:
+        pool_zones = [self.pools[p].zones for p in range(len(self.pools))
+                      if group.pools is None or self.pools[p].name in group.pools]
+        node_zones = [node.zone for node in self.running if node.zone]
+        return domains_for(group, pool_zones, node_zones)
+
+    def _place_constrained(self, run: _Run, stamp: int, group_index: int, count: int) -> int:
+        """Place `count` pods of a constrained group; returns the pods left over (self.reason says why)."""
+        group = run.group
+        by_zone = zone_rules(group, self.inverse)
+        domains = self._domains(group) if by_zone else frozenset()
+        if by_zone and not domains:
+            self.reason = "the pod's zone topology needs zones; none are known for its NodePools"
+            return count
+        buckets: Dict[str, List[Tuple[int, int, Claim]]] = {}
+        room: Dict[int, int] = {}
+        for claim in self.claims:
+            claim_room = self._room_in_claim(claim, run)
+            if claim_room > 0:
+                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse))
+            if claim_room > 0:
+                room[claim.index] = claim_room
+                bucket = (claim.zone or _ANY) if by_zone else _ANY
+                buckets.setdefault(bucket, []).append((claim.pod_count, claim.index, claim))
+        for heap in buckets.values():
+            heapq.heapify(heap)
+        touched: Dict[int, Claim] = {}
+        self.reason = None
+        while count > 0:
+            valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
+            if by_zone and not valid:
+                self.reason = "no zone satisfies the pod's topology spread or anti-affinity"
+                break
+            # Running nodes come first, in order.
+            placed_running = False
+            for index in range(len(self.running)):
+                fit = self._running_fit(index, run, valid)
+                if fit > 0:
+                    take = 1 if by_zone else min(fit, count)
+                    self._place_on_running(index, run, group_index, take)
+                    count -= take
+                    placed_running = True
+                    break
+            if placed_running:
+                continue
+            best = self._best_claim(buckets, room, valid)
+            if best is None:
+                wanted = valid
+                claim, reason = self._open_claim(run, stamp, wanted)
+                if claim is None:
+                    self.reason = reason
+                    break
+                claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
+                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse))
+                if claim_room < 1:
+                    raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
+                room[claim.index] = claim_room
+                best = claim
+            elif not by_zone:
+                heapq.heappop(buckets[_ANY])
+            if by_zone and best.zone is None:
+                options = valid if best.zones is None else best.zones & valid
+                best.zones = frozenset({commit_zone(group, options, self.counts)})
+            take = 1 if by_zone else min(count, room[best.index], self._lead(buckets, best))
+            self._add(best, run, group_index, take)
+            if by_zone:
+                self.counts.record(group.workload, best.zones, take)
+            room[best.index] -= take
+            touched[best.index] = best
+            count -= take
+            if room[best.index] > 0:
+                bucket = (best.zone or _ANY) if by_zone else _ANY
+                heapq.heappush(buckets.setdefault(bucket, []), (best.pod_count, best.index, best))
+        for claim in touched.values():
+            self._narrow(claim, run)
+        if not by_zone:
+            single = _Run(run.group, run.requests, run.mask, run.mask_list, [(group_index, 0)])
+            self._record_zones(touched.values(), single)
+        return count
+
+    @staticmethod
+    def _lead(buckets, best: Claim) -> int:
+        heap = buckets.get(_ANY)
+        if not heap:
+            return 2**62
+        runner_up = heap[0]
+        return max(runner_up[0] - best.pod_count + (1 if best.index < runner_up[1] else 0), 1)
+
+    @staticmethod
+    def _best_claim(buckets, room, valid) -> Optional[Claim]:
+        best = None
+        names = [_ANY] if valid is None else sorted(valid) + [_ANY]
+        for name in names:
+            heap = buckets.get(name)
+            if not heap:
+                continue
+            held = []
+            while heap:
+                pod_count, index, claim = heap[0]
+                if room.get(index, 0) <= 0 or pod_count != claim.pod_count:
+                    heapq.heappop(heap)
+                    continue
+                if valid is not None and name == _ANY:
+                    if claim.zone is not None or (claim.zones is not None and not (claim.zones & valid)):
+                        held.append(heapq.heappop(heap))
+                        continue
+                break
+            if heap and (best is None or heap[0][:2] < (best.pod_count, best.index)):
+                best = heap[0][2]
+            for entry in held:
+                if entry[2].zone is None:
+                    heapq.heappush(heap, entry)
+        return best
+
+    def _place_careful(self, run: _Run, stamp: int) -> None:
+        for group_index, count in run.segments:
+            left = self._place_constrained(run, stamp, group_index, count)
+            group = self.groups[group_index]
+            while left > 0 and group.fallback is not None:
+                self.groups.append(replace(group.fallback, count=left))
+                fallback_index = len(self.groups) - 1
+                group = self.groups[fallback_index]
+                self.relaxed.setdefault(group.workload, [])
+                for step in group.relaxed:
+                    if step not in self.relaxed[group.workload]:
+                        self.relaxed[group.workload].append(step)
+                relaxed_run = self._run_for(group)
+                relaxed_run.segments.append((fallback_index, left))
+                left = self._place_constrained(relaxed_run, ("relaxed", fallback_index), fallback_index, left)
+            if left > 0:
+                self._add_pending(group_index, left, self.reason)
+        self.heap = [(c.pod_count, c.index, c) for c in self.claims if c.headroom[0] >= 0]
+        heapq.heapify(self.heap)
+
+    def _add_pending(self, group_index: int, count: int, reason: Optional[str]) -> None:
+        workload = self.groups[group_index].workload
+        self.pending.append(PendingPods(workload, count, reason or "no node could take the pod"))
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _by_workload(self, placed: Mapping[int, int]) -> Mapping[str, int]:
+        counts: Dict[str, int] = {}
+        for group_index, count in sorted(placed.items()):
+            workload = self.groups[group_index].workload
+            counts[workload] = counts.get(workload, 0) + count
+        return MappingProxyType(counts)
+
+    def _running_result(self, index: int) -> PlacedNode:
+        node = self.running[index]
+        placed = self.running_placed[index]
+        pod_requests = sum((self.groups[g].requests.scaled(count) for g, count in placed.items()), Resources())
+        return PlacedNode(
+            name=node.name,
+            instance_type=node.option.name,
+            capacity_type=node.capacity_type,
+            price=node.option.price_for(node.capacity_type),
+            capacity=node.option.capacity,
+            allocatable=node.option.allocatable,
+            reserved=node.requested,
+            pod_requests=pod_requests,
+            pods=self._by_workload(placed),
+            zones=(node.zone,) if node.zone else (),
+            options=1,
+            existing=True,
+            in_node_pool=node.in_node_pool,
+            node_pool=node.node_pool or self.primary,
+        )
+
+    def run(self) -> ProvisioningResult:
+        runs = self._runs()
+        smallest_later = [_NEVER] * (len(runs) + 1)
+        for index in range(len(runs) - 1, -1, -1):
+            smallest_later[index] = tuple(min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1]))
+        for stamp, run in enumerate(runs):
+            if self._careful(run.group):
+                self._place_careful(run, stamp)
+            else:
+                self._place_run(run, stamp, smallest_later[stamp + 1])
+        nodes = [self._running_result(i) for i in range(len(self.running))]
+        nodes += [
+            launch(self.table, claim, self._by_workload(claim.placed), self.pools[claim.pool].name)
+            for claim in self.claims
+        ]
+        limits = self.limits
+        pool_remaining = {
+            pool.name: MappingProxyType(
+                {key: int(value) for key, value in zip(limits.keys[i], limits.remaining[i])}
+            )
+            for i, pool in enumerate(self.pools)
+        }
+        return ProvisioningResult(
+            nodes=tuple(nodes),
+            pending=tuple(self.pending),
+            limits=MappingProxyType(dict(self.pools[0].limits)),
+            remaining=pool_remaining[self.primary],
+            reserved=MappingProxyType({key: int(value) for key, value in zip(LIMIT_KEYS, limits.reserved[0])}),
+            primary_pool=self.primary,
+            pool_remaining=MappingProxyType(pool_remaining),
+            relaxed=MappingProxyType({w: tuple(steps) for w, steps in self.relaxed.items()}),
+        )

@@ -1,0 +1,157 @@
+"""The scheduler's state during one batch: the instance-type table of every NodePool, what is left
+of each NodePool's limits, the in-flight NodeClaims and the topology counts.
+
+Every (NodePool, instance type) pair is a row of one table, so a NodeClaim's candidate types are
+row numbers whichever NodePool it comes from.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy as np
+
+from sizing.errors import SizingInputError
+from sizing.karpenter.simulation.model import LIMIT_KEYS, NodePoolModel, RunningNode, Scenario
+
+NO_ROOM = (-1, -1, -1)
+Candidates = Union[Tuple[int, ...], np.ndarray]
+
+
+def weight_order(pools: Sequence[NodePoolModel]) -> List[int]:
+    """Indices of `pools` in the order Karpenter tries them: weight descending, then name descending."""
+    return sorted(range(len(pools)), key=lambda i: (-pools[i].weight, _descending(pools[i].name)))
+
+
+def _descending(name: str) -> Tuple[int, ...]:
+    return tuple(-ord(c) for c in name) + (1,)
+
+
+class TypeTable:
+    """Room (allocatable - DaemonSet overhead) and capacity of every row, with per-pool slices."""
+
+    def __init__(self, pools: Sequence[NodePoolModel]):
+        self.pools = list(pools)
+        self.options = [option for pool in pools for option in pool.node_options]
+        self.pool_of_row = np.array(
+            [index for index, pool in enumerate(pools) for _ in pool.node_options], dtype=np.int64
+        )
+        self.names = [option.name for option in self.options]
+        self.room = np.array(
+            [[o.room.cpu, o.room.memory, o.room.pods] for o in self.options], dtype=np.int64
+        ).reshape(-1, 3)
+        self.room_rows = [tuple(row) for row in self.room.tolist()]
+        self.capacity = np.array(
+            [[o.capacity.cpu, o.capacity.memory, o.capacity.pods, 1] for o in self.options], dtype=np.int64
+        ).reshape(-1, 4)
+        self.pool_rows = [np.flatnonzero(self.pool_of_row == index) for index in range(len(pools))]
+        self.min_values: List[List[Tuple[int, np.ndarray]]] = [self._min_values(i, p) for i, p in enumerate(pools)]
+        self._masks: Dict[FrozenSet[str], np.ndarray] = {}
+
+    def _min_values(self, index: int, pool: NodePoolModel) -> List[Tuple[int, np.ndarray]]:
+        """(minValues, value id per row, -1 outside the pool) for each key the pool sets minValues on."""
+        rules = []
+        for key, minimum in sorted(pool.min_values.items()):
+            ids: Dict[str, int] = {}
+            column = np.full(len(self.options), -1, dtype=np.int64)
+            for row in self.pool_rows[index]:
+                labels = pool.type_labels.get(self.names[row])
+                if labels is None:
+                    raise SizingInputError(f"NodePool {pool.name!r}: no labels for {self.names[row]} (minValues)")
+                if key in labels:
+                    column[row] = ids.setdefault(labels[key], len(ids))
+            rules.append((minimum, column))
+        return rules
+
+    def mask(self, allowed: Optional[FrozenSet[str]]) -> Optional[np.ndarray]:
+        if allowed is None:
+            return None
+        if allowed not in self._masks:
+            self._masks[allowed] = np.array([name in allowed for name in self.names], dtype=bool)
+        return self._masks[allowed]
+
+
+class Claim:
+    """An in-flight NodeClaim: its pods' requests, its candidate rows, zones and what it holds."""
+
+    __slots__ = (
+        "index", "pool", "pod_count", "requests", "candidates", "headroom", "zones", "capacity_types",
+        "placed", "workloads", "ports", "run_stamp", "room_in_run", "touched_stamp",
+    )
+
+    def __init__(self, index: int, pool: int, zones: Optional[FrozenSet[str]], capacity_types: FrozenSet[str]):
+        self.index = index
+        self.pool = pool
+        self.pod_count = 0
+        self.requests = [0, 0, 0]
+        self.candidates: Candidates = ()
+        self.headroom = NO_ROOM
+        self.zones = zones
+        self.capacity_types = capacity_types
+        self.placed: Dict[int, int] = {}
+        self.workloads: Dict[str, int] = defaultdict(int)
+        self.ports: Set[Tuple[str, int]] = set()
+        self.run_stamp = -1
+        self.room_in_run = 0
+        self.touched_stamp = -1
+
+    @property
+    def zone(self) -> Optional[str]:
+        """The zone the claim is committed to, if only one is left."""
+        if self.zones is not None and len(self.zones) == 1:
+            return next(iter(self.zones))
+        return None
+
+
+class LimitsLeft:
+    """What is left of each NodePool's limits, and what subtractMax took for new NodeClaims."""
+
+    def __init__(self, pools: Sequence[NodePoolModel], running: Sequence[RunningNode], primary: str):
+        self.columns = []
+        self.keys = []
+        self.remaining = []
+        self.reserved = []
+        for pool in pools:
+            columns = [LIMIT_KEYS.index(key) for key in LIMIT_KEYS if key in pool.limits]
+            self.columns.append(columns)
+            self.keys.append([LIMIT_KEYS[c] for c in columns])
+            self.remaining.append(np.array([pool.limits[LIMIT_KEYS[c]] for c in columns], dtype=np.int64))
+            self.reserved.append(np.zeros(len(LIMIT_KEYS), dtype=np.int64))
+        names = [pool.name for pool in pools]
+        for node in running:
+            if not (node.in_node_pool and node.capacity_reported):
+                continue
+            name = node.node_pool or primary
+            if name not in names:
+                continue
+            index = names.index(name)
+            usage = np.array(
+                [node.option.capacity.cpu, node.option.capacity.memory, node.option.capacity.pods, 1], dtype=np.int64
+            )
+            if self.columns[index]:
+                self.remaining[index] -= usage[self.columns[index]]
+
+    def describe(self, pool: int) -> str:
+        return ", ".join(f"{key} {int(value)}" for key, value in zip(self.keys[pool], self.remaining[pool]))
+
+
+class TopologyCounts:
+    """Pods per workload and zone: `spread` counts pods on nodes committed to one zone (as
+    Karpenter records spread), `anti` counts them in every zone their node may still take."""
+
+    def __init__(self) -> None:
+        self.spread: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.anti: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    def record(self, workload: str, zones: Optional[FrozenSet[str]], count: int) -> None:
+        if not zones or count <= 0:
+            return
+        if len(zones) == 1:
+            self.spread[workload][next(iter(zones))] += count
+        for zone in zones:
+            self.anti[workload][zone] += count
+
+    def in_zone(self, workloads: FrozenSet[str], zone: str, table: str) -> int:
+        counts = self.spread if table == "spread" else self.anti
+        return sum(counts[w][zone] for w in workloads if w in counts)

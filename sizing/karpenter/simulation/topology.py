@@ -1,0 +1,137 @@
+"""Topology spread, pod anti-affinity and host ports: where the next pod of a group may go.
+
+Follows `topologygroup.go` of kubernetes-sigs/karpenter v1.14:
+
+- hostname spread: a node may hold maxSkew pods the selector counts (a new node is always a
+  domain with 0, so the minimum is 0);
+- zone spread: a zone is valid while count + 1 - min(count over the pod's zones) <= maxSkew
+  (min taken as 0 while fewer zones than minDomains exist); among valid zones the NodeClaim
+  commits to the one with the fewest pods;
+- anti-affinity: no node (hostname) or zone already holding a selected pod; and the inverse,
+  no pod that another workload's anti-affinity selects goes where that workload's pods are;
+- host ports: two pods binding the same (protocol, port) never share a node.
+
+One deviation: Karpenter leaves a NodeClaim that takes a zone anti-affinity pod open to every
+empty zone and counts the pod in all of them, so it places one such pod per batch and needs
+several batches to converge. The simulation commits the claim to the first empty zone at once,
+which gives the fleet those batches converge to.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+from sizing.karpenter.simulation.model import ANTI_AFFINITY, HOSTNAME, SPREAD, ZONE, PodGroup, TopologyRule
+from sizing.karpenter.simulation.state import TopologyCounts
+
+UNLIMITED = 2**62
+
+
+class Inverse:
+    """Anti-affinity rules of other workloads, indexed by the workloads they select."""
+
+    def __init__(self, groups: Iterable[PodGroup]):
+        self.by_target: Dict[str, List[Tuple[str, TopologyRule]]] = {}
+        for group in groups:
+            for candidate in _with_fallbacks(group):
+                for rule in candidate.topology:
+                    if rule.kind != ANTI_AFFINITY:
+                        continue
+                    for target in rule.selects:
+                        if target == group.workload:
+                            continue
+                        owners = self.by_target.setdefault(target, [])
+                        if (group.workload, rule) not in owners:
+                            owners.append((group.workload, rule))
+
+    def against(self, workload: str, key: str) -> List[str]:
+        """Workloads whose anti-affinity on `key` selects `workload`."""
+        return [owner for owner, rule in self.by_target.get(workload, ()) if rule.key == key]
+
+    def targets(self, workload: str) -> bool:
+        return workload in self.by_target
+
+
+def _with_fallbacks(group: PodGroup) -> Iterable[PodGroup]:
+    current: Optional[PodGroup] = group
+    while current is not None:
+        yield current
+        current = current.fallback
+
+
+def hostname_cap(group: PodGroup, workloads_on_node: Dict[str, int], ports_on_node, inverse: Inverse) -> int:
+    """How many more pods of `group` a node holding `workloads_on_node` may take (topology and ports)."""
+    cap = UNLIMITED
+    for rule in group.topology:
+        if rule.key != HOSTNAME:
+            continue
+        present = sum(workloads_on_node.get(w, 0) for w in rule.selects)
+        counts_self = group.workload in rule.selects
+        if rule.kind == SPREAD:
+            if counts_self:
+                cap = min(cap, rule.max_skew - present)
+            elif present > rule.max_skew:
+                cap = 0
+        else:
+            if present > 0:
+                return 0
+            if counts_self:
+                cap = min(cap, 1)
+    for owner in inverse.against(group.workload, HOSTNAME):
+        if workloads_on_node.get(owner, 0) > 0:
+            return 0
+    if group.host_ports:
+        if group.host_ports & ports_on_node:
+            return 0
+        cap = min(cap, 1)
+    return max(cap, 0)
+
+
+def zone_rules(group: PodGroup, inverse: Inverse) -> bool:
+    """Whether where the group's pods go depends on zone counts."""
+    return any(rule.key == ZONE for rule in group.topology) or bool(inverse.against(group.workload, ZONE))
+
+
+def valid_zones(
+    group: PodGroup, domains: FrozenSet[str], counts: TopologyCounts, inverse: Inverse
+) -> FrozenSet[str]:
+    """The zones the next pod of `group` may go to now."""
+    valid = set(domains)
+    for rule in group.topology:
+        if rule.key != ZONE:
+            continue
+        if rule.kind == SPREAD:
+            per_zone = {zone: counts.in_zone(rule.selects, zone, "spread") for zone in domains}
+            if not per_zone:
+                return frozenset()
+            lowest = min(per_zone.values())
+            if rule.min_domains is not None and len(domains) < rule.min_domains:
+                lowest = 0
+            extra = 1 if group.workload in rule.selects else 0
+            valid &= {zone for zone, count in per_zone.items() if count + extra - lowest <= rule.max_skew}
+        else:
+            valid &= {zone for zone in domains if counts.in_zone(rule.selects, zone, "anti") == 0}
+    for owner in inverse.against(group.workload, ZONE):
+        valid &= {zone for zone in domains if counts.in_zone(frozenset({owner}), zone, "anti") == 0}
+    return frozenset(valid)
+
+
+def commit_zone(group: PodGroup, options: FrozenSet[str], counts: TopologyCounts) -> str:
+    """The zone a NodeClaim commits to for a pod of `group`: the fewest pods of its first zone spread,
+    else the first by name."""
+    ordered = sorted(options)
+    for rule in group.topology:
+        if rule.key == ZONE and rule.kind == SPREAD:
+            return min(ordered, key=lambda zone: counts.in_zone(rule.selects, zone, "spread"))
+    return ordered[0]
+
+
+def domains_for(group: PodGroup, pool_zones: Sequence[Optional[FrozenSet[str]]], node_zones: Sequence[str]) -> FrozenSet[str]:
+    """The zones the group's pods can reach: its NodePools' zones and running nodes' zones, within its own."""
+    domains = set(node_zones)
+    for zones in pool_zones:
+        if zones is not None:
+            domains |= zones
+    if group.zones is not None:
+        domains &= group.zones
+    return frozenset(domains)

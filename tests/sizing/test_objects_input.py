@@ -1,0 +1,73 @@
+"""`python -m sizing plan` on Kubernetes objects: NodePools, EC2NodeClass, workloads, HPAs,
+`kind: List`, stdin, and unmodelled fields that stop the plan unless accepted."""
+
+import io
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sizing import cli
+from sizing.errors import SizingInputError
+from sizing.kube.objects import read_objects
+from sizing.planning.objects import plan_input_from_objects
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cluster-objects.yaml"
+PVC_STATEFULSET = textwrap.dedent("""
+    apiVersion: apps/v1
+    kind: StatefulSet
+    metadata: {name: db, namespace: data}
+    spec:
+      replicas: 3
+      template:
+        metadata: {labels: {app: db}}
+        spec:
+          containers: [{name: db, image: pg, resources: {requests: {cpu: 250m, memory: 1Gi, nvidia.com/gpu: 1}}}]
+      volumeClaimTemplates: [{metadata: {name: data}}]
+""")
+
+
+def _objects(text=None):
+    return read_objects([("example", text if text is not None else EXAMPLE.read_text())])
+
+
+def test_objects_become_workloads_pools_and_node_class_settings():
+    plan_input = plan_input_from_objects(_objects())
+    web, etl = plan_input.workloads
+    assert (web.name, web.replicas, web.min_replicas, web.peak_pods) == ("shop/web", 12, 3, 12)
+    assert web.scale_up_policies == ({"type": "Pods", "value": 4, "periodSeconds": 15},)
+    # Pod-level requests replace the containers' sum; a Job runs `parallelism` pods.
+    assert (etl.kind, etl.cpu_millicores, etl.memory_mib, etl.peak_pods) == ("Job", 2000, 8192, 4)
+    assert plan_input.node_pool.name == "general" and plan_input.node_pool.ami_family == "AL2023"
+    assert plan_input.node_pool.kubelet.max_pods == 58
+    assert [p.name for p in plan_input.other_node_pools] == ["data"]
+
+
+def test_the_cli_plans_objects_with_anti_affinity_and_a_tainted_template_label_pool(capsys):
+    status = cli.main(["plan", str(EXAMPLE), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert data["fleet"]["nodeCount"] >= 12 + 1  # one node per web replica, etl on the data pool
+
+
+def test_unmodelled_fields_stop_the_plan_naming_object_and_field():
+    with pytest.raises(SizingInputError) as error:
+        plan_input_from_objects(_objects(EXAMPLE.read_text() + "---\n" + PVC_STATEFULSET))
+    message = str(error.value)
+    assert "StatefulSet data/db: spec.volumeClaimTemplates" in message
+    assert "nvidia.com/gpu" in message and "--accept-unmodelled" in message
+
+
+def test_accepted_unmodelled_fields_are_listed_as_ignored():
+    plan_input = plan_input_from_objects(_objects(EXAMPLE.read_text() + "---\n" + PVC_STATEFULSET), True)
+    assert any("volumeClaimTemplates" in item for item in plan_input.ignored)
+
+
+def test_a_kubectl_list_on_stdin_is_read(monkeypatch, capsys):
+    import yaml
+
+    items = list(yaml.safe_load_all(EXAMPLE.read_text()))
+    monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})))
+    assert cli.main(["plan", "-", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["peakPods"] == 16
