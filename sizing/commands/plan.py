@@ -85,7 +85,8 @@ def _objects_input(files) -> bool:
         return True
     try:
         return is_object_document(Path(files[0]).read_text(encoding="utf-8"))
-    except OSError:
+    except (OSError, UnicodeDecodeError):
+        # The description reader names the file and the problem.
         return False
 
 

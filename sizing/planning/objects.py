@@ -90,6 +90,10 @@ def read_object_files(paths: Sequence[str]) -> ClusterObjects:
             texts.append((f"file {str(path)!r}", Path(path).read_text(encoding="utf-8")))
         except OSError as error:
             raise SizingInputError(f"file {str(path)!r} cannot be read ({error.strerror})") from error
+        except UnicodeDecodeError as error:
+            raise SizingInputError(
+                f"file {str(path)!r} is not a text file (byte {error.start} is not UTF-8); Kubernetes objects are YAML"
+            ) from None
     return read_objects(texts)
 
 

@@ -217,3 +217,13 @@ def test_an_oversized_daemon_set_is_blamed_not_the_app(tmp_path, capsys):
     assert "the DaemonSets request 2125m cpu on every node" in err
     assert "1930m allocatable of the largest allowed instance type (m5.large)" in err
     assert "test-app" not in err
+
+
+def test_a_binary_file_among_object_files_is_one_clear_line(tmp_path, capsys):
+    objects = tmp_path / "objects.yaml"
+    objects.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    binary = tmp_path / "image.yaml"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    status, out, err = run(capsys, objects, binary)
+    assert status != 0 and out == ""
+    assert "is not a text file" in err and "Traceback" not in err
