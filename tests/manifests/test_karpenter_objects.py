@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from components.karpenter_objects import (
-    DEFAULT_AMI_ALIAS,
     MANIFEST_DIR,
     NODEPOOL_PRESETS,
     ec2_node_class,
@@ -18,6 +17,7 @@ from components.karpenter_objects import (
 from components.app_objects import load_manifest
 from sizing.karpenter.catalog import load_catalog
 from sizing.karpenter.requirements import filter_instance_types, parse_requirements
+from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.nodepool import NodePoolConfig
 
 REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
