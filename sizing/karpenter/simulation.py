@@ -51,7 +51,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -65,7 +65,7 @@ _NO_ROOM = (-1, -1, -1)
 _NEVER = (2**62, 2**62, 2**62)
 # Up to this many candidate types a claim keeps them in a tuple and loops in Python.
 _SMALL_CANDIDATE_SET = 16
-_Candidates = Union[Tuple[int, ...], np.ndarray]
+_Candidates = Tuple[int, ...] | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -390,9 +390,7 @@ class _Simulator:
     def _compatible(self, zones, capacity_types, run: _Run) -> bool:
         if run.zones is not None and zones is not None and not (zones & run.zones):
             return False
-        if run.capacity_types is not None and not (capacity_types & run.capacity_types):
-            return False
-        return True
+        return run.capacity_types is None or bool(capacity_types & run.capacity_types)
 
     def _matching(self, candidates: _Candidates, run: _Run) -> _Candidates:
         """The candidates a pod of this run may use."""
@@ -536,7 +534,7 @@ class _Simulator:
 
     def _limit_reason(self) -> str:
         left = ", ".join(
-            f"{key} {int(value)}" for key, value in zip(self.limit_keys, self.remaining)
+            f"{key} {int(value)}" for key, value in zip(self.limit_keys, self.remaining, strict=True)
         )
         if "nodes" in self.limit_keys and self.remaining[self.limit_keys.index("nodes")] < 1:
             return f"node limits have been exhausted for the NodePool (left: {left})"
@@ -678,7 +676,7 @@ class _Simulator:
         smallest_later = [_NEVER] * (len(runs) + 1)
         for index in range(len(runs) - 1, -1, -1):
             smallest_later[index] = tuple(
-                min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1])
+                min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1], strict=True)
             )
         for stamp, run in enumerate(runs):
             self._place_run(run, stamp, smallest_later[stamp + 1])
@@ -689,9 +687,9 @@ class _Simulator:
             pending=tuple(self.pending),
             limits=MappingProxyType(dict(self.scenario.limits)),
             remaining=MappingProxyType(
-                {key: int(value) for key, value in zip(self.limit_keys, self.remaining)}
+                {key: int(value) for key, value in zip(self.limit_keys, self.remaining, strict=True)}
             ),
-            reserved=MappingProxyType({key: int(value) for key, value in zip(LIMIT_KEYS, self.reserved)}),
+            reserved=MappingProxyType({key: int(value) for key, value in zip(LIMIT_KEYS, self.reserved, strict=True)}),
         )
 
 
