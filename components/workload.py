@@ -4,7 +4,7 @@ NodePool, whose limits come from the capacity plan."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -71,7 +71,7 @@ class Workload(pulumi.ComponentResource):
         )
         created: dict[str, pulumi.CustomResource] = {}
         # What each kind must outlive or be created after, besides the namespace.
-        after = {
+        after: dict[str, Callable[[], list[pulumi.Resource]]] = {
             "Deployment": lambda: [self.node_pool],
             "Service": lambda: [args.load_balancer_controller],
             "Ingress": lambda: [created["Service"], args.load_balancer_controller],
@@ -89,6 +89,7 @@ class Workload(pulumi.ComponentResource):
             )
         self.resources = created
         self.ingress = created["Ingress"]
+        assert isinstance(self.ingress, k8s.networking.v1.Ingress)
         self.alb_hostname = self.ingress.status.apply(_hostname)
         self.register_outputs({"albHostname": self.alb_hostname, "nodePool": args.node_pool.name})
 

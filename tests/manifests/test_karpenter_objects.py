@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -188,7 +189,7 @@ def _reference_pool(config: NodePoolConfig = NodePoolConfig()) -> dict:
 
 
 def _reference_class(**overrides) -> dict:
-    arguments = dict(
+    arguments: dict[str, Any] = dict(
         name="default",
         role_name=f"KarpenterNodeRole-{REFERENCE_CLUSTER}",
         cluster_name=REFERENCE_CLUSTER,
