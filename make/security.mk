@@ -1,4 +1,5 @@
-# Security gates on the offline plan of every stack, and the policy pack's unit tests.
+# Security gates on the offline plan of every stack, and the policy pack's unit tests; `check`
+# runs the lint and type checks of make/quality.mk first.
 # Included by the Makefile. checkov, parliament and pulumi-policy each pin packages the project
 # pins differently (boto3, packaging, protobuf), so each runs from its own virtualenv under
 # .tools/, installed from its lock (make/lock.mk) and rebuilt when the lock changes.
@@ -37,7 +38,7 @@ policy-tools: $(TOOLS)/policy/.installed ## Install pulumi-policy under .tools/p
 policy-test: policy-tools ## Run the policy pack's unit tests in its own environment
 	cd policies && ../$(POLICY_PY) -m pytest -q
 
-check: install security-tools policy-tools ## Security gates on each stack's plan (STACK=s for one): checkov, parliament, IAM, trust, Pod Security, policy pack
+check: install lint typecheck security-tools policy-tools ## ruff and mypy (make/quality.mk), then the security gates on each stack's plan (STACK=s for one): checkov, parliament, IAM, trust, Pod Security, policy pack
 	@set -e; for stack in $(CHECK_STACKS); do $(PY) -m offline plan --stack $$stack; done
 	$(PY) -m security check $(addprefix --stack ,$(CHECK_STACKS)) --checkov $(CHECKOV) --parliament $(PARLIAMENT)
 	SECURITY_TOOLS_REQUIRED=1 $(PY) -m pytest -q tests/security/test_tool_gates.py
