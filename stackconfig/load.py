@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, get_args, get_origin
+from typing import Any, Literal, Mapping, Optional, Sequence, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -193,7 +193,7 @@ def _dotted(location: list) -> str:
     return text
 
 
-def _model_at(location: list) -> Optional[type]:
+def _model_at(location: list) -> Optional[type[BaseModel]]:
     annotation: Any = StackConfig
     for part in location:
         model = _model_in(annotation)
@@ -215,7 +215,7 @@ def _model_in(annotation: Any) -> Optional[type]:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
-def select_zones(config: StackConfig, region_zones: list[str]) -> list[str]:
+def select_zones(config: StackConfig, region_zones: Sequence[str]) -> list[str]:
     """The VPC's zones: the first `network.availabilityZones` of the region, by name. The
     NodePool's zones, when set, must be among them (Karpenter launches into the VPC's subnets)."""
     wanted = config.network.availability_zones

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import csc_matrix, hstack
 
-from sizing.binpack.colgen import Column
+from sizing.binpack.master_lp import Column
 from sizing.binpack.instance import Instance
 from sizing.binpack.packing import Packing
 from sizing.binpack.patterns import PatternSet
@@ -46,7 +46,7 @@ class MilpOutcome:
 
 
 def covering_milp(
-    instance: Instance, types: np.ndarray, matrix, demand: np.ndarray, seconds: float, relative_gap: float = 1e-6
+    instance: Instance, types: np.ndarray, matrix: Any, demand: np.ndarray, seconds: float, relative_gap: float = 1e-6
 ) -> MilpOutcome:
     """min sum_j cost_t(j) x_j, sum_j a_ij x_j >= demand_i, per limited type sum x_j <= max count, x integer."""
     count = len(types)
@@ -57,7 +57,7 @@ def covering_milp(
     limited = [t for t, m in enumerate(instance.max_count) if m is not None]
     if limited:
         membership = csc_matrix(np.array([types == t for t in limited], dtype=float))
-        constraints.append(LinearConstraint(membership, 0, [float(instance.max_count[t]) for t in limited]))
+        constraints.append(LinearConstraint(membership, 0, [float(m) for m in instance.max_count if m is not None]))
     result = milp(
         instance.cost[types],
         constraints=constraints,
@@ -162,13 +162,13 @@ def _search_below(
     deadline: float,
 ) -> Optional[MilpOutcome]:
     """The covering MILP over all patterns with reduced cost <= slack; None when too many or no time."""
-    selected: Tuple = tuple(np.nonzero(r <= slack)[0] for r in reduced)
+    selected: Tuple[np.ndarray, ...] = tuple(np.nonzero(r <= slack)[0] for r in reduced)
     total = sum(len(s) for s in selected)
     seconds = deadline - time.perf_counter()
     if total > MAX_EXACT_COLUMNS or seconds <= 0:
         return None
     blocks, types = [], []
-    for t, (patterns, chosen) in enumerate(zip(pattern_sets, selected)):
+    for t, (patterns, chosen) in enumerate(zip(pattern_sets, selected, strict=True)):
         if not len(chosen):
             continue
         members = patterns.members[chosen]

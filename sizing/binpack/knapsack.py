@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
@@ -92,7 +92,9 @@ def best_pattern(
     return KnapsackResult(result.counts, result.value, result.upper_bound, weights)
 
 
-def _relaxation(prices, sizes, room, limit):
+def _relaxation(
+    prices: np.ndarray, sizes: np.ndarray, room: np.ndarray, limit: np.ndarray
+) -> Tuple[np.ndarray, float, np.ndarray]:
     """The LP relaxation: (weights of the dimensions for the surrogate, an upper bound on the value).
 
     The weights are the LP's dual prices, kept strictly positive; the bound is the LP value
@@ -112,9 +114,11 @@ def _relaxation(prices, sizes, room, limit):
     return (weights + 1e-3 / len(room)) * scale, bound, relaxation.x
 
 
-def _round_and_fill(solution, sizes, room, limit, rank) -> np.ndarray:
+def _round_and_fill(
+    solution: np.ndarray, sizes: np.ndarray, room: np.ndarray, limit: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
     """The LP solution rounded down, then topped up shape by shape in `rank` order (per useful shape)."""
-    counts = np.minimum(np.floor(solution + 1e-9).astype(np.int64), limit)
+    counts: np.ndarray = np.minimum(np.floor(solution + 1e-9).astype(np.int64), limit)
     free = room - counts @ sizes
     for k in rank:
         more = int(limit[k] - counts[k])
@@ -127,7 +131,16 @@ def _round_and_fill(solution, sizes, room, limit, rank) -> np.ndarray:
 
 
 class _BranchAndBound:
-    def __init__(self, prices, sizes, room, limit, useful, multipliers, node_limit):
+    def __init__(
+        self,
+        prices: np.ndarray,
+        sizes: np.ndarray,
+        room: np.ndarray,
+        limit: np.ndarray,
+        useful: np.ndarray,
+        multipliers: np.ndarray,
+        node_limit: int,
+    ) -> None:
         self.multipliers = multipliers
         weight = sizes[useful] @ multipliers
         efficiency = prices[useful] / weight
@@ -170,7 +183,7 @@ class _BranchAndBound:
         self._visit(0, 0.0, np.zeros(len(self.room), dtype=np.int64))
         self.complete = self.nodes <= self.node_limit
 
-    def _bounds(self, start, free, surrogate_room):
+    def _bounds(self, start: int, free: np.ndarray, surrogate_room: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each shape k >= start that fits in `free`: fractional bound of shapes k.. given the room."""
         room_for = np.where(self.positive[start:], free // self.divisors[start:], _UNBOUNDED)
         fits = np.minimum(self.limit[start:], room_for.min(axis=1))
@@ -191,7 +204,7 @@ class _BranchAndBound:
         bound = bound + np.where(partial, (reach - cum_w[full]) * ratio, 0.0)
         return bound, candidates, fits
 
-    def _visit(self, start, value, load) -> None:
+    def _visit(self, start: int, value: float, load: np.ndarray) -> None:
         self.nodes += 1
         if value > self.best_value + PRICE_EPSILON:
             self.best_value = value
@@ -212,7 +225,15 @@ class _BranchAndBound:
                     return
 
 
-def _with_milp(prices, sizes, room, limit, base_counts, search, seconds) -> KnapsackResult:
+def _with_milp(
+    prices: np.ndarray,
+    sizes: np.ndarray,
+    room: np.ndarray,
+    limit: np.ndarray,
+    base_counts: np.ndarray,
+    search: _BranchAndBound,
+    seconds: float,
+) -> KnapsackResult:
     """Solve with HiGHS when the search ran out of nodes; keep the better pattern."""
     useful = search.order
     result = milp(

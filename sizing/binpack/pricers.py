@@ -10,7 +10,7 @@ master LPs, and an upper bound on max pi.a per bin type for the bound.
 from __future__ import annotations
 
 import time
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class PatternPricer:
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
     ) -> Pricing:
         best_values = np.zeros(self.instance.type_count)
-        candidates = []
+        candidates: List[Tuple[float, int, int]] = []
         for t, patterns in enumerate(self.pattern_sets):
             if not usable[t] or not len(patterns):
                 continue
@@ -51,7 +51,7 @@ class PatternPricer:
             if len(good) > _CANDIDATES_PER_TYPE:
                 good = good[np.argpartition(-values[good], _CANDIDATES_PER_TYPE)[:_CANDIDATES_PER_TYPE]]
             reduced = float(self.instance.cost[t] + limit_prices[t]) - values[good]
-            candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist()))
+            candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist(), strict=True))
         candidates.sort()
         columns: List[Column] = []
         taken = np.zeros(self.instance.shape_count, dtype=bool)
@@ -131,7 +131,16 @@ class KnapsackPricer:
         mask[list(chosen)] = True
         return mask
 
-    def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline: float, quick: bool) -> Pricing:
+    def _pass(
+        self,
+        prices: np.ndarray,
+        limit_prices: np.ndarray,
+        demand: np.ndarray,
+        usable: np.ndarray,
+        node_limit: int,
+        deadline: float,
+        quick: bool,
+    ) -> Pricing:
         """Price the usable types; past the deadline the rest stay unpriced (best value unknown)."""
         instance = self.instance
         best_values = np.full(instance.type_count, np.inf)

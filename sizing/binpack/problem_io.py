@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, List, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from sizing.errors import SizingInputError
 from sizing.binpack.instance import MAX_COUNT, MAX_QUANTITY
@@ -64,18 +65,16 @@ class _ProblemDocument(BaseModel):
 
     @model_validator(mode="after")
     def _unique_names(self) -> "_ProblemDocument":
-        for field, entries in (("binTypes", self.binTypes), ("items", self.items)):
-            seen = {}
-            for index, entry in enumerate(entries):
-                if entry.name in seen:
-                    raise ValueError(
-                        f"{field}[{index}].name: {entry.name!r} is already the name of {field}[{seen[entry.name]}]"
-                    )
-                seen[entry.name] = index
+        for field, names in (("binTypes", [b.name for b in self.binTypes]), ("items", [i.name for i in self.items])):
+            seen: Dict[str, int] = {}
+            for index, name in enumerate(names):
+                if name in seen:
+                    raise ValueError(f"{field}[{index}].name: {name!r} is already the name of {field}[{seen[name]}]")
+                seen[name] = index
         return self
 
 
-def _location(loc) -> str:
+def _location(loc: Sequence[Union[int, str]]) -> str:
     """('binTypes', 0, 'capacity', 'cpu') -> 'binTypes[0].capacity.cpu'; odd keys in brackets."""
     path = ""
     for part in loc:
@@ -90,7 +89,7 @@ def _location(loc) -> str:
     return path
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = _location(error["loc"])
     kind = error["type"]
     if kind == "missing":
@@ -136,11 +135,11 @@ def problem_from_json(text: str, source: str = "problem") -> Problem:
 
 
 def _rounded_down(value: float) -> float:
-    scale = 10**COST_DECIMALS
+    scale: int = 10**COST_DECIMALS
     return math.floor(value * scale + 1e-6) / scale
 
 
-def solution_to_json(solution: Solution) -> dict:
+def solution_to_json(solution: Solution) -> Dict[str, Any]:
     """The solution as a JSON-ready dict (see the module docstring)."""
     cost = round(solution.cost, COST_DECIMALS)
     bound = cost if solution.status == "optimal" else _rounded_down(solution.lower_bound.cost)

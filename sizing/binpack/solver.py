@@ -35,7 +35,7 @@ from typing import List, Optional
 import numpy as np
 
 from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
-from sizing.binpack.colgen import column_generation, dual_bound
+from sizing.binpack.colgen import Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
@@ -113,6 +113,7 @@ def solve(problem: Problem) -> Solution:
     cheap_bound, impossible = aggregate_bound(instance)
     if impossible is not None:
         return _infeasible(impossible, start)
+    assert cheap_bound is not None  # aggregate_bound gives a bound whenever packing is possible
     search = _Search(instance, start, float(problem.time_limit_seconds), first_fit_decreasing(instance), 0.0)
     bins_bound = bin_count_bound(instance)
     search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
@@ -136,6 +137,7 @@ def _optimise(search: _Search) -> None:
             search.offer(Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins))
 
     pattern_sets = _all_patterns(instance)
+    pricer: Pricer
     if pattern_sets is not None:
         pricer = PatternPricer(instance, pattern_sets)
     else:
@@ -204,6 +206,7 @@ def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
     dearer = replace(instance, cost=instance.cost + per_bin)
     tie_break = _Search(dearer, time.perf_counter(), remaining, search.incumbent, 0.0)
     cheap_bound, _ = aggregate_bound(dearer)
+    assert cheap_bound is not None  # the same items and limits as the search that found a packing
     tie_break.raise_bound(max(cheap_bound, bins_bound * float(dearer.cost.min())))
     if not tie_break.proven:
         _optimise(tie_break)
@@ -230,6 +233,7 @@ def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
 
 def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
     instance = search.instance
+    assert search.incumbent is not None  # callers return an infeasible solution first
     packing = exact_packing(search.incumbent, instance)
     if overfilled(packing, instance) or (packing.covered(instance.shape_count) != instance.demand).any() or not respects_limits(packing, instance):
         raise RuntimeError("internal error: the solver produced an invalid packing")

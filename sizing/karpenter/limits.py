@@ -55,7 +55,7 @@ class NodePoolLimits:
     headroom_percent: float
     raised_for_fleet: bool = False
 
-    def spec(self) -> dict:
+    def spec(self) -> dict[str, str]:
         """The NodePool `spec.limits` mapping, e.g. {"cpu": "24", "memory": "96Gi"}."""
         return {"cpu": format_cpu(self.cpu_millicores), "memory": format_memory(self.memory_mib)}
 

@@ -18,7 +18,7 @@ import importlib.util
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -72,7 +72,9 @@ class _Bin:
         return "|".join([self.option.name, self.capacity_type, self.zone or ""])
 
 
-def _split_values(groups: Sequence[PodGroup], attribute: str, pool_values) -> List[Optional[str]]:
+def _split_values(
+    groups: Sequence[PodGroup], attribute: str, pool_values: Optional[Iterable[str]]
+) -> Sequence[Optional[str]]:
     """The values nodes must be told apart by, or [None] when no pod cares."""
     if pool_values is None:
         return [None]
@@ -87,9 +89,7 @@ def _admits(group: PodGroup, bin_: _Bin) -> bool:
         return False
     if group.zones is not None and bin_.zone is not None and bin_.zone not in group.zones:
         return False
-    if group.capacity_types is not None and bin_.capacity_type not in group.capacity_types:
-        return False
-    return True
+    return group.capacity_types is None or bin_.capacity_type in group.capacity_types
 
 
 def _cheapest_capacity_type(option: NodeOption, capacity_types: Sequence[str]) -> str:
@@ -114,8 +114,9 @@ def _undominated(bin_types: List[BinType]) -> List[BinType]:
     strictly = (room[:, None, :] > room[None, :, :]).any(axis=2) | (cost[:, None] < cost[None, :])
     dominates = at_least & (strictly | (order[:, None] < order[None, :]))
     np.fill_diagonal(dominates, False)
-    keep = ~dominates.any(axis=0)
-    return [b for b, kept in zip(bin_types, keep) if kept]
+    # any() over an axis of a 2-D array is an array, never the scalar numpy's stubs allow.
+    dominated: List[bool] = cast(np.ndarray, dominates.any(axis=0)).tolist()
+    return [b for b, is_dominated in zip(bin_types, dominated, strict=True) if not is_dominated]
 
 
 def build_problem(
@@ -191,15 +192,19 @@ def fleet_lower_bound(
         if max(rooms) <= 0:
             return math.inf, 0
         nodes = max(nodes, math.ceil(need / max(rooms)))
-        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms) if r > 0))
+        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms, strict=True) if r > 0))
     if max_pods_per_node:
         nodes = max(nodes, math.ceil(demand.pods / max_pods_per_node))
     return max(cost, nodes * min(o.price for o in usable)), nodes
 
 
+# A fleet line: instance type, capacity type, and the pods on each such node.
+_FleetKey = Tuple[str, str, Tuple[Tuple[str, int], ...]]
+
+
 def _fleet_from_simulation(result: ProvisioningResult, bound: Tuple[float, int]) -> OptimalFleet:
-    counts: Dict[Tuple, int] = {}
-    prices: Dict[Tuple, float] = {}
+    counts: Dict[_FleetKey, int] = {}
+    prices: Dict[_FleetKey, float] = {}
     for node in result.new_nodes:
         key = (node.instance_type, node.capacity_type, tuple(sorted(node.pods.items())))
         counts[key] = counts.get(key, 0) + 1

