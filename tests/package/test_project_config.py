@@ -20,8 +20,9 @@ DECLARED = {key.split(":", 1)[1]: spec for key, spec in (PROJECT_FILE.get("confi
 CLI_CONFIG_TYPES = {"string", "integer", "boolean", "array"}
 
 
-def _type_matches(kind: str, value: typing.Any, items: typing.Optional[dict]) -> bool:
+def _type_matches(kind: str, value: typing.Any, items: dict | None) -> bool:
     if kind == "array":
+        assert items is not None, "an array declares its items"
         return isinstance(value, list) and all(_type_matches(items["type"], item, items.get("items")) for item in value)
     return {
         "string": lambda v: isinstance(v, str),
@@ -57,7 +58,7 @@ def project_config_problems(config: dict, project: str) -> list[str]:
     return problems
 
 
-def _declared_type(annotation) -> typing.Optional[str]:
+def _declared_type(annotation) -> str | None:
     """The CLI type of a model field, or None for an object (which the CLI cannot declare)."""
     origin = typing.get_origin(annotation)
     if annotation is bool:
@@ -73,7 +74,7 @@ def _declared_type(annotation) -> typing.Optional[str]:
     raise AssertionError(f"no project config type for {annotation!r}")
 
 
-def _model_types() -> dict[str, typing.Optional[str]]:
+def _model_types() -> dict[str, str | None]:
     return {key: _declared_type(StackConfig.model_fields[name].annotation) for key, name in project_keys().items()}
 
 

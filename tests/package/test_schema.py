@@ -1,7 +1,7 @@
 """The package schema: inferred by the SDK's analyzer, checked in, current, and documented."""
 
 import json
-from typing import Optional, TypedDict, Union
+from typing import TypedDict, Union
 
 import pulumi
 import pytest
@@ -66,12 +66,12 @@ def test_configuration_inputs_are_plain_and_vpc_inputs_accept_outputs(schema):
 
 
 class _UnionArgs(TypedDict):
-    mode: Union[str, int]
+    mode: Union[str, int]  # noqa: UP007 - the spelling the analyzer is asked about
     """A union, which Pulumi schemas cannot express."""
 
 
 class _UnionComponent(pulumi.ComponentResource):
-    def __init__(self, name: str, args: _UnionArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: _UnionArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("x:index:_UnionComponent", name, None, opts)
 
 
@@ -98,8 +98,8 @@ def test_the_plugin_serves_the_checked_in_schema(tmp_path):
     import subprocess
     import sys
 
-    import grpc
-    from google.protobuf import empty_pb2
+    import grpc  # type: ignore[import-untyped]
+    from google.protobuf import empty_pb2  # type: ignore[import-untyped]
     from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
     # The engine address is only dialled when a component is constructed.

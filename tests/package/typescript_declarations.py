@@ -31,7 +31,7 @@ def ts_type(prop: dict) -> str:
         return f"{ts_type(prop['items'])}[]"
     if kind == "object":
         return f"{{[key: string]: {ts_type(prop.get('additionalProperties', {}))}}}"
-    return {"integer": "number", "number": "number", "string": "string", "boolean": "boolean"}.get(kind, "any")
+    return {"integer": "number", "number": "number", "string": "string", "boolean": "boolean"}.get(kind or "", "any")
 
 
 def _members(properties: dict, required: list[str], wrap_inputs: bool) -> list[str]:
