@@ -123,3 +123,9 @@ def test_defaults_are_the_model_defaults():
     defaults = {f"{PROJECT}:{key}": spec["default"] for key, spec in DECLARED.items()}
     region = {"aws:region": "ap-northeast-1"}
     assert parse_stack_config({**region, **defaults}) == parse_stack_config(region)
+
+
+@pytest.mark.parametrize("example", ["yaml", "typescript", "python-existing-vpc"])
+def test_the_cli_accepts_the_config_of_the_examples(example):
+    project = yaml.safe_load((PROJECT_DIR / "examples" / example / "Pulumi.yaml").read_text())
+    assert project_config_problems(project.get("config") or {}, project["name"]) == []
