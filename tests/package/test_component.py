@@ -129,3 +129,16 @@ def test_configuration_from_another_resource_is_refused(tmp_path):
     assert "`clusterName` is an output of another resource" in str(failure.value)
     assert "vpcId`" not in str(failure.value).split("(only")[0]
     assert failure.value.recording.resources == []
+
+
+def test_the_example_signs_the_kubeconfig_in_with_the_provider_profile(generated_sdk, tmp_path):
+    import shutil
+
+    import yaml
+
+    shutil.copy(EXAMPLE_DIR / "__main__.py", tmp_path / "__main__.py")
+    stack = yaml.safe_load((EXAMPLE_DIR / "Pulumi.dev.yaml").read_text())
+    stack["config"]["aws:profile"] = "platform-admin"
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))
+    recording = run_program("dev", project_dir=tmp_path, project=EXAMPLE_PROJECT)
+    assert recording.one("eks:index:Cluster").input("providerCredentialOpts") == {"profileName": "platform-admin"}
