@@ -293,7 +293,7 @@ class EksAutoscalingArgs(TypedDict, total=False):
     """The inputs of EksAutoscaling. Every input is optional; defaults reproduce the reference setup."""
 
     region: str
-    """AWS region (default: the region of the AWS provider the component runs with)."""
+    """AWS region: the region of the AWS provider the component runs with, which is the default; another one is refused."""
     cluster_name: str
     """Name of the EKS cluster, 1 to 40 letters, digits, - or _ (default karpenter-test)."""
     tags: dict[str, str]

@@ -160,6 +160,28 @@ def test_the_prod_plan_shows_its_kms_key_and_restricted_endpoint(tmp_path):
     assert key["enableKeyRotation"] is True
 
 
+def test_the_prod_plan_shows_what_up_and_destroy_rely_on(tmp_path):
+    """The log group, the spot role, the network policy agent, the webhook setting and the node
+    class's edges to the node security group are there for a reviewer before `pulumi up`."""
+    recording = run_program("prod")
+    plan = tmp_path / "prod"
+    write_plan(recording, plan)
+    group = _resource_file(plan, "aws:cloudwatch/logGroup:LogGroup", "cluster-control-plane-logs")["inputs"]
+    assert (group["name"], group["retentionInDays"]) == ("/aws/eks/autoscaling-prod/cluster", 365)
+    assert "aws:cloudwatch/logGroup:LogGroup::cluster-control-plane-logs" in _resource_file(plan, "eks:index:Cluster", "cluster-eks")["dependsOn"]
+    spot = _resource_file(plan, "aws:iam/serviceLinkedRole:ServiceLinkedRole", "karpenter-nodes-spot-service-linked-role")
+    assert spot["inputs"]["awsServiceName"] == "spot.amazonaws.com"
+    vpc_cni = _resource_file(plan, "aws:eks/addon:Addon", "cluster-vpc-cni")["inputs"]
+    assert json.loads(vpc_cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
+    controller = _resource_file(plan, "kubernetes:helm.sh/v3:Release", "addons-aws-load-balancer-controller")["inputs"]
+    assert controller["values"]["enableServiceMutatorWebhook"] is False
+    node_class = _resource_file(plan, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-node-class-ec2nodeclass")
+    assert "aws:ec2/securityGroup:SecurityGroup::cluster-node-sg" in node_class["dependsOn"]
+    graph = (plan / "graph.dot").read_text()
+    assert ('"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::karpenter-node-class-ec2nodeclass" -> '
+            '"aws:ec2/securityGroup:SecurityGroup::cluster-node-sg"') in graph
+
+
 def test_secrets_are_masked(recording, plan_dir):
     outputs = json.loads((plan_dir / "outputs.json").read_text())
     assert "kubeconfig" in recording.secret_outputs

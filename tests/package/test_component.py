@@ -100,6 +100,8 @@ BAD_INPUTS = [
     pytest.param({"node_group": {"min_size": 3, "max_size": 2}}, ["nodeGroup", "minSize (3) is greater than maxSize (2)"], id="same-message-as-a-stack"),
     pytest.param({"node_group": {"min_sise": 3}}, ["unknown key `nodeGroup.min_sise`"], id="unknown-key"),
     pytest.param({"deploy_test_app": False}, ["deployTestApp is false and capacity.workloads is empty"], id="nothing-to-plan"),
+    pytest.param({"region": "us-west-2"}, ["`region` is 'us-west-2'", "creates everything in 'ap-northeast-1'", "leave `region` out"],
+                 id="region-other-than-the-providers"),
 ]
 
 
