@@ -161,7 +161,7 @@ def test_the_prod_plan_shows_its_kms_key_and_restricted_endpoint(tmp_path):
 
 
 def test_the_prod_plan_shows_what_up_and_destroy_rely_on(tmp_path):
-    """The log group, the spot role, the network policy agent, the webhook setting and the node
+    """The log group, the network policy agent, the webhook setting and the node
     class's edges to the node security group are there for a reviewer before `pulumi up`."""
     recording = run_program("prod")
     plan = tmp_path / "prod"
@@ -169,8 +169,6 @@ def test_the_prod_plan_shows_what_up_and_destroy_rely_on(tmp_path):
     group = _resource_file(plan, "aws:cloudwatch/logGroup:LogGroup", "cluster-control-plane-logs")["inputs"]
     assert (group["name"], group["retentionInDays"]) == ("/aws/eks/autoscaling-prod/cluster", 365)
     assert "aws:cloudwatch/logGroup:LogGroup::cluster-control-plane-logs" in _resource_file(plan, "eks:index:Cluster", "cluster-eks")["dependsOn"]
-    spot = _resource_file(plan, "aws:iam/serviceLinkedRole:ServiceLinkedRole", "karpenter-nodes-spot-service-linked-role")
-    assert spot["inputs"]["awsServiceName"] == "spot.amazonaws.com"
     vpc_cni = _resource_file(plan, "aws:eks/addon:Addon", "cluster-vpc-cni")["inputs"]
     assert json.loads(vpc_cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
     controller = _resource_file(plan, "kubernetes:helm.sh/v3:Release", "addons-aws-load-balancer-controller")["inputs"]
