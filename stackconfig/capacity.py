@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from sizing.planning.description import plan_input_from_document
 from sizing.errors import SizingInputError
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
+from sizing.planning.scenarios import HpaScaleUp
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
@@ -61,7 +63,7 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
     """The capacity plan of a validated stack configuration; bad capacity input raises
     StackConfigError naming it, and so do explicit limits below the peak unless acknowledged."""
     description = capacity_description(config, zones)
-    plan = _plan(json.dumps(description, sort_keys=True))
+    plan = _plan(json.dumps(description, sort_keys=True), config.app.name, config.app.hpa.min_replicas)
     check = plan.current_limits
     if check is not None and not check.sufficient and not config.node_pool.acknowledge_limits_below_peak:
         pending = len(check.result.pending)
@@ -102,6 +104,11 @@ def plan_summary(plan: CapacityPlan) -> dict:
             "podsPending": fleet["podsPending"],
         },
         "limits": data["limits"]["spec"],
+        "limitsSetBy": data["limits"]["bindingScenario"],
+        "scenarios": {
+            name: {"nodes": run["nodeCount"], "capacity": run["capacity"], "podsPending": run["podsPending"]}
+            for name, run in data["scenarios"].items()
+        },
         "optimal": None if optimal is None else {
             "status": optimal["status"],
             "nodes": optimal["nodeCount"],
@@ -117,20 +124,23 @@ def plan_summary(plan: CapacityPlan) -> dict:
 def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`)."""
     config = load_stack_file(Path(project_dir) / f"Pulumi.{stack}.yaml")
-    return _plan_input(json.dumps(capacity_description(config), sort_keys=True))
+    description = json.dumps(capacity_description(config), sort_keys=True)
+    return _plan_input(description, config.app.name, config.app.hpa.min_replicas)
 
 
-def _plan_input(description_json: str) -> PlanInput:
+def _plan_input(description_json: str, app_name: str, app_min_replicas: int) -> PlanInput:
+    """The description's input, with the test app's HPA minReplicas for the HPA ramp scenario."""
     try:
-        return plan_input_from_document(json.loads(description_json))
+        plan_input = plan_input_from_document(json.loads(description_json))
+        return replace(plan_input, hpa_scale_up={app_name: HpaScaleUp(min_replicas=app_min_replicas)})
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
 
 
 @functools.lru_cache(maxsize=32)
-def _plan(description_json: str) -> CapacityPlan:
+def _plan(description_json: str, app_name: str, app_min_replicas: int) -> CapacityPlan:
     # Planning is deterministic; a stack evaluated again (tests, make plan) reuses its plan.
-    plan_input = _plan_input(description_json)
+    plan_input = _plan_input(description_json, app_name, app_min_replicas)
     try:
         return plan_capacity(plan_input)
     except SizingInputError as error:

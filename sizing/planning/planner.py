@@ -27,9 +27,18 @@ from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
-from sizing.karpenter.limits import NodePoolLimits, parse_limits, settle_limits
+from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.pricing import PriceTable, price_table
 from sizing.planning.recommendation import Recommendation, recommend
+from sizing.planning.scenarios import (
+    ROLLOUT,
+    HpaScaleUp,
+    ScenarioRun,
+    ScenarioRunner,
+    ScenarioSetup,
+    replica_steps,
+    search_limits,
+)
 from sizing.karpenter.requirements import (
     CAPACITY_TYPE_KEY,
     INSTANCE_KEYS,
@@ -90,7 +99,9 @@ class PlanInput:
     blast-radius cap for the recommendation (None: no cap);
     price_overrides: instance type -> USD/hour; solver_time_limit_seconds:
     time for the optimal fleet (None: skip it); catalog: instance types to
-    plan with (None: the bundled catalog).
+    plan with (None: the bundled catalog); hpa_scale_up: workload name -> how
+    its HPA scales up (the HPA ramp scenario; absent: the workload's own HPA
+    fields if it has them, else Kubernetes' defaults with minReplicas 1).
     """
 
     workloads: Tuple[Workload, ...]
@@ -104,6 +115,7 @@ class PlanInput:
     price_overrides: Mapping[str, float] = field(default_factory=dict)
     solver_time_limit_seconds: Optional[float] = 5.0
     catalog: Optional[Tuple[InstanceType, ...]] = None
+    hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -128,14 +140,22 @@ class PlanInput:
 
 @dataclass(frozen=True)
 class LimitsCheck:
-    """The peak simulated under the NodePool's current limits."""
+    """Every scenario simulated under the NodePool's current limits.
+
+    result: the first scenario that leaves pods pending (the rollout when none does).
+    """
 
     limits: Mapping[str, Any]
     result: ProvisioningResult
+    runs: Mapping[str, ScenarioRun] = field(default_factory=dict)
 
     @property
     def sufficient(self) -> bool:
-        return not self.result.pending
+        return all(run.placed_all for run in self.runs.values()) if self.runs else not self.result.pending
+
+    @property
+    def failing(self) -> Tuple[str, ...]:
+        return tuple(name for name, run in self.runs.items() if not run.placed_all)
 
 
 @dataclass(frozen=True)
@@ -163,6 +183,7 @@ class CapacityPlan:
     recommended_limits: Optional[NodePoolLimits]
     current_limits: Optional[LimitsCheck]
     notes: Tuple[str, ...]
+    scenarios: Mapping[str, ScenarioRun] = field(default_factory=dict)
 
     @property
     def node_pool_limits(self) -> Dict[str, str]:
@@ -388,9 +409,45 @@ def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> T
     return demand, tuple(groups)
 
 
-def _reported_usage(context: _Context) -> Resources:
-    counted = [n for n in context.running if n.in_node_pool and n.capacity_reported]
-    return sum((n.option.capacity for n in counted), Resources())
+def _scale_up(workload: Workload, given: Mapping[str, HpaScaleUp]) -> HpaScaleUp:
+    if workload.name in given:
+        return given[workload.name]
+    own = getattr(workload, "scale_up", None)
+    if isinstance(own, HpaScaleUp):
+        return own
+    minimum = getattr(workload, "min_replicas", None)
+    return HpaScaleUp(min_replicas=minimum) if isinstance(minimum, int) and minimum >= 1 else HpaScaleUp()
+
+
+def _scenario_setup(plan_input: PlanInput, context: _Context, options: Sequence[NodeOption]) -> ScenarioSetup:
+    unknown = sorted(set(plan_input.hpa_scale_up) - {w.name for w in plan_input.workloads})
+    if unknown:
+        raise SizingInputError(f"HPA scale-up given for {unknown[0]!r}, which is not a workload")
+    by_name = {w.name: w for w in plan_input.workloads}
+    peak, surge, ramps = [], [], []
+    for group in context.groups:
+        workload = by_name[group.workload]
+        peak.append(replace(group, count=workload.replicas))
+        surge.append(replace(group, count=workload.surge))
+        scale_up = _scale_up(workload, plan_input.hpa_scale_up)
+        ramps.append(tuple(replica_steps(scale_up.min_replicas, workload.replicas, scale_up)))
+    return ScenarioSetup(
+        options=tuple(options),
+        peak_groups=tuple(peak),
+        surge_groups=tuple(surge),
+        ramps=tuple(ramps),
+        zones=context.zones,
+        capacity_types=context.capacity_types,
+        running=context.running,
+    )
+
+
+def _check_limits(setup: ScenarioSetup, spec: Mapping[str, Any]) -> LimitsCheck:
+    parsed = parse_limits(spec)
+    runs = ScenarioRunner(setup).run_all(parsed)
+    failing = [run for run in runs.values() if not run.placed_all]
+    shown = failing[0] if failing else runs[ROLLOUT]
+    return LimitsCheck(MappingProxyType(dict(spec)), shown.result, MappingProxyType(runs))
 
 
 def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
@@ -401,9 +458,9 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     def simulate_under(limits: Mapping[str, int], types: Sequence[NodeOption] = options) -> ProvisioningResult:
         return simulate(_scenario(context, types, limits))
 
-    limits, fleet = settle_limits(
-        simulate_under, options, plan_input.headroom_percent, _reported_usage(context)
-    )
+    setup = _scenario_setup(plan_input, context, options)
+    limits, scenarios = search_limits(setup, plan_input.headroom_percent)
+    fleet = scenarios[ROLLOUT].result
     unlimited = simulate_under({})
     demand, new_node_groups = _demand_for_new_nodes(context, unlimited)
 
@@ -433,16 +490,12 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     )
     recommended_limits = None
     if recommendation.changes_anything:
-        chosen = [o for o in options if o.name in recommendation.chosen.restriction.type_names]
-        recommended_limits, _ = settle_limits(
-            lambda limits: simulate_under(limits, chosen), chosen, plan_input.headroom_percent,
-            _reported_usage(context),
-        )
+        chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
+        recommended_limits, _ = search_limits(replace(setup, options=chosen), plan_input.headroom_percent)
 
     current = None
     if plan_input.node_pool.limits:
-        parsed = parse_limits(plan_input.node_pool.limits)
-        current = LimitsCheck(MappingProxyType(dict(plan_input.node_pool.limits)), simulate_under(parsed))
+        current = _check_limits(setup, plan_input.node_pool.limits)
 
     return CapacityPlan(
         input=plan_input,
@@ -457,4 +510,5 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         recommended_limits=recommended_limits,
         current_limits=current,
         notes=tuple(notes),
+        scenarios=MappingProxyType(scenarios),
     )
