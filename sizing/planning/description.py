@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import yaml
 
 from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
+from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
 from sizing.kube.manifests import read_manifest_files
 from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS, NodePoolSpec, PlanInput
@@ -21,7 +22,7 @@ from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DEFAULT_MAX_SURGE, DaemonSet, ExistingNode, Workload
 
 TOP_LEVEL_KEYS = (
-    "region", "zones", "headroomPercent", "maxPodsPerNode", "priceOverrides", "solverTimeLimitSeconds",
+    "region", "zones", "headroomPercent", "maxPodsPerNode", "priceOverrides", "solverWorkLimit",
     "nodePool", "workloads", "manifests", "daemonSets", "defaultDaemonSets", "existingNodes",
 )
 NODE_POOL_KEYS = ("name", "requirements", "kubelet", "limits")
@@ -211,8 +212,14 @@ def plan_input_from_document(
         raise SizingInputError(f"priceOverrides must map instance types to USD/hour, got {overrides!r}")
     cap = obj.get("maxPodsPerNode")
     cap = _int(cap, "maxPodsPerNode", 1) if cap is not None else None
-    time_limit = obj.get("solverTimeLimitSeconds", 5.0)
-    time_limit = _number(time_limit, "solverTimeLimitSeconds") if time_limit is not None else None
+    if "solverTimeLimitSeconds" in obj:
+        raise SizingInputError(
+            "solverTimeLimitSeconds was replaced by solverWorkLimit: the solver is bounded by work, not time, "
+            f"so a plan is the same on any machine; use solverWorkLimit: <units> (default {DEFAULT_WORK_LIMIT}) "
+            "or null to skip the solver"
+        )
+    work_limit = obj.get("solverWorkLimit", DEFAULT_WORK_LIMIT)
+    work_limit = _int(work_limit, "solverWorkLimit", 1) if work_limit is not None else None
     node_pool = _node_pool(obj.get("nodePool", {}))
     existing = tuple(
         _existing_node(item, i) for i, item in enumerate(_list(obj.get("existingNodes", []), "existingNodes"))
@@ -231,7 +238,7 @@ def plan_input_from_document(
         headroom_percent=headroom,
         max_pods_per_node=cap,
         price_overrides=dict(overrides),
-        solver_time_limit_seconds=time_limit,
+        solver_work_limit=work_limit,
     )
 
 
