@@ -55,7 +55,7 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,
         "priceOverrides": dict(capacity.price_overrides),
-        "solverTimeLimitSeconds": capacity.solver_time_limit_seconds,
+        "solverWorkLimit": capacity.solver_work_limit,
     }
 
 

@@ -26,6 +26,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
+from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.pricing import PriceTable, price_table
@@ -97,8 +98,9 @@ class PlanInput:
     existing_nodes: nodes running before the peak; headroom_percent: extra
     room on top of the fleet's capacity in the limits; max_pods_per_node:
     blast-radius cap for the recommendation (None: no cap);
-    price_overrides: instance type -> USD/hour; solver_time_limit_seconds:
-    time for the optimal fleet (None: skip it); catalog: instance types to
+    price_overrides: instance type -> USD/hour; solver_work_limit: units of
+    solver work for the optimal fleet (None: skip it), so the plan is the same
+    on any machine; catalog: instance types to
     plan with (None: the bundled catalog); hpa_scale_up: workload name -> how
     its HPA scales up (the HPA ramp scenario; absent: the workload's own HPA
     fields if it has them, else Kubernetes' defaults with minReplicas 1).
@@ -113,7 +115,7 @@ class PlanInput:
     headroom_percent: float = 10.0
     max_pods_per_node: Optional[int] = None
     price_overrides: Mapping[str, float] = field(default_factory=dict)
-    solver_time_limit_seconds: Optional[float] = 5.0
+    solver_work_limit: Optional[int] = DEFAULT_WORK_LIMIT
     catalog: Optional[Tuple[InstanceType, ...]] = None
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
 
@@ -133,9 +135,11 @@ class PlanInput:
         cap = self.max_pods_per_node
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise SizingInputError(f"maxPodsPerNode must be a positive integer or unset, got {cap!r}")
-        limit = self.solver_time_limit_seconds
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
-            raise SizingInputError(f"solverTimeLimitSeconds must be a positive number or unset, got {limit!r}")
+        limit = self.solver_work_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise SizingInputError(
+                f"solverWorkLimit must be a positive integer (units of solver work) or unset, got {limit!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -467,11 +471,11 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     optimal: Optional[OptimalFleet] = None
     gap: Optional[FleetGap] = None
     notes = list(context.notes)
-    if plan_input.solver_time_limit_seconds is not None and not solver_available():
+    if plan_input.solver_work_limit is not None and not solver_available():
         notes.append(SOLVER_MISSING_NOTE)
-    elif plan_input.solver_time_limit_seconds is not None:
+    elif plan_input.solver_work_limit is not None:
         optimal = optimal_fleet(
-            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_time_limit_seconds,
+            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_work_limit,
             known=unlimited,
         )
         karpenter_cost = sum(node.price for node in fleet.new_nodes)

@@ -353,7 +353,7 @@ def plan_data(plan: CapacityPlan) -> Dict[str, Any]:
                 "nodeCount": optimal.node_count,
                 "cost": optimal.cost,
                 "lowerBound": {"cost": optimal.lower_bound_cost, "nodes": optimal.lower_bound_nodes},
-                "seconds": optimal.seconds,
+                "work": optimal.work,
                 "groups": [
                     {"instanceType": g.instance_type, "capacityType": g.capacity_type, "zone": g.zone,
                      "count": g.count, "price": g.price, "podsPerNode": dict(g.pods)}

@@ -11,7 +11,7 @@ from sizing import cli
 DEV = """
 region: ap-northeast-1
 priceOverrides: {m5.large: 0.124}
-solverTimeLimitSeconds: null
+solverWorkLimit: null
 nodePool:
   name: test-app
   requirements:
@@ -99,7 +99,7 @@ BAD_INPUTS = [
     (
         """
         defaultDaemonSets: false
-        solverTimeLimitSeconds: null
+        solverWorkLimit: null
         nodePool:
           requirements:
             - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}

@@ -21,7 +21,7 @@ ONLY_LARGE = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "val
 
 
 def plan_for(workloads, requirements=ONLY_LARGE, region="us-east-1", limits=None, **options):
-    options.setdefault("solver_time_limit_seconds", None)
+    options.setdefault("solver_work_limit", None)
     return plan_capacity(
         PlanInput(
             workloads=tuple(workloads),
@@ -143,7 +143,7 @@ def test_the_gap_to_the_solvers_fleet_is_reported():
     # ($0.228) does not prove it, so the solver runs.
     both = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
     plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both,
-                    solver_time_limit_seconds=2)
+                    solver_work_limit=2000)
     assert plan.optimal is not None
     assert plan.optimal.cost == pytest.approx(0.288)
     assert plan.optimal.lower_bound_cost <= plan.optimal.cost + 1e-9

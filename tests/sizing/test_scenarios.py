@@ -129,7 +129,7 @@ def test_a_web_tier_on_a_wide_spot_pool_gets_limits_near_its_fleet_not_a_metal_m
     plan = plan_capacity(PlanInput(
         workloads=(Workload("web", 500, 1024, replicas=50, max_surge="25%"),),
         node_pool=NodePoolSpec(requirements=requirements),
-        solver_time_limit_seconds=None,
+        solver_work_limit=None,
     ))
     largest = max(run.usage.cpu for run in plan.scenarios.values())
     assert all(run.placed_all for run in plan.scenarios.values())
@@ -146,4 +146,4 @@ def test_the_stack_min_replicas_starts_the_ramp():
     assert _scale_up(workload, {"web": HpaScaleUp(min_replicas=4)}).min_replicas == 4
     with pytest.raises(SizingInputError, match="HPA scale-up given for 'api', which is not a workload"):
         plan_capacity(PlanInput(workloads=(workload,), hpa_scale_up={"api": HpaScaleUp()},
-                                solver_time_limit_seconds=None))
+                                solver_work_limit=None))
