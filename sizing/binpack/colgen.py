@@ -89,7 +89,7 @@ def column_generation(
     while iterations < max_iterations:
         iterations += 1
         master = master_lp.solve(demand, limits)
-        work.charge(1)
+        work.charge(work.MASTER_LP_UNITS)
         if master is None:
             return GenerationResult(None, bound, False, iterations)
         pricing = pricer.price(master.prices, master.limit_prices, demand, usable, deadline)

@@ -54,7 +54,7 @@ def best_pattern(
     room: np.ndarray,
     limit: np.ndarray,
     node_limit: int = 4000,
-    fallback_units: float = 5.0,
+    fallback_units: float = 100.0,
     weights: Optional[np.ndarray] = None,
 ) -> KnapsackResult:
     """The most valuable pattern for one bin with room `room` (see the module docstring).
@@ -87,13 +87,13 @@ def best_pattern(
         counts += search.best_counts
         value = float(prices @ counts)
         return KnapsackResult(counts, value, value, weights, search.nodes)
-    if fallback_units < work.MILP_CALL_UNITS:
+    if fallback_units < work.KNAPSACK_MILP_UNITS:
         base = float(prices @ counts)
         counts += search.best_counts
         value = float(prices @ counts)
         return KnapsackResult(counts, value, max(value, base + search.root_bound), weights, search.nodes)
     result = _with_milp(prices, sizes, room, limit, counts, search)
-    work.charge(work.MILP_CALL_UNITS)
+    work.charge(work.KNAPSACK_MILP_UNITS)
     return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes)
 
 

@@ -154,11 +154,11 @@ class KnapsackPricer:
                     remaining, instance.sizes, instance.capacity[t], demand,
                     node_limit if first else self.quick_nodes, units, reuse,
                 )
-                work.charge(1 + result.nodes / work.KNAPSACK_NODES_PER_UNIT)
+                work.charge(work.KNAPSACK_CALL_UNITS + result.nodes / work.KNAPSACK_NODES_PER_UNIT)
                 if reuse is None and result.weights is not None:
                     self.weights[t] = result.weights
                 if first and result.upper_bound > result.value:
-                    self.milp_units -= work.MILP_CALL_UNITS
+                    self.milp_units -= work.KNAPSACK_MILP_UNITS
                 if round_ == 0:
                     best_values[t] = result.upper_bound
                     self.worth[t] = result.value / float(instance.cost[t] + limit_prices[t])

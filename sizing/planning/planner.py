@@ -19,6 +19,8 @@ prices).
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
@@ -454,8 +456,28 @@ def _check_limits(setup: ScenarioSetup, spec: Mapping[str, Any]) -> LimitsCheck:
     return LimitsCheck(MappingProxyType(dict(spec)), shown.result, MappingProxyType(runs))
 
 
+PROGRESS_AFTER_SECONDS = 3.0
+
+
+class _Progress:
+    """One line on stderr per finished step, once a plan has taken more than a few seconds.
+
+    Only the progress lines look at the clock: the plan itself never depends on it.
+    """
+
+    def __init__(self, pods: int):
+        self.started = time.perf_counter()
+        self.pods = pods
+
+    def step(self, done: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        if elapsed > PROGRESS_AFTER_SECONDS:
+            print(f"sizing: {self.pods:,} pods: {done} after {elapsed:.0f} s", file=sys.stderr, flush=True)
+
+
 def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned."""
+    progress = _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
     context = _resolve(plan_input)
     options = context.options
 
@@ -464,6 +486,7 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
 
     setup = _scenario_setup(plan_input, context, options)
     limits, scenarios = search_limits(setup, plan_input.headroom_percent)
+    progress.step("limits and scenarios")
     fleet = scenarios[ROLLOUT].result
     unlimited = simulate_under({})
     demand, new_node_groups = _demand_for_new_nodes(context, unlimited)
@@ -481,6 +504,7 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
         percent = (karpenter_cost / optimal.cost - 1) * 100 if optimal.cost > 0 else None
         gap = FleetGap(len(fleet.new_nodes) - optimal.node_count, karpenter_cost - optimal.cost, percent)
+        progress.step("optimal fleet")
 
     recommendation = recommend(
         options,
@@ -492,6 +516,7 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         optimal_types=optimal.instance_types if optimal else (),
         price_unit=context.prices.unit,
     )
+    progress.step("recommendation")
     recommended_limits = None
     if recommendation.changes_anything:
         chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
