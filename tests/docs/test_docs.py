@@ -285,3 +285,17 @@ def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
         f"{plan.optimal.cost:.3f} USD/hour" in costs
     )
     assert f"lower bound of {plan.optimal.lower_bound_cost:.3f} USD/hour" in costs
+
+
+def test_the_limits_worked_example_matches_the_dev_plan(dev_plan):
+    """docs/sizing.md and README.md work the dev stack's limits through; the figures are the plan's."""
+    minimum, limits = dev_plan.limits.minimum, dev_plan.node_pool_limits
+    assert (minimum.cpu, minimum.memory) == (4000, 15 * 1024)
+    rollout = dev_plan.scenarios["rollout"].usage
+    guide = (PROJECT_DIR / "docs" / "sizing.md").read_text()
+    example = guide[guide.index("Worked example, the dev stack") : guide.index("6. **The optimum")]
+    assert f"{rollout.cpu // 1000} cpu and\n   {rollout.memory}Mi" in example or f"{rollout.memory}Mi" in example
+    assert f'`cpu: "{limits["cpu"]}"`' in example and f'`memory: {limits["memory"]}`' in example
+    assert "so 4 cores and 15Gi" in example and dev_plan.limits.binding == ("rollout", "rollout")
+    readme = (PROJECT_DIR / "README.md").read_text()
+    assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in readme and f"{rollout.memory}Mi" in readme
