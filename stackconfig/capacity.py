@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -19,6 +20,7 @@ from pydantic import BaseModel
 from sizing.planning.description import plan_input_from_document
 from sizing.errors import SizingInputError
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
+from sizing.planning.scenarios import HpaScaleUp
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
@@ -60,7 +62,7 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,
         "priceOverrides": dict(capacity.price_overrides),
-        "solverTimeLimitSeconds": capacity.solver_time_limit_seconds,
+        "solverWorkLimit": capacity.solver_work_limit,
     }
 
 
@@ -74,12 +76,12 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
     StackConfigError naming it, and so do explicit limits below the peak unless acknowledged,
     and a peak whose pods and nodes the VPC's private subnets cannot hold."""
     description_json = json.dumps(capacity_description(config, zones), sort_keys=True)
-    plan_input = _plan_input(description_json)
+    plan_input = _plan_input(description_json, *_app_ramp(config))
     zone_count = config.network.availability_zones
     try:
         # Cheap, before planning: a peak of millions of pods is refused without simulating it.
         check_pods_fit(config, zone_count, sum(workload.peak_pods for workload in plan_input.workloads))
-        plan = _plan(description_json)
+        plan = _plan(description_json, *_app_ramp(config))
         check_fleet_fits(config, zone_count, fleet_demand(peak_nodes(config, plan)))
     except ValueError as error:
         if isinstance(error, StackConfigError):
@@ -87,10 +89,12 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
         raise StackConfigError([str(error)]) from None
     check = plan.current_limits
     if check is not None and not check.sufficient and not config.node_pool.acknowledge_limits_below_peak:
-        pending = sum(group.count for group in check.result.pending)
+        pending = ", ".join(
+            f"{run.result.pending_count} in the {name} scenario" for name, run in check.runs.items() if not run.placed_all
+        )
         raise StackConfigError(
             [
-                f"`nodePool.limits` {dict(check.limits)} leave {pending} pod(s) pending at peak; the plan needs "
+                f"`nodePool.limits` {dict(check.limits)} leave pods pending ({pending}); the plan needs "
                 f"{plan.node_pool_limits}. Raise the limits, remove them to use the planned ones, or set "
                 "nodePool.acknowledgeLimitsBelowPeak: true"
             ]
@@ -147,6 +151,11 @@ def plan_summary(plan: CapacityPlan) -> dict:
             "podsPending": fleet["podsPending"],
         },
         "limits": data["limits"]["spec"],
+        "limitsSetBy": data["limits"]["bindingScenario"],
+        "scenarios": {
+            name: {"nodes": run["nodeCount"], "capacity": run["capacity"], "podsPending": run["podsPending"]}
+            for name, run in data["scenarios"].items()
+        },
         "optimal": None if optimal is None else {
             "status": optimal["status"],
             "nodes": optimal["nodeCount"],
@@ -169,20 +178,30 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
              f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"]
         )
     config = load_stack_file(path)
-    return _plan_input(json.dumps(capacity_description(config), sort_keys=True))
+    description = json.dumps(capacity_description(config), sort_keys=True)
+    return _plan_input(description, *_app_ramp(config))
 
 
-def _plan_input(description_json: str) -> PlanInput:
+def _app_ramp(config: Any) -> tuple[Optional[str], int]:
+    """The test app's name and HPA minReplicas, for the HPA ramp scenario (no name: no test app)."""
+    return (config.app.name if config.deploy_test_app else None), config.app.hpa.min_replicas
+
+
+def _plan_input(description_json: str, app_name: Optional[str], app_min_replicas: int) -> PlanInput:
+    """The description's input, with the test app's HPA minReplicas for the HPA ramp scenario."""
     try:
-        return plan_input_from_document(json.loads(description_json))
+        plan_input = plan_input_from_document(json.loads(description_json))
+        if app_name is None:
+            return plan_input
+        return replace(plan_input, hpa_scale_up={app_name: HpaScaleUp(min_replicas=app_min_replicas)})
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
 
 
 @functools.lru_cache(maxsize=32)
-def _plan(description_json: str) -> CapacityPlan:
+def _plan(description_json: str, app_name: Optional[str], app_min_replicas: int) -> CapacityPlan:
     # Planning is deterministic; a stack evaluated again (tests, make plan) reuses its plan.
-    plan_input = _plan_input(description_json)
+    plan_input = _plan_input(description_json, app_name, app_min_replicas)
     try:
         return plan_capacity(plan_input)
     except SizingInputError as error:

@@ -16,11 +16,11 @@ runs out, first-fit decreasing places the items still left.
 from __future__ import annotations
 
 import math
-import time
 from typing import List, Optional, Tuple
 
 import numpy as np
 
+from sizing.binpack import work
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import Pricer, column_generation
 from sizing.binpack.ffd import first_fit_decreasing
@@ -71,7 +71,7 @@ def dive(
     fixed_cost = 0.0
     tolerance = 1e-9 * max(1.0, incumbent_cost)
     while demand.any():
-        if time.perf_counter() > deadline:
+        if work.now() > deadline:
             break
         result = column_generation(instance, master_lp, pricer, demand, limits, deadline, rounds_per_step)
         master = result.master

@@ -134,9 +134,12 @@ def build_instance(problem: Problem) -> Instance:
         raise SizingInputError("there must be at least one bin type")
     _check_names("bin type", [b.name for b in problem.bin_types])
     _check_names("item", [i.name for i in problem.items])
-    if not (isinstance(problem.time_limit_seconds, (int, float)) and problem.time_limit_seconds > 0
-            and math.isfinite(problem.time_limit_seconds)):
-        raise SizingInputError(f"the time limit must be a positive number of seconds, got {problem.time_limit_seconds!r}")
+    cap = problem.time_limit_seconds
+    if cap is not None and not (isinstance(cap, (int, float)) and cap > 0 and math.isfinite(cap)):
+        raise SizingInputError(f"the time limit must be a positive number of seconds or unset, got {cap!r}")
+    limit = problem.work_limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise SizingInputError(f"the work limit must be a positive integer (units of solver work), got {limit!r}")
 
     dimension_set: Set[str] = set()
     for bin_type in problem.bin_types:

@@ -26,9 +26,12 @@ from typing import Optional, Tuple
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
+from sizing.binpack import work
+
 from sizing.binpack.instance import fit_counts
 
 PRICE_EPSILON = 1e-12
+MILP_NODE_LIMIT = 2000
 _UNBOUNDED = np.iinfo(np.int64).max
 
 
@@ -42,6 +45,7 @@ class KnapsackResult:
     value: float
     upper_bound: float
     weights: Optional[np.ndarray] = None
+    nodes: int = 0
 
 
 def best_pattern(
@@ -50,7 +54,7 @@ def best_pattern(
     room: np.ndarray,
     limit: np.ndarray,
     node_limit: int = 4000,
-    fallback_seconds: float = 1.0,
+    fallback_units: float = 100.0,
     weights: Optional[np.ndarray] = None,
 ) -> KnapsackResult:
     """The most valuable pattern for one bin with room `room` (see the module docstring).
@@ -82,14 +86,15 @@ def best_pattern(
     if search.complete:
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, value, weights)
-    if fallback_seconds <= 0:
+        return KnapsackResult(counts, value, value, weights, search.nodes)
+    if fallback_units < work.KNAPSACK_MILP_UNITS:
         base = float(prices @ counts)
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights)
-    result = _with_milp(prices, sizes, room, limit, counts, search, fallback_seconds)
-    return KnapsackResult(result.counts, result.value, result.upper_bound, weights)
+        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights, search.nodes)
+    result = _with_milp(prices, sizes, room, limit, counts, search)
+    work.charge(work.KNAPSACK_MILP_UNITS)
+    return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes)
 
 
 def _relaxation(
@@ -232,7 +237,6 @@ def _with_milp(
     limit: np.ndarray,
     base_counts: np.ndarray,
     search: _BranchAndBound,
-    seconds: float,
 ) -> KnapsackResult:
     """Solve with HiGHS when the search ran out of nodes; keep the better pattern."""
     useful = search.order
@@ -241,7 +245,7 @@ def _with_milp(
         constraints=LinearConstraint(sizes[useful].T.astype(float), -np.inf, room.astype(float)),
         integrality=np.ones(len(useful)),
         bounds=Bounds(0, limit[useful].astype(float)),
-        options={"time_limit": max(0.05, seconds), "node_limit": 2000},
+        options=work.milp_options(MILP_NODE_LIMIT),
     )
     counts = base_counts + search.best_counts
     base_value = float(prices @ base_counts)

@@ -5,15 +5,17 @@ Problem (every field checked; unknown fields are errors):
     {"binTypes": [{"name": "m5.large", "capacity": {"cpu": 1930, "memory": 6903, "pods": 29},
                    "cost": 0.096, "max": null}],
      "items": [{"name": "web", "size": {"cpu": 100, "memory": 128, "pods": 1}, "count": 10}],
-     "timeLimitSeconds": 10}
+     "workLimit": 2000}
 
 Capacities are integers >= 1 (leave a dimension out to make it unlimited), sizes
 and counts integers >= 0, costs numbers > 0, "max" a count >= 0 or null (the
-default), "timeLimitSeconds" a number > 0 (default 10). A dimension an item
+default), "workLimit" an integer >= 1 (units of solver work, default 2000: the
+result is the same on any machine) and "timeLimitSeconds" an optional wall-clock
+cap > 0 (results cut by it depend on the machine). A dimension an item
 does not name counts as 0 for it.
 
 Solution: status, cost, binCount, lowerBound {cost, bins}, bins [{type, count,
-items}], seconds, and reason when infeasible. Costs are rounded to 6 decimals;
+items}], seconds, work, and reason when infeasible. Costs are rounded to 6 decimals;
 a lower bound that is not met is rounded down, so it stays a lower bound.
 """
 
@@ -28,10 +30,9 @@ from pydantic_core import ErrorDetails
 
 from sizing.errors import SizingInputError
 from sizing.binpack.instance import MAX_COUNT, MAX_QUANTITY
-from sizing.binpack.model import BinType, ItemType, Problem, Solution
+from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
 
 COST_DECIMALS = 6
-DEFAULT_TIME_LIMIT_SECONDS = 10.0
 
 
 Capacity = Annotated[int, Field(ge=1, le=MAX_QUANTITY)]
@@ -61,7 +62,8 @@ class _ProblemDocument(BaseModel):
 
     binTypes: List[_BinTypeDocument] = Field(min_length=1)
     items: List[_ItemDocument]
-    timeLimitSeconds: float = Field(default=DEFAULT_TIME_LIMIT_SECONDS, gt=0, allow_inf_nan=False)
+    timeLimitSeconds: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
+    workLimit: int = Field(default=DEFAULT_WORK_LIMIT, ge=1)
 
     @model_validator(mode="after")
     def _unique_names(self) -> "_ProblemDocument":
@@ -131,6 +133,7 @@ def problem_from_json(text: str, source: str = "problem") -> Problem:
         bin_types=tuple(BinType(b.name, dict(b.capacity), b.cost, b.max) for b in parsed.binTypes),
         items=tuple(ItemType(i.name, dict(i.size), i.count) for i in parsed.items),
         time_limit_seconds=parsed.timeLimitSeconds,
+        work_limit=parsed.workLimit,
     )
 
 
@@ -153,6 +156,7 @@ def solution_to_json(solution: Solution) -> Dict[str, Any]:
             for group in solution.bins
         ],
         "seconds": round(solution.seconds, 3),
+        "work": solution.work,
     }
     if solution.reason is not None:
         document["reason"] = solution.reason

@@ -23,7 +23,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence,
 import numpy as np
 
 from sizing.errors import SizingInputError
-from sizing.binpack.model import BinType, ItemType, Problem, Solution
+from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
 from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
 
@@ -42,10 +42,10 @@ class FleetGroup:
 
 @dataclass(frozen=True)
 class OptimalFleet:
-    """The solver's fleet: status "optimal" (proven) or "feasible" (best found in time).
+    """The solver's fleet: status "optimal" (proven) or "feasible" (best found within its work limit).
 
     cost and lower_bound_cost per hour in the price unit; lower_bound_nodes:
-    fewest nodes any fleet needs.
+    fewest nodes any fleet needs; work: solver work spent (the same on any machine).
     """
 
     status: str
@@ -54,7 +54,7 @@ class OptimalFleet:
     lower_bound_cost: float
     lower_bound_nodes: int
     groups: Tuple[FleetGroup, ...]
-    seconds: float
+    work: float
 
     @property
     def instance_types(self) -> Tuple[str, ...]:
@@ -124,7 +124,7 @@ def build_problem(
     groups: Sequence[PodGroup],
     zones: Optional[FrozenSet[str]],
     capacity_types: Sequence[str],
-    time_limit_seconds: float,
+    work_limit: int,
 ) -> Tuple[Problem, Dict[str, _Bin]]:
     """The solver's problem for these pods, and its bin names -> what they stand for."""
     groups = [g for g in groups if g.count > 0]
@@ -166,7 +166,7 @@ def build_problem(
         if index in group_dimension:
             size[group_dimension[index]] = 1
         items.append(ItemType(f"{index}", MappingProxyType(size), group.count))
-    return Problem(tuple(bin_types), tuple(items), time_limit_seconds), by_name
+    return Problem(tuple(bin_types), tuple(items), work_limit=work_limit), by_name
 
 
 def fleet_lower_bound(
@@ -228,10 +228,10 @@ def optimal_fleet(
     groups: Sequence[PodGroup],
     zones: Optional[FrozenSet[str]] = None,
     capacity_types: Sequence[str] = ("on-demand",),
-    time_limit_seconds: float = 5.0,
+    work_limit: int = DEFAULT_WORK_LIMIT,
     known: Optional[ProvisioningResult] = None,
 ) -> OptimalFleet:
-    """The cheapest fleet the solver finds for `groups` within `time_limit_seconds`.
+    """The cheapest fleet the solver finds for `groups` within `work_limit` units of work.
 
     known: a fleet placing exactly these pods on new nodes; when its cost meets
     the lower bound it is returned as proven optimal without running the solver.
@@ -244,7 +244,7 @@ def optimal_fleet(
             return _fleet_from_simulation(known, bound)
     from sizing.binpack.solver import solve
 
-    problem, bins = build_problem(options, live, zones, capacity_types, time_limit_seconds)
+    problem, bins = build_problem(options, live, zones, capacity_types, work_limit)
     if not live:
         return OptimalFleet("optimal", 0.0, 0, 0.0, 0, (), 0.0)
     solution: Solution = solve(problem)
@@ -275,5 +275,5 @@ def optimal_fleet(
         lower_bound_cost=solution.lower_bound.cost,
         lower_bound_nodes=solution.lower_bound.bins,
         groups=tuple(fleet_groups),
-        seconds=solution.seconds,
+        work=solution.work,
     )

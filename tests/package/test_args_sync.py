@@ -85,7 +85,8 @@ def _schema_kind(prop: dict) -> tuple[str, Any]:
 
 def mismatches(model: type[BaseModel], properties: dict, prefix: str = "") -> list[str]:
     problems = []
-    fields = {field.alias or name: field for name, field in model.model_fields.items()}
+    # A field excluded from dumps is a retired key, kept only to refuse it with a clear message.
+    fields = {field.alias or name: field for name, field in model.model_fields.items() if not field.exclude}
     if model is StackConfig:
         fields.pop("region")
         properties = {k: v for k, v in properties.items() if k not in {_camel(n) for n in COMPONENT_ONLY_INPUTS}}

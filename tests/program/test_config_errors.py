@@ -146,7 +146,7 @@ MORE_BAD_INPUTS = [
                  ["capacity: the DaemonSets request 2125m cpu on every node", "(m5.large)", "no pod fits beside them"],
                  id="oversized-daemon-set-is-blamed"),
     pytest.param({"nodePool": {"limits": {"cpu": "1"}}},
-                 ["`nodePool.limits` {'cpu': '1'} leave 20 pod(s) pending at peak"], id="limits-count-pods-not-groups"),
+                 ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "10 in the rollout scenario"], id="limits-count-pods-not-groups"),
 ]
 
 

@@ -26,7 +26,7 @@ APP = {"app": "web"}
 
 
 def _plan(workloads, pool=NodePoolSpec(requirements=M5), **kwargs):
-    kwargs.setdefault("solver_time_limit_seconds", None)
+    kwargs.setdefault("solver_work_limit", None)
     return plan_capacity(PlanInput(workloads=tuple(workloads), node_pool=pool, **kwargs))
 
 
@@ -100,8 +100,8 @@ def test_daemon_sets_count_on_nodes_whose_pool_labels_they_select():
         DaemonSet("by-capacity", 100, 0, node_selector={"karpenter.sh/capacity-type": "on-demand"}),
         DaemonSet("elsewhere", 999, 0, node_selector={"team": "other"}),
     )
-    base = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=(), solver_time_limit_seconds=None)
-    with_ds = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=selecting, solver_time_limit_seconds=None)
+    base = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=(), solver_work_limit=None)
+    with_ds = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=selecting, solver_work_limit=None)
     before = {o.name: o.daemon_overhead for o in node_options(base)}
     after = {o.name: o.daemon_overhead for o in node_options(with_ds)}
     assert after["m5.large"].cpu - before["m5.large"].cpu == 600
