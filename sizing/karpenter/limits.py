@@ -149,14 +149,22 @@ def smallest_limits(
     # More room is not always better (a larger limit can change the fleet a scenario starts
     # from), so the limits with headroom are simulated too, and raised if any scenario fails.
     final_cores, final_gibs = max(cpu // MILLICORES_PER_CORE, cores), max(memory // MIB_PER_GIB, gibs)
-    while not all(probe_at(name, final_cores, final_gibs) for name in names):
+    # Scenarios that leave pods pending even under `upper` (pods no type fits, constraints no
+    # limit can satisfy) are reported as pending; no limit is searched for them.
+    placeable = [name for name in names if probe_at(name, top_cores, top_gibs)]
+    while not all(probe_at(name, final_cores, final_gibs) for name in placeable):
         top_cores, top_gibs = max(top_cores, final_cores), max(top_gibs, final_gibs)
-        final_cores, _ = _raise_until_all_place(
-            names, final_cores, top_cores, lambda name, value: probe_at(name, value, final_gibs)
+        raised_cores, _ = _raise_until_all_place(
+            placeable, final_cores, top_cores, lambda name, value: probe_at(name, value, final_gibs)
         )
-        final_gibs, _ = _raise_until_all_place(
-            names, final_gibs, top_gibs, lambda name, value: probe_at(name, final_cores, value)
+        raised_gibs, _ = _raise_until_all_place(
+            placeable, final_gibs, top_gibs, lambda name, value: probe_at(name, raised_cores, value)
         )
+        if (raised_cores, raised_gibs) == (final_cores, final_gibs):
+            # No single resource helps from here: take the limits every placeable scenario fits under.
+            final_cores, final_gibs = top_cores, top_gibs
+            break
+        final_cores, final_gibs = raised_cores, raised_gibs
     return NodePoolLimits(
         final_cores * MILLICORES_PER_CORE, final_gibs * MIB_PER_GIB, minimum, float(headroom_percent),
         (cpu_binder, memory_binder), len(cache),

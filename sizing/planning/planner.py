@@ -626,6 +626,8 @@ def _scenario_setup(plan_input: PlanInput, context: _Context, options: Sequence[
         zones=context.zones,
         capacity_types=context.capacity_types,
         running=context.running,
+        node_pools=_scenario(context, options, {}).node_pools,
+        pool_limits=MappingProxyType(dict(context.pool_limits)),
     )
 
 

@@ -34,6 +34,7 @@ from sizing.errors import SizingInputError
 from sizing.karpenter.limits import NodePoolLimits, smallest_limits
 from sizing.karpenter.simulation import (
     NodeOption,
+    NodePoolModel,
     PendingPods,
     PlacedNode,
     PodGroup,
@@ -42,6 +43,7 @@ from sizing.karpenter.simulation import (
     Scenario,
     simulate,
 )
+from sizing.karpenter.simulation.model import DEFAULT_POOL
 from sizing.kube.resources import Resources
 
 PEAK = "peak"
@@ -162,6 +164,11 @@ class ScenarioSetup:
     capacity_types: Tuple[str, ...]
     running: Tuple[RunningNode, ...] = ()
     registration_seconds: int = REGISTRATION_SECONDS
+    # The NodePools when there are several or they carry more than types, zones and capacity
+    # types (the first is the planned one, whose limits the scenarios vary), and the limits the
+    # planned pool keeps whatever is searched (`nodes`, `pods`).
+    node_pools: Tuple[NodePoolModel, ...] = ()
+    pool_limits: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -195,16 +202,40 @@ def _reserved(result: ProvisioningResult) -> Resources:
 
 
 def _simulate(setup: ScenarioSetup, groups, limits, running, options=None) -> ProvisioningResult:
+    limits = {**setup.pool_limits, **limits}
+    if setup.node_pools:
+        primary, *others = setup.node_pools
+        primary = replace(primary, node_options=tuple(options or primary.node_options), limits=limits)
+        return simulate(
+            Scenario(
+                node_options=primary.node_options,
+                pod_groups=tuple(groups),
+                running_nodes=tuple(running),
+                node_pools=(primary, *others),
+            )
+        )
     return simulate(
         Scenario(
             node_options=tuple(options or setup.options),
             pod_groups=tuple(groups),
-            limits=dict(limits),
+            limits=limits,
             zones=setup.zones,
             capacity_types=setup.capacity_types,
             running_nodes=tuple(running),
         )
     )
+
+
+def _options_by_pool(setup: ScenarioSetup) -> Dict[Tuple[str, str], NodeOption]:
+    """(NodePool, instance type) -> the option a node of that pool runs as (DaemonSets differ by pool)."""
+    pools = setup.node_pools or (NodePoolModel(DEFAULT_POOL, setup.options),)
+    by_type = {(pool.name, option.name): option for pool in pools for option in pool.node_options}
+    by_type.update({(running.node_pool or pools[0].name, running.option.name): running.option for running in setup.running})
+    return by_type
+
+
+def _option_of(by_type: Mapping[Tuple[str, str], NodeOption], node: PlacedNode) -> NodeOption:
+    return by_type[(node.node_pool, node.instance_type)]
 
 
 def _as_running(node: PlacedNode, option: NodeOption, reported: bool = True) -> RunningNode:
@@ -216,6 +247,7 @@ def _as_running(node: PlacedNode, option: NodeOption, reported: bool = True) -> 
         capacity_type=node.capacity_type,
         in_node_pool=node.in_node_pool,
         capacity_reported=reported,
+        node_pool=node.node_pool,
     )
 
 
@@ -223,8 +255,8 @@ class _Fleet:
     """Nodes accumulated over several batches, renamed so each keeps one name."""
 
     def __init__(self, setup: ScenarioSetup, prefix: str):
-        self.by_type = {option.name: option for option in setup.options}
-        self.by_type.update({node.option.name: node.option for node in setup.running})
+        self.by_type = _options_by_pool(setup)
+        self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
         self.running: Dict[str, RunningNode] = {node.name: node for node in setup.running}
         self.placed: Dict[str, PlacedNode] = {}
         self.pods: Dict[str, Dict[str, int]] = {}
@@ -254,7 +286,7 @@ class _Fleet:
             )
             self.placed[name] = placed
             self.running[name] = replace(
-                _as_running(node, self.by_type[node.instance_type], registered(name)), name=name
+                _as_running(node, _option_of(self.by_type, node), registered(name)), name=name
             )
 
     def refresh(self, registered) -> None:
@@ -272,6 +304,7 @@ class _Fleet:
             limits=MappingProxyType(dict(limits)),
             remaining=MappingProxyType(dict(remaining)),
             reserved=MappingProxyType({"cpu": reserved.cpu, "memory": reserved.memory}),
+            primary_pool=self.primary_pool,
         )
 
 
@@ -333,7 +366,7 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
     fleet.count = len(peak.result.new_nodes)
     fleet.placed = {node.name: node for node in peak.result.nodes}
     fleet.running = {
-        node.name: _as_running(node, fleet.by_type[node.instance_type]) for node in peak.result.nodes
+        node.name: _as_running(node, _option_of(fleet.by_type, node)) for node in peak.result.nodes
     }
     fleet.pods = {node.name: dict(node.pods) for node in peak.result.nodes}
     surge = [group for group in setup.surge_groups if group.count > 0]
@@ -365,9 +398,7 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     node = _largest_node(peak.result.nodes)
     if node is None or peak.result.pending:
         return ScenarioRun(DISRUPTION, description, peak.result, 1, peak.reserved)
-    by_type = {option.name: option for option in setup.options}
-    by_type.update({running.option.name: running.option for running in setup.running})
-    option = by_type[node.instance_type]
+    option = _option_of(_options_by_pool(setup), node)
     usage = peak.result.limit_usage()
     left = {key: value - usage[key] for key, value in limits.items()}
     pods = node.used - option.daemon_overhead
@@ -377,7 +408,7 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     replaced = [
         replace(new, name=f"replacement-of-{node.name}", instance_type=node.instance_type, pods=node.pods,
                 reserved=node.reserved, pod_requests=node.pod_requests, price=node.price,
-                capacity=node.capacity, allocatable=node.allocatable)
+                capacity=node.capacity, allocatable=node.allocatable, node_pool=node.node_pool)
         for new in result.new_nodes
     ]
     pending = [PendingPods(workload, count, result.pending[0].reason) for workload, count in node.pods.items()] \
@@ -389,6 +420,7 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
         remaining=result.remaining,
         reserved=MappingProxyType({"cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
                                    "memory": peak.reserved.memory + result.reserved.get("memory", 0)}),
+        primary_pool=peak.result.primary_pool,
     )
     return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result))
 
