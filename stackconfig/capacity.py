@@ -117,7 +117,7 @@ def capacity_warnings(config: Any, plan: CapacityPlan) -> list[str]:
     system_capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
     nodes = [(group.instance_types[0], system_capacity)] * group.desired_size
     nodes += [(node.instance_type, node.capacity_type) for node in plan.fleet.nodes]
-    return quota_warnings(nodes)
+    return quota_warnings(nodes, config.region)
 
 
 def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:

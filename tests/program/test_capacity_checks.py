@@ -57,6 +57,15 @@ def test_standard_vcpus_above_the_default_quota_warn_per_capacity_type():
     assert "8 spot vCPUs" in warnings[1] and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" in warnings[1]
 
 
+def test_the_quota_warning_says_the_default_is_for_new_accounts_and_how_to_read_the_applied_value():
+    on_demand, spot = quota_warnings([("m5.2xlarge", "on-demand"), ("m5.2xlarge", "spot")], "eu-west-1")
+    assert "the default value for new accounts" in on_demand and "applied value is often higher" in on_demand
+    assert ("`aws service-quotas get-service-quota --service-code ec2 --quota-code L-1216C47A --region eu-west-1`"
+            in on_demand)
+    assert "--quota-code L-34B43A08 --region eu-west-1`" in spot
+
+
 def test_other_families_have_quotas_of_their_own():
     (warning,) = quota_warnings([("g5.xlarge", "on-demand")])
     assert "4 on-demand vCPUs of g5, a family with a vCPU quota of its own" in warning
+    assert "`aws service-quotas list-service-quotas --service-code ec2`" in warning
