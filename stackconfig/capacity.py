@@ -169,7 +169,13 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
              f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"]
         )
     config = load_stack_file(path)
-    return _plan_input(json.dumps(capacity_description(config), sort_keys=True))
+    plan_input = _plan_input(json.dumps(capacity_description(config), sort_keys=True))
+    # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
+    try:
+        check_pods_fit(config, config.network.availability_zones, sum(w.peak_pods for w in plan_input.workloads))
+    except ValueError as error:
+        raise StackConfigError([str(error)]) from None
+    return plan_input
 
 
 def _plan_input(description_json: str) -> PlanInput:

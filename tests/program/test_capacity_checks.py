@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from sizing.karpenter.catalog import catalog_by_name, load_catalog
@@ -69,3 +71,18 @@ def test_other_families_have_quotas_of_their_own():
     (warning,) = quota_warnings([("g5.xlarge", "on-demand")])
     assert "4 on-demand vCPUs of g5, a family with a vCPU quota of its own" in warning
     assert "`aws service-quotas list-service-quotas --service-code ec2`" in warning
+
+
+def test_the_stacks_plan_refuses_a_peak_the_vpc_cannot_address_before_simulating_it(tmp_path, capsys):
+    from sizing.cli import main
+
+    (tmp_path / "Pulumi.big.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  eks-autoscaling:app: {hpa: {maxReplicas: 1000000}}\n"
+    )
+    started = time.monotonic()
+    status = main(["plan", "--stack", "big", "--project-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "the planned peak has 2000000 pods" in err and "32746 pod addresses" in err
+    assert "Traceback" not in err
+    assert time.monotonic() - started < 10, "refused without planning 111,112 nodes"
