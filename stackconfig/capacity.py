@@ -129,6 +129,16 @@ def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
     return limits
 
 
+# Costs per hour in the stack output: sums of catalog prices carry binary noise (4.0680000000000005);
+# four decimals keep every catalog price (such as 0.0116) exact. The gap's percent keeps two.
+COST_DECIMALS = 4
+PERCENT_DECIMALS = 2
+
+
+def _rounded(value: Optional[float], decimals: int = COST_DECIMALS) -> Optional[float]:
+    return None if value is None else round(value, decimals)
+
+
 def plan_summary(plan: CapacityPlan) -> dict:
     """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation.
     `python -m sizing plan --stack <stack>` prints the whole plan."""
@@ -143,17 +153,21 @@ def plan_summary(plan: CapacityPlan) -> dict:
         "fleet": {
             "nodes": fleet["nodeCount"],
             "instanceTypes": dict(sorted(by_type.items())),
-            "costPerHour": fleet["cost"],
+            "costPerHour": _rounded(fleet["cost"]),
             "podsPending": fleet["podsPending"],
         },
         "limits": data["limits"]["spec"],
         "optimal": None if optimal is None else {
             "status": optimal["status"],
             "nodes": optimal["nodeCount"],
-            "costPerHour": optimal["cost"],
-            "lowerBound": optimal["lowerBound"],
+            "costPerHour": _rounded(optimal["cost"]),
+            "lowerBound": {**optimal["lowerBound"], "cost": _rounded(optimal["lowerBound"]["cost"])},
         },
-        "gap": data["gap"],
+        "gap": None if data["gap"] is None else {
+            **data["gap"],
+            "cost": _rounded(data["gap"]["cost"]),
+            "percent": _rounded(data["gap"]["percent"], PERCENT_DECIMALS),
+        },
         "recommendation": data["recommendation"]["summary"],
         "notes": data["notes"],
     }

@@ -86,3 +86,25 @@ def test_the_stacks_plan_refuses_a_peak_the_vpc_cannot_address_before_simulating
     assert "the planned peak has 2000000 pods" in err and "32746 pod addresses" in err
     assert "Traceback" not in err
     assert time.monotonic() - started < 10, "refused without planning 111,112 nodes"
+
+
+def test_the_stack_output_summary_has_no_float_noise():
+    from offline.program import PROJECT_DIR
+    from sizing.planning.report import plan_data
+    from stackconfig.capacity import plan_for, plan_summary
+    from stackconfig.load import load_stack_file
+
+    # prod's fleet costs 5 × 0.6912 + 0.612, which binary floats sum to 4.0680000000000005.
+    config = load_stack_file(PROJECT_DIR / "Pulumi.prod.yaml")
+    plan = plan_for(config, [f"{config.region}{zone}" for zone in "abcdef"[: config.network.availability_zones]])
+    summary, data = plan_summary(plan), plan_data(plan)
+    costs = {
+        "fleet": (summary["fleet"]["costPerHour"], data["fleet"]["cost"]),
+        "optimal": (summary["optimal"]["costPerHour"], data["optimal"]["cost"]),
+        "lower bound": (summary["optimal"]["lowerBound"]["cost"], data["optimal"]["lowerBound"]["cost"]),
+        "gap": (summary["gap"]["cost"], data["gap"]["cost"]),
+    }
+    for name, (shown, exact) in costs.items():
+        assert shown == round(exact, 4) and len(repr(shown).partition(".")[2]) <= 4, (name, shown)
+    assert summary["gap"]["percent"] == round(data["gap"]["percent"], 2)
+    assert any(exact != round(exact, 4) for _, exact in costs.values()), "the exact costs carry noise to remove"
