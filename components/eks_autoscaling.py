@@ -96,8 +96,9 @@ class EksAutoscaling(pulumi.ComponentResource):
         provider_region = aws.get_region(opts=invoke).region
         region = inputs.get("region") or provider_region
         try:
-            _require_provider_region(region, provider_region)
+            # A region that does not exist is named as such before it is compared with the provider's.
             config = config_from_args(inputs, region)
+            _require_provider_region(region, provider_region)
             zones = aws.get_availability_zones(state="available", opts=invoke).names
             deployment = plan_deployment(config, zones, existing_vpc=existing_vpc)
         except StackConfigError as error:

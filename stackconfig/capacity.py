@@ -121,7 +121,7 @@ def capacity_warnings(config: Any, plan: CapacityPlan) -> list[str]:
     system_capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
     nodes = [(group.instance_types[0], system_capacity)] * group.desired_size
     nodes += [(node.instance_type, node.capacity_type) for node in plan.fleet.nodes]
-    return quota_warnings(nodes)
+    return quota_warnings(nodes, config.region)
 
 
 def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
@@ -131,6 +131,16 @@ def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
     if override is not None:
         limits.update({key: value for key, value in (("cpu", override.cpu), ("memory", override.memory)) if value})
     return limits
+
+
+# Costs per hour in the stack output: sums of catalog prices carry binary noise (4.0680000000000005);
+# four decimals keep every catalog price (such as 0.0116) exact. The gap's percent keeps two.
+COST_DECIMALS = 4
+PERCENT_DECIMALS = 2
+
+
+def _rounded(value: Optional[float], decimals: int = COST_DECIMALS) -> Optional[float]:
+    return None if value is None else round(value, decimals)
 
 
 def plan_summary(plan: CapacityPlan) -> dict:
@@ -147,7 +157,7 @@ def plan_summary(plan: CapacityPlan) -> dict:
         "fleet": {
             "nodes": fleet["nodeCount"],
             "instanceTypes": dict(sorted(by_type.items())),
-            "costPerHour": fleet["cost"],
+            "costPerHour": _rounded(fleet["cost"]),
             "podsPending": fleet["podsPending"],
         },
         "limits": data["limits"]["spec"],
@@ -159,10 +169,14 @@ def plan_summary(plan: CapacityPlan) -> dict:
         "optimal": None if optimal is None else {
             "status": optimal["status"],
             "nodes": optimal["nodeCount"],
-            "costPerHour": optimal["cost"],
-            "lowerBound": optimal["lowerBound"],
+            "costPerHour": _rounded(optimal["cost"]),
+            "lowerBound": {**optimal["lowerBound"], "cost": _rounded(optimal["lowerBound"]["cost"])},
         },
-        "gap": data["gap"],
+        "gap": None if data["gap"] is None else {
+            **data["gap"],
+            "cost": _rounded(data["gap"]["cost"]),
+            "percent": _rounded(data["gap"]["percent"], PERCENT_DECIMALS),
+        },
         "recommendation": data["recommendation"]["summary"],
         "notes": data["notes"],
     }
@@ -178,8 +192,13 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
              f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"]
         )
     config = load_stack_file(path)
-    description = json.dumps(capacity_description(config), sort_keys=True)
-    return _plan_input(description, *_app_ramp(config))
+    plan_input = _plan_input(json.dumps(capacity_description(config), sort_keys=True), *_app_ramp(config))
+    # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
+    try:
+        check_pods_fit(config, config.network.availability_zones, sum(w.peak_pods for w in plan_input.workloads))
+    except ValueError as error:
+        raise StackConfigError([str(error)]) from None
+    return plan_input
 
 
 def _app_ramp(config: Any) -> tuple[Optional[str], int]:

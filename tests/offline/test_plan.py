@@ -252,6 +252,31 @@ def test_the_command_refuses_a_users_folder(tmp_path):
     assert (target / "keep.txt").read_text() == "keep\n"
 
 
+@pytest.mark.parametrize(
+    "own_files",
+    [{"manifests/my-app.yaml": "kind: Deployment\n"}, {"outputs.json": "{}\n", "iam/role.json": "{}\n"},
+     {"resources.txt": "my notes\n"}],
+    ids=["manifests", "outputs-and-iam", "resources-txt-of-its-own"],
+)
+def test_a_users_folder_named_like_a_plans_parts_is_refused_untouched(recording, tmp_path, own_files):
+    target = tmp_path / "deploy"
+    for name, text in own_files.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(text)
+    with pytest.raises(PlanDirectoryError):
+        write_plan(recording, target)
+    for name, text in own_files.items():
+        assert (target / name).read_text() == text
+
+
+def test_a_plan_written_before_the_marker_is_replaced(recording, tmp_path):
+    target = tmp_path / "plan"
+    write_plan(recording, target)
+    (target / MARKER).unlink()
+    write_plan(recording, target)
+    assert (target / MARKER).is_file()
+
+
 def test_a_previous_plan_is_replaced_whole(recording, tmp_path):
     target = tmp_path / "plan"
     write_plan(recording, target)

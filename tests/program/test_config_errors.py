@@ -223,7 +223,8 @@ def test_the_program_warns_above_the_default_vcpu_quota(dev):
     (warning,) = dev.warnings
     assert "8 on-demand vCPUs of standard instance families, above 5" in warning
     assert "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" in warning
-    assert "quotas vary by account" in warning
+    assert "the default value for new accounts" in warning
+    assert "--quota-code L-1216C47A --region ap-northeast-1`" in warning
 
 
 # --- the stack file itself ---------------------------------------------------------------------
