@@ -72,7 +72,7 @@ SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solve
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 CONSTRAINED_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
-    "anti-affinity, host ports or several NodePools, which these workloads use"
+    "affinity or anti-affinity, host ports or several NodePools, which these workloads use"
 )
 
 
