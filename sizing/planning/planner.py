@@ -259,6 +259,31 @@ def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str]
     return sum((ds.requests for ds in daemon_sets if _daemon_runs(ds, labels, pool)), Resources())
 
 
+def _ports(scheduling) -> FrozenSet[Tuple[str, int]]:
+    return frozenset((port.protocol, port.port) for port in scheduling.host_ports)
+
+
+def _daemon_ports(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView):
+    """The host ports the DaemonSets that run on such a node bind there."""
+    return frozenset().union(*[_ports(ds.scheduling) for ds in daemon_sets if _daemon_runs(ds, labels, pool)])
+
+
+def _check_host_ports(workload: Workload, group: PodGroup, options: Sequence[NodeOption],
+                      daemon_sets: Sequence[DaemonSet]) -> None:
+    """Raise when a DaemonSet binds one of the pod's host ports on every node the pod may use."""
+    ports = _ports(workload.scheduling)
+    allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
+    if not ports or not allowed or any(not (o.daemon_ports & ports) for o in allowed):
+        return
+    taken = sorted({p for o in allowed for p in o.daemon_ports} & ports)
+    owners = sorted(ds.name for ds in daemon_sets if _ports(ds.scheduling) & ports)
+    raise SizingInputError(
+        f"workload {workload.name!r}: host port {', '.join(f'{port}/{proto}' for proto, port in taken)} is "
+        f"bound by DaemonSet {', '.join(owners)} on every node the pods may use, so they can never run; "
+        "change the port or keep the DaemonSet off the workload's NodePool"
+    )
+
+
 def _all_pools(plan_input: PlanInput) -> Tuple[NodePoolSpec, ...]:
     return (plan_input.node_pool,) + tuple(plan_input.other_node_pools)
 
@@ -421,6 +446,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             allocatable=allocatable(instance, spec.kubelet),
             price=prices.cost(instance.name),
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
+            daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
         )
 
     pool_options = [
@@ -463,6 +489,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
                 "instance types of the NodePools it may use"
             )
         _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
+        _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), plan_input.daemon_sets)
         groups.append(group)
     def running_option(node: ExistingNode) -> NodeOption:
         pool_view = next((v for v in views if v.name == node.node_pool), primary)

@@ -28,7 +28,8 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    minDomains, required pod anti-affinity by hostname and zone (and the
    inverse: pods it selects avoid its pods), required pod affinity by
    hostname and zone (a domain holding a selected pod; a pod that selects
-   itself starts one when none does), host ports. A pod with zone
+   itself starts one when none does), host ports (a type whose DaemonSets
+   bind one of the pod's host ports is not a candidate). A pod with zone
    topology commits its NodeClaim to one zone.
 5. A new NodeClaim only considers types whose capacity (not allocatable) fits
    in what is left of its NodePool's limits, and then subtracts from what is

@@ -50,8 +50,10 @@ class NodeOption:
     capacity: what Karpenter counts against limits (cpu m, memory MiB, pods);
     allocatable: what pods may request, before DaemonSets; daemon_overhead:
     requests of the DaemonSet pods a node of this type runs, one pod slot
-    each; price: on-demand cost per hour; spot_price: spot cost per hour, or
-    None to price spot like on-demand.
+    each; daemon_ports: (protocol, port) pairs those DaemonSet pods bind on
+    the node, so no pod binding one of them lands there; price: on-demand
+    cost per hour; spot_price: spot cost per hour, or None to price spot like
+    on-demand.
     """
 
     name: str
@@ -60,6 +62,7 @@ class NodeOption:
     price: float
     daemon_overhead: Resources = Resources()
     spot_price: Optional[float] = None
+    daemon_ports: FrozenSet[Tuple[str, int]] = frozenset()
 
     def price_for(self, capacity_type: str) -> float:
         """Cost per hour of one node launched with this capacity type."""

@@ -123,6 +123,9 @@ class Simulator:
 
     def _run_for(self, group: PodGroup) -> _Run:
         mask = self.table.mask(group.allowed_types)
+        ports = self.table.port_mask(group.host_ports)
+        if ports is not None:
+            mask = ports if mask is None else mask & ports
         return _Run(group, (group.requests.cpu, group.requests.memory, group.requests.pods), mask,
                     None if mask is None else mask.tolist())
 
@@ -209,7 +212,7 @@ class Simulator:
             fresh = template["fresh"]
             if not len(fresh):
                 if self._pool_allowed(pool, run):
-                    reasons.append(self._where(pool) + "no instance type of the NodePool fits the pod and its node selector")
+                    reasons.append(self._where(pool) + self._no_type_reason(run, pool))
                 continue
             pool_zones = self.pools[pool].zones
             zones = pool_zones if run.zones is None else (run.zones if pool_zones is None else pool_zones & run.zones)
@@ -226,6 +229,14 @@ class Simulator:
                 claim.capacity_types = claim.capacity_types & run.capacity_types
             return claim, None
         return None, "; ".join(reasons) or "no NodePool can take the pod (taints, labels or NodePool selector)"
+
+    def _no_type_reason(self, run: _Run, pool: int) -> str:
+        ports = self.table.port_mask(run.group.host_ports)
+        if ports is not None and not ports[self.table.pool_rows[pool]].any():
+            taken = sorted({p for o in self.pools[pool].node_options for p in o.daemon_ports} & run.group.host_ports)
+            listed = ", ".join(f"{port}/{protocol}" for protocol, port in taken)
+            return f"a DaemonSet on every node of the NodePool binds the pod's host port {listed}"
+        return "no instance type of the NodePool fits the pod and its node selector"
 
     def _where(self, pool: int) -> str:
         return f"NodePool {self.pools[pool].name!r}: " if len(self.pools) > 1 else ""
@@ -309,6 +320,8 @@ class Simulator:
         if group.capacity_types is not None and node.capacity_type not in group.capacity_types:
             return 0
         if group.nodes is not None and node.name not in group.nodes:
+            return 0
+        if group.host_ports & node.option.daemon_ports:
             return 0
         free = self.running_free[index]
         if min(free) < 0:
