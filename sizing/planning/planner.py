@@ -227,7 +227,8 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
     the pool's taints and its selector and required node affinity are compatible with every label
     such a node may carry (instance labels, template labels, NodePool name, a zone and capacity type
     the pool allows)."""
-    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints):
+    # DaemonSet pods tolerate PreferNoSchedule for this check (Karpenter's isDaemonPodCompatible).
+    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints, prefer_no_schedule=True):
         return False
     labels = dict(instance_labels)
     labels.update(pool.labels)
