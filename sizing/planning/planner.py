@@ -84,7 +84,7 @@ SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solve
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 CONSTRAINED_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
-    "anti-affinity, host ports or several NodePools, which these workloads use"
+    "affinity or anti-affinity, host ports or several NodePools, which these workloads use"
 )
 
 
@@ -256,7 +256,8 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
     the pool's taints and its selector and required node affinity are compatible with every label
     such a node may carry (instance labels, template labels, NodePool name, a zone and capacity type
     the pool allows)."""
-    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints):
+    # DaemonSet pods tolerate PreferNoSchedule for this check (Karpenter's isDaemonPodCompatible).
+    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints, prefer_no_schedule=True):
         return False
     labels = dict(instance_labels)
     labels.update(pool.labels)
@@ -286,6 +287,31 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
 
 def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView) -> Resources:
     return sum((ds.requests for ds in daemon_sets if _daemon_runs(ds, labels, pool)), Resources())
+
+
+def _ports(scheduling) -> FrozenSet[Tuple[str, int]]:
+    return frozenset((port.protocol, port.port) for port in scheduling.host_ports)
+
+
+def _daemon_ports(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView):
+    """The host ports the DaemonSets that run on such a node bind there."""
+    return frozenset().union(*[_ports(ds.scheduling) for ds in daemon_sets if _daemon_runs(ds, labels, pool)])
+
+
+def _check_host_ports(workload: Workload, group: PodGroup, options: Sequence[NodeOption],
+                      daemon_sets: Sequence[DaemonSet]) -> None:
+    """Raise when a DaemonSet binds one of the pod's host ports on every node the pod may use."""
+    ports = _ports(workload.scheduling)
+    allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
+    if not ports or not allowed or any(not (o.daemon_ports & ports) for o in allowed):
+        return
+    taken = sorted({p for o in allowed for p in o.daemon_ports} & ports)
+    owners = sorted(ds.name for ds in daemon_sets if _ports(ds.scheduling) & ports)
+    raise SizingInputError(
+        f"workload {workload.name!r}: host port {', '.join(f'{port}/{proto}' for proto, port in taken)} is "
+        f"bound by DaemonSet {', '.join(owners)} on every node the pods may use, so they can never run; "
+        "change the port or keep the DaemonSet off the workload's NodePool"
+    )
 
 
 def _all_pools(plan_input: PlanInput) -> Tuple[NodePoolSpec, ...]:
@@ -450,6 +476,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             allocatable=allocatable(instance, spec.kubelet),
             price=prices.cost(instance.name),
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
+            daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
         )
 
     pool_options = [
@@ -492,6 +519,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
                 "instance types of the NodePools it may use"
             )
         _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
+        _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), plan_input.daemon_sets)
         groups.append(group)
     def running_option(node: ExistingNode) -> NodeOption:
         pool_view = next((v for v in views if v.name == node.node_pool), primary)

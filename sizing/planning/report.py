@@ -59,12 +59,14 @@ def _pod_counts(plan: CapacityPlan) -> str:
     return "; ".join(parts)
 
 
-def _node_lines(node: PlacedNode, name_width: int) -> List[str]:
+def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> List[str]:
     used, allocatable = node.used, node.allocatable
     cpu = _percent(used.cpu, allocatable.cpu)
     memory = _percent(used.memory, allocatable.memory)
     pods = f"({node.pod_count} pods)"
     kind = node.capacity_type + (", running" if node.existing else "")
+    if show_pool:
+        kind += f", NodePool {node.node_pool}"
     first = (
         f"{node.name:<{name_width}} cpu    {_bar(cpu, BAR_WIDTH)} {cpu:3.0f}% {pods:<10} "
         f"{node.instance_type}/{node.price:.4f} {kind}"
@@ -93,11 +95,15 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int) -> List[s
         f"{cpu_label:<{width}} {cpu:5.1f}% cpu    {_bar(cpu, SUMMARY_BAR_WIDTH)} {price}",
         f"{memory_label:<{width}} {memory:5.1f}% memory {_bar(memory, SUMMARY_BAR_WIDTH)}",
         f"{result.placed_count} pods placed, {result.pending_count} pending",
-        "",
     ]
+    # Karpenter tried each of these and then dropped it to place some of the workload's pods.
+    lines += [f"Soft constraints relaxed for {workload}: {', '.join(steps)}"
+              for workload, steps in sorted(result.relaxed.items()) if steps]
+    lines.append("")
     name_width = max(len(n.name) for n in nodes)
+    show_pool = len(result.pool_remaining) > 1
     for node in nodes[:max_rows]:
-        lines += _node_lines(node, name_width)
+        lines += _node_lines(node, name_width, show_pool)
     if len(nodes) > max_rows:
         lines.append(f"… and {len(nodes) - max_rows} more nodes (all of them are in --json)")
     return lines
@@ -241,6 +247,7 @@ def _node_data(node: PlacedNode) -> Dict[str, Any]:
         "allocatable": _resources(node.allocatable),
         "capacity": _resources(node.capacity),
         "instanceTypesLeft": node.options,
+        "nodePool": node.node_pool,
     }
 
 
@@ -256,6 +263,7 @@ def _fleet_data(result: ProvisioningResult) -> Dict[str, Any]:
         "capacity": _resources(totals["capacity"]),
         "nodes": [_node_data(node) for node in result.nodes],
         "pending": [{"workload": p.workload, "count": p.count, "reason": p.reason} for p in result.pending],
+        "relaxed": {workload: list(steps) for workload, steps in sorted(result.relaxed.items())},
     }
 
 

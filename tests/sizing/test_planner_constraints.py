@@ -119,12 +119,6 @@ def test_al2023_node_class_cannot_launch_a1_types():
     assert al2023 and not any(n.startswith("a1.") for n in al2023)
 
 
-def test_pod_affinity_is_refused_as_not_modelled():
-    affinity = PodAffinityTerm(ZONE_KEY, LabelSelector(APP), anti=False)
-    with pytest.raises(SizingInputError, match="pod affinity .* is not modelled"):
-        _plan([_web(2, pod_affinity=(affinity,))])
-
-
 def test_pools_limits_nodes_overflow_to_the_next_pool():
     first = NodePoolSpec(requirements=M5, name="first", weight=90)
     second = NodePoolSpec(requirements=M5, name="second", limits={"nodes": 1}, weight=100)
