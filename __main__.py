@@ -4,10 +4,13 @@ The stack program is the first user of the EksAutoscaling component: it reads th
 configuration, builds the component from it and exports the component's outputs.
 """
 
+from typing import cast
+
 import pulumi
 
 from components.aws_provider import look_up_account, stack_aws_provider
 from components.eks_autoscaling import EksAutoscaling
+from components.eks_autoscaling_args import EksAutoscalingArgs
 from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.deployment import args_from_config, plan_deployment
 from stackconfig.errors import StackConfigError
@@ -28,7 +31,7 @@ except StackConfigError as error:
 
 autoscaling = EksAutoscaling(
     "eks-autoscaling",
-    args_from_config(config, aws_settings),
+    cast(EksAutoscalingArgs, args_from_config(config, aws_settings)),
     opts=pulumi.ResourceOptions(providers={"aws": aws_provider}),
     keep_stack_resource_names=True,
 )

@@ -28,13 +28,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, List, Sequence, Tuple, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
-from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.kube.resources import Resources
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 CPU_SHAPES = (100, 250, 500, 1000, 1500)
@@ -67,7 +68,7 @@ workloads:
 """
 
 
-def fake_instance_types(count: int) -> Tuple[NodeOption, ...]:
+def fake_instance_types(count: int) -> tuple[NodeOption, ...]:
     """Karpenter's fake.InstanceTypes(count) as NodeOptions (cpu m, memory MiB, USD/hour)."""
     options = []
     for index in range(count):
@@ -78,7 +79,7 @@ def fake_instance_types(count: int) -> Tuple[NodeOption, ...]:
     return tuple(options)
 
 
-def benchmark_pods(count: int, seed: int = SEED) -> Tuple[PodGroup, ...]:
+def benchmark_pods(count: int, seed: int = SEED) -> tuple[PodGroup, ...]:
     """`count` pods of the 30 benchmark shapes drawn uniformly, grouped by shape."""
     rng = np.random.default_rng(seed)
     cpu = rng.integers(0, len(CPU_SHAPES), count)
@@ -94,7 +95,7 @@ def benchmark_pods(count: int, seed: int = SEED) -> Tuple[PodGroup, ...]:
 T = TypeVar("T")
 
 
-def _best_of(repeats: int, action: Callable[[], T]) -> Tuple[float, T]:
+def _best_of(repeats: int, action: Callable[[], T]) -> tuple[float, T]:
     """The fastest of `repeats` runs (at least one) and the last result."""
     start = time.perf_counter()
     result = action()
@@ -106,15 +107,15 @@ def _best_of(repeats: int, action: Callable[[], T]) -> Tuple[float, T]:
     return best, result
 
 
-def _catalog_options() -> Tuple[NodeOption, ...]:
-    from sizing.planning.planner import NodePoolSpec, PlanInput, node_options
+def _catalog_options() -> tuple[NodeOption, ...]:
     from sizing.kube.workloads import Workload
+    from sizing.planning.planner import NodePoolSpec, PlanInput, node_options
 
     probe = PlanInput(workloads=(Workload("probe", 100, 100, 1),), node_pool=NodePoolSpec())
     return node_options(probe)
 
 
-def simulation_rows(options: Sequence[NodeOption], repeats: int) -> List[str]:
+def simulation_rows(options: Sequence[NodeOption], repeats: int) -> list[str]:
     rows = []
     for count in POD_COUNTS:
         scenario = Scenario(tuple(options), benchmark_pods(count))
@@ -126,7 +127,7 @@ def simulation_rows(options: Sequence[NodeOption], repeats: int) -> List[str]:
     return rows
 
 
-def plan_runs(description_text: str, repeats: int, *extra: str) -> Tuple[List[float], str]:
+def plan_runs(description_text: str, repeats: int, *extra: str) -> tuple[list[float], str]:
     """Wall-clock seconds of `python -m sizing plan FILE` in a new process, per run, and the last output."""
     times = []
     output = ""
@@ -138,7 +139,10 @@ def plan_runs(description_text: str, repeats: int, *extra: str) -> Tuple[List[fl
             start = time.perf_counter()
             completed = subprocess.run(
                 [sys.executable, "-m", "sizing", "plan", str(description), *extra],
-                cwd=PROJECT_DIR, env=env, capture_output=True, text=True,
+                cwd=PROJECT_DIR,
+                env=env,
+                capture_output=True,
+                text=True,
             )
             times.append(time.perf_counter() - start)
             if completed.returncode != 0:
@@ -149,8 +153,10 @@ def plan_runs(description_text: str, repeats: int, *extra: str) -> Tuple[List[fl
 
 def run(options: Sequence[str]) -> int:
     repeats = 1 if "--quick" in options else 5
-    header = [f"| pods | instance types | time (best of {repeats}) | pods/s | nodes | cost |",
-              "|---|---|---|---|---|---|"]
+    header = [
+        f"| pods | instance types | time (best of {repeats}) | pods/s | nodes | cost |",
+        "|---|---|---|---|---|---|",
+    ]
     status = 0
     print("Simulation, fake.InstanceTypes(400):")
     fake_rows = simulation_rows(fake_instance_types(400), repeats)

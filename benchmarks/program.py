@@ -13,7 +13,7 @@ ROUNDS = 5
 
 
 def run(options: list[str]) -> int:
-    stacks = sorted(path.name[len("Pulumi."):-len(".yaml")] for path in PROJECT_DIR.glob("Pulumi.*.yaml"))
+    stacks = sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in PROJECT_DIR.glob("Pulumi.*.yaml"))
     started = time.perf_counter()
     run_program(stacks[0])
     print(f"first evaluation, including imports: {time.perf_counter() - started:.2f} s")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import resource
 import sys
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from benchmarks.planner import benchmark_pods
 from sizing.kube.workloads import Workload
@@ -27,7 +27,8 @@ TARGETS = {20000: 10.0, 100000: 60.0}
 def workloads(count: int):
     return tuple(
         Workload(group.workload, group.requests.cpu, group.requests.memory, replicas=group.count, max_surge="25%")
-        for group in benchmark_pods(int(count / 1.25)) if group.count > 0
+        for group in benchmark_pods(int(count / 1.25))
+        if group.count > 0
     )
 
 

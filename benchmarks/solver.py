@@ -26,15 +26,15 @@ import random
 import resource
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
 
-from sizing.errors import SizingInputError
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import build_instance
 from sizing.binpack.model import BinType, ItemType, Problem, Solution
 from sizing.binpack.solver import solve
 from sizing.binpack.vbp import parse_vbp
+from sizing.errors import SizingInputError
 
 VECTOR_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "vector"
 VECTOR_SECONDS = 10.0
@@ -63,7 +63,7 @@ def verify(problem: Problem, solution: Solution) -> None:
     placed = {i.name: 0 for i in problem.items}
     bins = 0
     for group in solution.bins:
-        load: Dict[str, int] = {}
+        load: dict[str, int] = {}
         for name, count in group.items.items():
             placed[name] += count * group.count
             for dim, value in sizes[name].items():
@@ -78,7 +78,7 @@ def verify(problem: Problem, solution: Solution) -> None:
         raise BenchmarkFailure(f"bin count {solution.bin_count} but {bins} bins listed")
 
 
-def _vector_files(quick: bool) -> List[Tuple[str, int]]:
+def _vector_files(quick: bool) -> list[tuple[str, int]]:
     with open(VECTOR_DIR / "optima.csv", newline="") as handle:
         rows = [(row["file"], int(row["optimum"]), row["items"]) for row in csv.DictReader(handle)]
     if quick:
@@ -141,7 +141,7 @@ def _vector_summary(results) -> None:
     print(f"solver proved optimality (status optimal) on {proven} of {count}")
 
 
-def kubernetes_bin_types() -> Tuple[BinType, ...]:
+def kubernetes_bin_types() -> tuple[BinType, ...]:
     from sizing.karpenter.allocatable import allocatable
     from sizing.karpenter.catalog import load_catalog
 
@@ -149,8 +149,11 @@ def kubernetes_bin_types() -> Tuple[BinType, ...]:
     for instance in load_catalog():
         price = instance.price(REGION)
         if (
-            instance.category in FAMILIES and instance.generation in GENERATIONS and instance.arch == "amd64"
-            and instance.size in SIZES and price is not None
+            instance.category in FAMILIES
+            and instance.generation in GENERATIONS
+            and instance.arch == "amd64"
+            and instance.size in SIZES
+            and price is not None
         ):
             room = allocatable(instance)
             capacity = {
@@ -163,9 +166,9 @@ def kubernetes_bin_types() -> Tuple[BinType, ...]:
     return tuple(sorted(bin_types, key=lambda b: b.name))
 
 
-def kubernetes_items(pods: int, seed: int = SEED) -> Tuple[ItemType, ...]:
+def kubernetes_items(pods: int, seed: int = SEED) -> tuple[ItemType, ...]:
     rng = random.Random(seed)
-    counts: Dict[Tuple[int, int], int] = {}
+    counts: dict[tuple[int, int], int] = {}
     for _ in range(pods):
         shape = (rng.choice(CPU_SHAPES), rng.choice(MEMORY_SHAPES))
         counts[shape] = counts.get(shape, 0) + 1
@@ -184,7 +187,9 @@ def kubernetes_benchmark(quick: bool) -> int:
         f"DaemonSet overhead {DAEMONSET_OVERHEAD}, time limit {KUBERNETES_SECONDS:g} s",
         flush=True,
     )
-    print("| pods | solver $/h | lower bound $/h | over bound | FFD $/h | solver vs FFD | nodes | status | s | FFD s | peak RSS MiB |")
+    print(
+        "| pods | solver $/h | lower bound $/h | over bound | FFD $/h | solver vs FFD | nodes | status | s | FFD s | peak RSS MiB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for pods in sizes:
         problem = Problem(bin_types, kubernetes_items(pods), KUBERNETES_SECONDS)

@@ -3,8 +3,8 @@ and Karpenter (its CRDs first), each pinned to the system node group."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s

@@ -8,8 +8,8 @@ the stack configuration or the program decides are then written over them.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import yaml
 
@@ -48,9 +48,7 @@ def alb_tags_annotation(tags: Mapping[str, str]) -> str:
     return ",".join(f"{key}={tags[key]}" for key in sorted(tags))
 
 
-def app_objects(
-    app: AppConfig, *, nodepool_name: str, vpc_cidr: str, tags: Mapping[str, str]
-) -> list[dict]:
+def app_objects(app: AppConfig, *, nodepool_name: str, vpc_cidr: str, tags: Mapping[str, str]) -> list[dict]:
     """Namespace, NetworkPolicy, PodDisruptionBudget, Deployment, Service, HPA and Ingress, in that order.
 
     nodepool_name: the Karpenter NodePool whose nodes run the pods.

@@ -6,8 +6,8 @@ and zones the program computes with belong to the account the resources are crea
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import pulumi
 import pulumi_aws as aws
@@ -31,7 +31,9 @@ def stack_aws_provider(name: str, region: str, settings: AwsProviderSettings, ta
         default_tags=aws.ProviderDefaultTagsArgs(tags=dict(tags)),
         profile=settings.profile,
         # Lists, not tuples: Pulumi serialises only lists into the provider's JSON settings.
-        assume_roles=[aws.ProviderAssumeRoleArgs(**role.model_dump(exclude_none=True)) for role in settings.assume_roles]
+        assume_roles=[
+            aws.ProviderAssumeRoleArgs(**role.model_dump(exclude_none=True)) for role in settings.assume_roles
+        ]
         or None,
         shared_config_files=list(settings.shared_config_files) or None,
         shared_credentials_files=list(settings.shared_credentials_files) or None,
@@ -43,7 +45,7 @@ def stack_aws_provider(name: str, region: str, settings: AwsProviderSettings, ta
 def look_up_account(provider: aws.Provider) -> AccountFacts:
     through = pulumi.InvokeOptions(provider=provider)
     return AccountFacts(
-        region_zones=aws.get_availability_zones(state="available", opts=through).names,
+        region_zones=list(aws.get_availability_zones(state="available", opts=through).names),
         partition=aws.get_partition(opts=through).partition,
         account_id=aws.get_caller_identity(opts=through).account_id,
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -38,8 +38,8 @@ class ClusterArgs:
     tags: dict
     # How the kubeconfig signs in (`aws eks get-token --profile/--role-arn`): as the AWS provider
     # does, so that the identity that created the cluster, its admin, applies the Kubernetes objects.
-    kubeconfig_profile: Optional[str] = None
-    kubeconfig_role_arn: Optional[str] = None
+    kubeconfig_profile: str | None = None
+    kubeconfig_role_arn: str | None = None
 
 
 class Cluster(pulumi.ComponentResource):
@@ -89,8 +89,16 @@ class Cluster(pulumi.ComponentResource):
             # Two decisions of the stack configuration, on the cluster where the policy pack
             # (policies/) can read them in a real run.
             cluster_tags={
-                **({"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"} if config.acknowledge_open_endpoint else {}),
-                **({"eks-autoscaling:cluster.secretsEncryption.enabled": "true"} if config.secrets_encryption.enabled else {}),
+                **(
+                    {"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"}
+                    if config.acknowledge_open_endpoint
+                    else {}
+                ),
+                **(
+                    {"eks-autoscaling:cluster.secretsEncryption.enabled": "true"}
+                    if config.secrets_encryption.enabled
+                    else {}
+                ),
             },
             # EKS writes into the group the program made instead of making one that outlives the stack.
             opts=child.merge(pulumi.ResourceOptions(depends_on=[self.log_group] if self.log_group else [])),
@@ -194,10 +202,12 @@ class Cluster(pulumi.ComponentResource):
             tags=args.tags,
             opts=child,
         )
-        aws.kms.Alias(f"{name}-secrets", name=f"alias/eks/{args.cluster_name}-secrets", target_key_id=key.key_id, opts=child)
+        aws.kms.Alias(
+            f"{name}-secrets", name=f"alias/eks/{args.cluster_name}-secrets", target_key_id=key.key_id, opts=child
+        )
         return key.arn
 
-    def _log_group(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions) -> Optional[aws.cloudwatch.LogGroup]:
+    def _log_group(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions) -> aws.cloudwatch.LogGroup | None:
         """The group EKS sends the control-plane logs to. Left to EKS, it is created on first use
         with no expiry and survives `pulumi destroy`; made here, the cluster depends on it, so it
         exists before the first log line and is deleted after the cluster."""

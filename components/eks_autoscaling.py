@@ -4,7 +4,8 @@ Pulumi infers the package schema from the annotations of this class and of its a
 annotations here are evaluated (no postponed annotations) and every output carries a docstring.
 """
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -64,7 +65,7 @@ class EksAutoscaling(pulumi.ComponentResource):
     """IAM role of the AWS Load Balancer Controller."""
     karpenter_controller_role_arn: pulumi.Output[str]
     """IAM role of the Karpenter controller."""
-    alb_hostname: pulumi.Output[Optional[str]]
+    alb_hostname: pulumi.Output[str | None]
     """Hostname of the test app's ALB (unset without the test app)."""
     node_pool_limits: pulumi.Output[dict[str, str]]
     """`spec.limits` of the NodePool: the planned ones, with any override applied."""
@@ -75,7 +76,7 @@ class EksAutoscaling(pulumi.ComponentResource):
         self,
         name: str,
         args: EksAutoscalingArgs,
-        opts: Optional[pulumi.ResourceOptions] = None,
+        opts: pulumi.ResourceOptions | None = None,
         *,
         keep_stack_resource_names: bool = False,
     ):
@@ -83,7 +84,7 @@ class EksAutoscaling(pulumi.ComponentResource):
         before this component existed, directly under the stack and named without a prefix;
         the same names and an alias to the stack keep `pulumi up` from replacing them. Two
         components in one program need the default (children named after the component)."""
-        inputs = dict(args or {})
+        inputs: dict[str, Any] = dict(args or {})
         # Bad inputs stop the program with one message (no traceback) before any child exists.
         try:
             _require_plain(inputs)

@@ -11,7 +11,7 @@ annotations here. Configuration values are plain (not `pulumi.Input`): they must
 the program runs, because the capacity plan and the validation are computed from them.
 """
 
-from typing import Any, Optional, TypedDict
+from typing import TypedDict
 
 import pulumi
 

@@ -4,8 +4,8 @@ queue with its EventBridge rules, and the EC2NodeClass."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -134,7 +134,7 @@ class KarpenterNodeClassArgs:
     # edge; this does, so that the group outlives every node launched into it.
     security_group: Sequence[pulumi.Resource] = ()
     # The private subnets by id, for a VPC this project did not build (its subnets lack the discovery tag).
-    subnet_ids: Optional[pulumi.Input[Sequence[str]]] = None
+    subnet_ids: pulumi.Input[Sequence[str]] | None = None
 
 
 class KarpenterNodeClass(pulumi.ComponentResource):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
 
 from components.app_objects import load_manifest
 from stackconfig.ami import check_ami_alias
@@ -106,9 +106,9 @@ def ec2_node_class(
     cluster_name: str,
     ami_alias: str,
     tags: Mapping[str, str],
-    kubelet: Optional[Mapping[str, object]] = None,
+    kubelet: Mapping[str, object] | None = None,
     volume_size_gi: int = 20,
-    subnet_ids: Optional[Sequence[str]] = None,
+    subnet_ids: Sequence[str] | None = None,
 ) -> dict:
     """The EC2NodeClass: node role, AMI, subnets and security groups, root volume and tags.
 

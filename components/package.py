@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 
+import pulumi
+
 from components.eks_autoscaling import EksAutoscaling
 
 PACKAGE_NAME = "eks-autoscaling"
 PACKAGE_VERSION = "0.1.0"
-COMPONENTS = [EksAutoscaling]
+COMPONENTS: list[type[pulumi.ComponentResource]] = [EksAutoscaling]
 
 
 def package_schema() -> dict:
@@ -21,4 +23,5 @@ def package_schema() -> dict:
     from pulumi.provider.experimental.component import ComponentProvider
 
     provider = ComponentProvider(COMPONENTS, PACKAGE_NAME, version=PACKAGE_VERSION)
-    return json.loads(provider.schema)
+    schema: dict = json.loads(provider.schema or "{}")
+    return schema

@@ -3,14 +3,14 @@ NodePool, whose limits come from the capacity plan."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.karpenter_objects import node_pool
 from components.app_objects import app_objects
+from components.karpenter_objects import node_pool
 from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
 
@@ -31,7 +31,7 @@ class WorkloadArgs:
     the workload needs while it exists (and so must outlive it on destroy).
     app: None builds the NodePool alone, for workloads deployed by other means."""
 
-    app: Optional[AppConfig]
+    app: AppConfig | None
     node_pool: NodePoolConfig
     zones: Sequence[str]
     limits: Mapping[str, str]
@@ -92,6 +92,7 @@ class Workload(pulumi.ComponentResource):
             )
         self.resources = created
         self.ingress = created.get("Ingress")
+        assert self.ingress is None or isinstance(self.ingress, k8s.networking.v1.Ingress)
         self.alb_hostname = self.ingress.status.apply(_hostname) if self.ingress else pulumi.Output.from_input(None)
         self.register_outputs({"albHostname": self.alb_hostname, "nodePool": args.node_pool.name})
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Mapping
-from typing import Any, Iterator, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 from iam.errors import PolicySizeError
 

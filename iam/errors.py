@@ -36,6 +36,5 @@ class PolicySizeError(ValueError):
         self.size = size
         self.limit = limit
         super().__init__(
-            f"policy {policy_name!r} is {size} characters without whitespace, over the "
-            f"IAM limit of {limit}; {hint}"
+            f"policy {policy_name!r} is {size} characters without whitespace, over the IAM limit of {limit}; {hint}"
         )

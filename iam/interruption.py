@@ -103,9 +103,7 @@ def rule_name(cluster_name: str, name_suffix: str) -> str:
     """
     _validation.cluster_name(cluster_name)
     if not isinstance(name_suffix, str) or not _NAME_SUFFIX.fullmatch(name_suffix) or len(name_suffix) > 40:
-        raise IamInputError(
-            "name_suffix", name_suffix, "lower-case words joined by '-', at most 40 characters"
-        )
+        raise IamInputError("name_suffix", name_suffix, "lower-case words joined by '-', at most 40 characters")
     return _bounded(cluster_name, f"-karpenter-{name_suffix}", EVENTBRIDGE_RULE_NAME_LIMIT)
 
 

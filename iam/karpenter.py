@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Mapping
 
 from iam import _validation
 from iam.documents import MANAGED_POLICY_CHARACTER_LIMIT, require_within_limit
@@ -79,9 +79,7 @@ def controller_policies(
     _validation.account_id(account_id)
     _validation.cluster_name(cluster_name)
     _validation.role_arn(node_role_arn, partition=partition, account_id=account_id, argument="node_role_arn")
-    _validation.queue_arn(
-        queue_arn, partition=partition, region=region, account_id=account_id, argument="queue_arn"
-    )
+    _validation.queue_arn(queue_arn, partition=partition, region=region, account_id=account_id, argument="queue_arn")
     if not isinstance(zonal_shift, bool):
         raise IamInputError("zonal_shift", zonal_shift, "True or False")
     scope = _Scope(partition, region, account_id, cluster_name, node_role_arn, queue_arn)

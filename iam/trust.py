@@ -123,8 +123,7 @@ def ec2_trust_policy(dns_suffix: str = "amazonaws.com") -> dict:
 
 def _require_provider_for_issuer(oidc_provider_arn: object, host_path: str) -> None:
     allowed = (
-        "the ARN of the IAM OIDC provider for this issuer: "
-        f"arn:<partition>:iam::<account id>:oidc-provider/{host_path}"
+        f"the ARN of the IAM OIDC provider for this issuer: arn:<partition>:iam::<account id>:oidc-provider/{host_path}"
     )
     if not isinstance(oidc_provider_arn, str):
         raise IamInputError("oidc_provider_arn", oidc_provider_arn, allowed)

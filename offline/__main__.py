@@ -29,9 +29,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m offline", description=__doc__)
     subparsers = parser.add_subparsers(dest="command", required=True)
     plan = subparsers.add_parser("plan", help="evaluate a stack offline and write its plan")
-    plan.add_argument("--stack", default="dev", help="the stack, whose settings are in Pulumi.<stack>.yaml (default: dev)")
     plan.add_argument(
-        "--output", type=Path, default=None,
+        "--stack", default="dev", help="the stack, whose settings are in Pulumi.<stack>.yaml (default: dev)"
+    )
+    plan.add_argument(
+        "--output",
+        type=Path,
+        default=None,
         help="where to write (default: build/plan/<stack>); a folder that is not empty must hold a previous plan",
     )
     args = parser.parse_args(argv)
@@ -53,7 +57,9 @@ def main(argv=None) -> int:
         return 2
     for warning in recording.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(f"wrote the plan of stack {args.stack} to {directory} ({len(written)} files, {len(recording.resources)} resources)")
+    print(
+        f"wrote the plan of stack {args.stack} to {directory} ({len(written)} files, {len(recording.resources)} resources)"
+    )
     return 0
 
 

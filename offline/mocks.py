@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Optional
 
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
@@ -35,12 +34,12 @@ class ProjectMocks(pulumi.runtime.Mocks):
         self.region = region
         self.project = project
         self.stack = stack
-        self.monitor: Optional[MockMonitor] = None
+        self.monitor: MockMonitor | None = None
         # Every value made up here -> what it stands for, so that a plan never presents
         # an invented identifier as a real one.
         self.invented: dict[str, str] = {}
         # (token, provider URN or None) of every invoke, in order.
-        self.invokes: list[tuple[str, Optional[str]]] = []
+        self.invokes: list[tuple[str, str | None]] = []
 
     def _invent(self, value: str, label: str) -> str:
         self.invented.setdefault(value, label)
@@ -73,7 +72,12 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 "userId": "AIDAEXAMPLE",
             }
         if token in ("aws:index/getRegion:getRegion",):
-            return {"id": self.region, "name": self.region, "region": self.region, "endpoint": f"ec2.{self.region}.amazonaws.com"}
+            return {
+                "id": self.region,
+                "name": self.region,
+                "region": self.region,
+                "endpoint": f"ec2.{self.region}.amazonaws.com",
+            }
         if token == "eks:index:Cluster/getKubeconfig":
             self._invent(FAKE_CERTIFICATE_AUTHORITY, "<certificate-authority-data of cluster>")
             return {"result": _kubeconfig("cluster")}
@@ -122,12 +126,24 @@ class ProjectMocks(pulumi.runtime.Mocks):
             if args.typ == "kubernetes:networking.k8s.io/v1:Ingress":
                 state["status"] = {
                     "loadBalancer": {
-                        "ingress": [{"hostname": self._invent(f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com", f"<ALB hostname of {args.name}>")}]
+                        "ingress": [
+                            {
+                                "hostname": self._invent(
+                                    f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com",
+                                    f"<ALB hostname of {args.name}>",
+                                )
+                            }
+                        ]
                     }
                 }
         elif args.typ == "kubernetes:helm.sh/v3:Release":
             state.setdefault("name", args.name)
-            state["status"] = {"name": state["name"], "namespace": state.get("namespace", "default"), "status": "deployed", "version": state.get("version")}
+            state["status"] = {
+                "name": state["name"],
+                "namespace": state.get("namespace", "default"),
+                "status": "deployed",
+                "version": state.get("version"),
+            }
         return resource_id, state
 
     def _arn(self, module: str, kind: str, name: str) -> str:
@@ -154,12 +170,15 @@ class ProjectMocks(pulumi.runtime.Mocks):
         vpc_id = f"vpc-{_short_hash(args.name, length=17)}"
         public = [f"subnet-pub{_short_hash(args.name, zone, length=14)}" for zone in zones]
         private = [f"subnet-prv{_short_hash(args.name, zone, length=14)}" for zone in zones]
-        return f"{args.name}-id", self._remote_outputs(args.name, {
-            "vpcId": vpc_id,
-            "publicSubnetIds": public,
-            "privateSubnetIds": private,
-            "isolatedSubnetIds": [],
-        })
+        return f"{args.name}-id", self._remote_outputs(
+            args.name,
+            {
+                "vpcId": vpc_id,
+                "publicSubnetIds": public,
+                "privateSubnetIds": private,
+                "isolatedSubnetIds": [],
+            },
+        )
 
     def _eks_index_Cluster(self, args):
         name = args.inputs.get("name") or args.name
@@ -185,16 +204,19 @@ class ProjectMocks(pulumi.runtime.Mocks):
         self._invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
         self._invent(oidc_id, f"<OIDC id of {args.name}>")
         self._invent(endpoint, f"<endpoint of {args.name}>")
-        return f"{args.name}-id", self._remote_outputs(args.name, {
-            "eksCluster": eks_cluster,
-            "kubeconfig": json.loads(kubeconfig),
-            "kubeconfigJson": kubeconfig,
-            "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}",
-            "oidcProviderUrl": f"https://{issuer}",
-            "oidcIssuer": issuer,
-            "clusterSecurityGroupId": cluster_sg,
-            "nodeSecurityGroupId": cluster_sg,
-        })
+        return f"{args.name}-id", self._remote_outputs(
+            args.name,
+            {
+                "eksCluster": eks_cluster,
+                "kubeconfig": json.loads(kubeconfig),
+                "kubeconfigJson": kubeconfig,
+                "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{issuer}",
+                "oidcProviderUrl": f"https://{issuer}",
+                "oidcIssuer": issuer,
+                "clusterSecurityGroupId": cluster_sg,
+                "nodeSecurityGroupId": cluster_sg,
+            },
+        )
 
     def _eks_index_ManagedNodeGroup(self, args):
         group_name = self._invent(f"{args.name}-{_short_hash(args.name)}", f"<name of {args.name}>")
@@ -228,9 +250,25 @@ def _kubeconfig(name: str, endpoint: str = "https://example.eks.amazonaws.com") 
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": FAKE_CERTIFICATE_AUTHORITY}}],
+            "clusters": [
+                {
+                    "name": name,
+                    "cluster": {"server": endpoint, "certificate-authority-data": FAKE_CERTIFICATE_AUTHORITY},
+                }
+            ],
             "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
             "current-context": name,
-            "users": [{"name": name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws", "args": ["eks", "get-token", "--cluster-name", name]}}}],
+            "users": [
+                {
+                    "name": name,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": ["eks", "get-token", "--cluster-name", name],
+                        }
+                    },
+                }
+            ],
         }
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from google.protobuf import empty_pb2
 from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs
@@ -50,9 +50,7 @@ class RecordingMonitor(MockMonitor):
                 provider=_provider_urn(request.provider),
                 providers={key: _provider_urn(value) for key, value in request.providers.items()},
                 dependencies=tuple(request.dependencies),
-                property_dependencies={
-                    key: tuple(value.urns) for key, value in request.propertyDependencies.items()
-                },
+                property_dependencies={key: tuple(value.urns) for key, value in request.propertyDependencies.items()},
                 deleted_with=request.deletedWith or None,
                 protect=bool(request.protect) if request.HasField("protect") else False,
                 retain_on_delete=bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False,

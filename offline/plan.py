@@ -15,8 +15,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 import yaml
 
@@ -33,8 +34,18 @@ MARKER = ".eks-autoscaling-plan"
 # is a plan written before plans carried the marker, and may be replaced too; a user's folder that
 # merely holds a `manifests/` or an `outputs.json` of its own is not.
 PLAN_ENTRIES = frozenset(
-    {MARKER, "resources.txt", "resources", "manifests", "iam", "graph.dot", "graph.svg", "outputs.json",
-     "capacity.txt", "warnings.txt"}
+    {
+        MARKER,
+        "resources.txt",
+        "resources",
+        "manifests",
+        "iam",
+        "graph.dot",
+        "graph.svg",
+        "outputs.json",
+        "capacity.txt",
+        "warnings.txt",
+    }
 )
 RESOURCE_TREE_HEADER = "TYPE  NAME"
 SECRET = "[secret]"
@@ -51,7 +62,7 @@ class PlanDirectoryError(Exception):
 def write_plan(
     recording: Recording,
     directory: Path,
-    capacity_report: Optional[Callable[[], str]] = None,
+    capacity_report: Callable[[], str] | None = None,
     warnings: Iterable[str] = (),
 ) -> list[Path]:
     """Write the plan of one stack into `directory`; return the files written (at their final place).
@@ -110,12 +121,14 @@ def _swap_in(staging: Path, directory: Path) -> None:
 def _write_contents(
     recording: Recording,
     directory: Path,
-    capacity_report: Optional[Callable[[], str]],
+    capacity_report: Callable[[], str] | None,
     warnings: list[str],
 ) -> list[Path]:
     show = Presenter(recording.invented)
     written = [
-        _write(directory / MARKER, "A plan written by `python -m offline plan`; the folder is replaced by the next one.\n"),
+        _write(
+            directory / MARKER, "A plan written by `python -m offline plan`; the folder is replaced by the next one.\n"
+        ),
         _write(directory / "resources.txt", resource_tree(recording)),
         *write_resources(recording, directory / "resources", show),
         *write_manifests(recording, directory / "manifests", show),
@@ -204,12 +217,12 @@ def masked_outputs(recording: Recording) -> dict:
 
 def resource_tree(recording: Recording) -> str:
     """One line per resource, indented under its parent, as `pulumi preview` lists them."""
-    children: dict[Optional[str], list[Registered]] = {}
+    children: dict[str | None, list[Registered]] = {}
     for resource in recording.resources:
         children.setdefault(resource.parent if resource.parent in _urns(recording) else None, []).append(resource)
     lines = [RESOURCE_TREE_HEADER]
 
-    def walk(parent: Optional[str], depth: int) -> None:
+    def walk(parent: str | None, depth: int) -> None:
         for resource in sorted(children.get(parent, []), key=lambda r: (r.type, r.name)):
             lines.append(f"{'    ' * depth}{resource.type}  {resource.name}")
             walk(resource.urn, depth + 1)
@@ -330,8 +343,10 @@ def dependency_graph(recording: Recording) -> str:
         lines.append(f'  "{resource_label(resource.urn)}" [label="{label}"];')
     urns = _urns(recording)
     for resource in resources:
-        edges = sorted({(kind, target) for kind, target in resource.edges() if target in urns},
-                       key=lambda edge: (resource_label(edge[1]), edge[0]))
+        edges = sorted(
+            {(kind, target) for kind, target in resource.edges() if target in urns},
+            key=lambda edge: (resource_label(edge[1]), edge[0]),
+        )
         for kind, target in edges:
             style = "dashed" if kind == "parent" else ("dotted" if kind == "provider" else "solid")
             lines.append(
@@ -341,7 +356,7 @@ def dependency_graph(recording: Recording) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _render_svg(dot_file: Path) -> Optional[Path]:
+def _render_svg(dot_file: Path) -> Path | None:
     dot = shutil.which("dot")
     if dot is None:
         return None

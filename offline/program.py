@@ -7,14 +7,15 @@ import copy
 import json
 import logging
 import runpy
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 import pulumi
 
 from offline.mocks import ProjectMocks
-from offline.pulumi_internals import forget_root_resource
 from offline.monitor import RecordingMonitor
+from offline.pulumi_internals import forget_root_resource
 from offline.recording import Recording
 from offline.wire import Unknown
 from stackconfig.errors import StackConfigError
@@ -35,7 +36,7 @@ class ProgramFailed(Exception):
 
 def stack_config(
     stack: str,
-    overrides: Optional[Mapping[str, Any]] = None,
+    overrides: Mapping[str, Any] | None = None,
     project_dir: Path = PROJECT_DIR,
     project: str = PROJECT,
 ) -> dict:
@@ -58,7 +59,7 @@ def stack_config(
 
 def run_program(
     stack: str = "dev",
-    overrides: Optional[Mapping[str, Any]] = None,
+    overrides: Mapping[str, Any] | None = None,
     project_dir: Path = PROJECT_DIR,
     project: str = PROJECT,
 ) -> Recording:
@@ -86,9 +87,7 @@ def run_program(
         runpy.run_path(str(project_dir / "__main__.py"), run_name="__main__")
         stack_resource = pulumi.runtime.get_root_resource()
         exported = dict(getattr(stack_resource, "outputs", {}) or {})
-        return pulumi.Output.all(
-            **{name: _resolve(value) for name, value in exported.items()}
-        ).apply(outputs.update)
+        return pulumi.Output.all(**{name: _resolve(value) for name, value in exported.items()}).apply(outputs.update)
 
     try:
         program()

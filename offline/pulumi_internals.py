@@ -32,17 +32,27 @@ class Internal:
 
 
 INTERNALS = (
-    Internal("pulumi.runtime.rpc", "_special_sig_key", "the key that marks a reference, secret or output in a wire struct"),
+    Internal(
+        "pulumi.runtime.rpc", "_special_sig_key", "the key that marks a reference, secret or output in a wire struct"
+    ),
     Internal("pulumi.runtime.rpc", "_special_resource_sig", "the marker of a resource reference"),
     Internal("pulumi.runtime.rpc", "_special_secret_sig", "the marker of a secret"),
     Internal("pulumi.runtime.rpc", "_special_output_value_sig", "the marker of an output value"),
     Internal("pulumi.runtime.rpc", "UNKNOWN", "the wire form of a value known only after deployment"),
     Internal("pulumi.runtime.rpc", "serialize_properties", "turns recorded state back into a wire struct"),
-    Internal("pulumi.runtime.sync_await", "_sync_await", "runs the async serialiser inside the monitor's synchronous handlers"),
+    Internal(
+        "pulumi.runtime.sync_await",
+        "_sync_await",
+        "runs the async serialiser inside the monitor's synchronous handlers",
+    ),
     Internal("pulumi.runtime.settings", "ROOT", "forgets the previous run's stack resource before the next run"),
-    Internal("pulumi.runtime.mocks", "MockMonitor.ResourceRegistration", "a registration the mock monitor answers reads from"),
+    Internal(
+        "pulumi.runtime.mocks", "MockMonitor.ResourceRegistration", "a registration the mock monitor answers reads from"
+    ),
     Internal("pulumi.runtime.mocks", "MockMonitor.make_urn", "the URN of a registered resource"),
-    Internal("pulumi.runtime.mocks", "MockMonitor.resources", "the mock monitor's table of registrations (set in __init__)"),
+    Internal(
+        "pulumi.runtime.mocks", "MockMonitor.resources", "the mock monitor's table of registrations (set in __init__)"
+    ),
     Internal("pulumi.runtime.config", "CONFIG", "every config key of the run: stackconfig.load rejects unknown ones"),
 )
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 from offline.wire import reveal
 
@@ -15,20 +16,20 @@ class Registered:
     urn: str
     type: str
     name: str
-    parent: Optional[str]
+    parent: str | None
     custom: bool
     remote: bool
     inputs: dict
     outputs: dict
-    provider: Optional[str]
+    provider: str | None
     providers: dict
     dependencies: tuple
     property_dependencies: dict
-    deleted_with: Optional[str]
+    deleted_with: str | None
     protect: bool = False
     retain_on_delete: bool = False
     ignore_changes: tuple = ()
-    version: Optional[str] = None
+    version: str | None = None
 
     def input(self, path: str, default: Any = KeyError) -> Any:
         """An input by dotted path (`spec.template.spec`), secrets unwrapped."""
@@ -96,7 +97,7 @@ class Recording:
             raise LookupError(f"expected one resource named {name!r}, found {len(matches)}: {matches}")
         return matches[0]
 
-    def one(self, type_: str, name: Optional[str] = None) -> Registered:
+    def one(self, type_: str, name: str | None = None) -> Registered:
         """The one resource of type T (and name N, when given)."""
         matches = [r for r in self.of_type(type_) if name is None or r.name == name]
         if len(matches) != 1:
@@ -112,7 +113,7 @@ class Recording:
 
     # The dependency graph
 
-    def depends_on(self, dependent: Registered, dependency: Registered, *, via: Optional[Iterable[str]] = None) -> bool:
+    def depends_on(self, dependent: Registered, dependency: Registered, *, via: Iterable[str] | None = None) -> bool:
         """Whether the engine orders `dependent` after `dependency` (and deletes it first),
         through any chain of parent, provider, explicit, property and deletedWith edges.
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import json_format
+
 from offline.pulumi_internals import OUTPUT_VALUE_SIG, RESOURCE_SIG, SECRET_SIG, SIG_KEY
 from offline.pulumi_internals import UNKNOWN as WIRE_UNKNOWN
 

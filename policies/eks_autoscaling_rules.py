@@ -20,9 +20,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from security.iam_checks import service_account_trust_problems
 
@@ -67,7 +67,9 @@ class Rule:
     def defaults(self) -> dict[str, Any]:
         return {key: schema["default"] for key, schema in self.config_schema.items()}
 
-    def violations(self, resource_type: str, props: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> list[str]:
+    def violations(
+        self, resource_type: str, props: Mapping[str, Any], config: Mapping[str, Any] | None = None
+    ) -> list[str]:
         if resource_type not in self.resource_types:
             return []
         return self.check(resource_type, props, {**self.defaults(), **dict(config or {})})
@@ -268,7 +270,10 @@ RULES: tuple[Rule, ...] = (
         config_schema={
             "requiredLogTypes": {
                 "type": "array",
-                "items": {"type": "string", "enum": ["api", "audit", "authenticator", "controllerManager", "scheduler"]},
+                "items": {
+                    "type": "string",
+                    "enum": ["api", "audit", "authenticator", "controllerManager", "scheduler"],
+                },
                 "default": list(DEFAULT_REQUIRED_LOG_TYPES),
                 "description": "Control plane log types every cluster must enable.",
             }
@@ -321,7 +326,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def violations_of(resource_type: str, props: Mapping[str, Any], config: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, str]]:
+def violations_of(
+    resource_type: str, props: Mapping[str, Any], config: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[tuple[str, str]]:
     """(rule name, message) for every rule the resource breaks; config maps rule names to their settings."""
     config = config or {}
     return [

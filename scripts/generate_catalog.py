@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from sizing.errors import SizingInputError  # noqa: E402
 from sizing.karpenter.catalog import (  # noqa: E402  (needs the repository root on sys.path)
     BUNDLED_CATALOG_PATH,
     InstanceType,
@@ -28,7 +29,6 @@ from sizing.karpenter.catalog import (  # noqa: E402  (needs the repository root
     dump_catalog_document,
     instance_type_from_dict,
 )
-from sizing.errors import SizingInputError  # noqa: E402
 
 DEFAULT_CSV_PATH = REPO_ROOT.parent / "shared" / "data" / "instance-types.csv"
 PRICE_REGION = "us-east-1"
@@ -37,8 +37,19 @@ SOURCE_NOTE = (
     "Prices: on-demand Linux USD/hour, us-east-1 only."
 )
 CSV_COLUMNS = (
-    "instance_type", "category", "family", "generation", "size", "arch", "hypervisor", "vcpu",
-    "memory_mib", "max_enis", "ipv4_per_eni", "gpu_count", "od_price_usd_hr_us_east_1",
+    "instance_type",
+    "category",
+    "family",
+    "generation",
+    "size",
+    "arch",
+    "hypervisor",
+    "vcpu",
+    "memory_mib",
+    "max_enis",
+    "ipv4_per_eni",
+    "gpu_count",
+    "od_price_usd_hr_us_east_1",
 )
 _INT_COLUMNS = ("generation", "vcpu", "memory_mib", "max_enis", "ipv4_per_eni", "gpu_count")
 
@@ -70,7 +81,7 @@ def _row_to_instance(row: dict, line: int) -> InstanceType:
     return instance_type_from_dict(obj, where)
 
 
-def read_instance_types_csv(path: Path) -> List[InstanceType]:
+def read_instance_types_csv(path: Path) -> list[InstanceType]:
     """Parse the instance-type CSV into InstanceTypes (validated)."""
     with Path(path).open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
@@ -85,7 +96,7 @@ def render_catalog(instances: Iterable[InstanceType]) -> str:
     return dump_catalog_document(catalog_document(instances, SOURCE_NOTE))
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", type=Path, default=DEFAULT_CSV_PATH, help="instance-types.csv")
     parser.add_argument("--output", type=Path, default=BUNDLED_CATALOG_PATH, help="catalog JSON to write")

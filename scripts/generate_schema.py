@@ -60,7 +60,7 @@ def input_rows(schema: dict, nested: bool) -> list[tuple[str, str, str]]:
             target = prop.get("$ref") or prop.get("items", {}).get("$ref")
             if target and target.startswith(TYPE_PREFIX):
                 suffix = "[]." if "items" in prop else "."
-                walk(types[target[len(TYPE_PREFIX):]]["properties"], path + suffix)
+                walk(types[target[len(TYPE_PREFIX) :]]["properties"], path + suffix)
 
     walk(schema["resources"][COMPONENT]["inputProperties"], "")
     return rows

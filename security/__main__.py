@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Optional, Sequence
 
 from offline.program import PROJECT_DIR, ProgramFailed, run_program
 from security.checkov_scan import CheckovError, CheckovReport, manifest_files, run_checkov
@@ -49,8 +49,10 @@ def available_stacks(project_dir: Path = PROJECT_DIR) -> list[str]:
     return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in project_dir.glob("Pulumi.*.yaml"))
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m security", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m security", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     gates = commands.add_parser("gates", help="the project's own gates")
     check = commands.add_parser("check", help="checkov, parliament and the project's own gates")
@@ -95,12 +97,16 @@ def _check(stacks: Sequence[str], checkov: Path, parliament: Path, plan_dir: Pat
     manifests = {stack: manifest_files(plan_dir / stack) for stack in stacks}
     for stack, files in manifests.items():
         if not files:
-            raise GateCouldNotRun(f"no manifests in {plan_dir / stack / 'manifests'}; run `python -m offline plan --stack {stack}` first")
+            raise GateCouldNotRun(
+                f"no manifests in {plan_dir / stack / 'manifests'}; run `python -m offline plan --stack {stack}` first"
+            )
     passed = True
     all_accepted = []
     # checkov takes seconds to start; it scans in the background while the programs are evaluated.
     with ThreadPoolExecutor(max_workers=1) as background:
-        scans: dict[str, Future] = {stack: background.submit(run_checkov, checkov, manifests[stack], skips) for stack in stacks}
+        scans: dict[str, Future] = {
+            stack: background.submit(run_checkov, checkov, manifests[stack], skips) for stack in stacks
+        }
         for stack in stacks:
             recording = _evaluate(stack)
             print(f"stack {stack}")
@@ -134,10 +140,14 @@ def _check(stacks: Sequence[str], checkov: Path, parliament: Path, plan_dir: Pat
     stale = unused_ignores(ignores, all_accepted)
     if stale:
         passed = False
-        print(f"FAIL  entries of {PARLIAMENT_IGNORE_FILE.relative_to(PROJECT_DIR)} that accept no finding any more (remove them):")
+        print(
+            f"FAIL  entries of {PARLIAMENT_IGNORE_FILE.relative_to(PROJECT_DIR)} that accept no finding any more (remove them):"
+        )
         for entry in stale:
             print(f"        - {entry.describe()}")
-    print(f"checkov skips: {', '.join(s.check for s in skips) or 'none'} ({CHECKOV_SKIPS_FILE.relative_to(PROJECT_DIR)})")
+    print(
+        f"checkov skips: {', '.join(s.check for s in skips) or 'none'} ({CHECKOV_SKIPS_FILE.relative_to(PROJECT_DIR)})"
+    )
     return passed
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from security.suppressions import CheckovSkip
 
@@ -61,7 +62,12 @@ def run_checkov(checkov: Path | str, files: Sequence[Path], skips: Sequence[Chec
         raise CheckovError("no manifest files to scan; write the plan first (make plan)")
     # No network: BC_SKIP_MAPPING backs --skip-download (no guideline mapping from Prisma Cloud)
     # and CKV_SKIP_PACKAGE_UPDATE_CHECK stops the banner's version lookup on PyPI.
-    environment = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "CKV_SKIP_PACKAGE_UPDATE_CHECK": "TRUE", "LOG_LEVEL": "ERROR"}
+    environment = {
+        **os.environ,
+        "BC_SKIP_MAPPING": "TRUE",
+        "CKV_SKIP_PACKAGE_UPDATE_CHECK": "TRUE",
+        "LOG_LEVEL": "ERROR",
+    }
     completed = subprocess.run(
         checkov_command(checkov, files, skips),
         capture_output=True,

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any
 
 from offline.plan import iam_documents, kubernetes_objects, plain
 from offline.recording import Recording, Registered
@@ -84,7 +85,9 @@ def service_account_trust(recording: Recording) -> GateResult:
             continue
         if expected or is_service_account_trust(document):
             examined += 1
-            findings += [f"{role.name}: {problem}" for problem in service_account_trust_problems(document, expected=expected)]
+            findings += [
+                f"{role.name}: {problem}" for problem in service_account_trust_problems(document, expected=expected)
+            ]
     return GateResult(
         "service-account-trust",
         "IRSA trusts pin sub and aud; Pod Identity trusts only pods.eks.amazonaws.com",
@@ -114,9 +117,13 @@ def pod_security_restricted(recording: Recording) -> GateResult:
             findings.append(f"{subject}: {finding}")
         namespace = namespaces.get(metadata.get("namespace"))
         if namespace is None:
-            findings.append(f"{subject}: its namespace is not created by the program, so its Pod Security level is unknown")
+            findings.append(
+                f"{subject}: its namespace is not created by the program, so its Pod Security level is unknown"
+            )
         elif (namespace.get("metadata", {}).get("labels") or {}).get(PSS_ENFORCE_LABEL) != "restricted":
-            findings.append(f"{subject}: namespace {metadata.get('namespace')} does not set {PSS_ENFORCE_LABEL}: restricted")
+            findings.append(
+                f"{subject}: namespace {metadata.get('namespace')} does not set {PSS_ENFORCE_LABEL}: restricted"
+            )
     return GateResult(
         "pod-security-restricted",
         'pods meet Pod Security Standards "restricted" in namespaces that enforce it',
@@ -159,7 +166,7 @@ def _moving_tag(image: str) -> bool:
     return ":" not in last or last.rsplit(":", 1)[1] == "latest"
 
 
-def policy_pack_rules(recording: Recording, config: Optional[Mapping[str, Mapping[str, Any]]] = None) -> GateResult:
+def policy_pack_rules(recording: Recording, config: Mapping[str, Mapping[str, Any]] | None = None) -> GateResult:
     """The policy pack's rules over every recorded resource, with its inputs as the engine would pass them."""
     types = {rule_type for rule in RULES for rule_type in rule.resource_types}
     findings, examined = [], 0
@@ -167,7 +174,10 @@ def policy_pack_rules(recording: Recording, config: Optional[Mapping[str, Mappin
         if resource.type not in types:
             continue
         examined += 1
-        findings += [f"{rule}: {resource.type} {resource.name}: {message}" for rule, message in violations_of(resource.type, props, config)]
+        findings += [
+            f"{rule}: {resource.type} {resource.name}: {message}"
+            for rule, message in violations_of(resource.type, props, config)
+        ]
     return GateResult(
         "policy-pack-rules",
         "the rules of the policy pack (policies/) hold for the recorded resources",
@@ -196,7 +206,7 @@ def recorded_props(recording: Recording) -> Iterator[tuple[Registered, dict]]:
         yield resource, plain({key: value for key, value in resource.inputs.items() if key != "__defaults"})
 
 
-def pod_template(document: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
+def pod_template(document: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The pod template (metadata and spec) of a workload object, or None for other kinds."""
     kind = document.get("kind")
     spec = document.get("spec") or {}
@@ -209,11 +219,11 @@ def pod_template(document: Mapping[str, Any]) -> Optional[Mapping[str, Any]]:
     return None
 
 
-def _count(number: int, singular: str, plural: Optional[str] = None) -> str:
+def _count(number: int, singular: str, plural: str | None = None) -> str:
     return f"{number} {singular if number == 1 else plural or singular + 's'}"
 
 
-def _parent_type(recording: Recording, resource: Registered) -> Optional[str]:
+def _parent_type(recording: Recording, resource: Registered) -> str | None:
     if not resource.parent:
         return None
     try:

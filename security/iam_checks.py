@@ -22,7 +22,10 @@ POD_IDENTITY_ACTIONS = frozenset({"sts:assumerole", "sts:tagsession"})
 
 def wildcard_action_findings(document: Mapping[str, Any]) -> list[str]:
     """Allow statements with a wildcard action (`*`, `service:*`, `ec2:Describe*`) or NotAction."""
-    return [f"{_statement_label(f.statement_index, f.sid)}: {f.detail}" for f in statements_allowing_wildcard_action(document)]
+    return [
+        f"{_statement_label(f.statement_index, f.sid)}: {f.detail}"
+        for f in statements_allowing_wildcard_action(document)
+    ]
 
 
 def pass_role_findings(document: Mapping[str, Any]) -> list[str]:
@@ -88,7 +91,9 @@ def _pod_identity_problems(statement: Mapping[str, Any]) -> list[str]:
 def _is_web_identity(statement: Mapping[str, Any]) -> bool:
     """Whether Action (or NotAction) covers sts:AssumeRoleWithWebIdentity; IAM matches case-insensitively."""
     if "NotAction" in statement:
-        return not any(fnmatch.fnmatchcase(WEB_IDENTITY_ACTION, str(p).lower()) for p in _as_list(statement["NotAction"]))
+        return not any(
+            fnmatch.fnmatchcase(WEB_IDENTITY_ACTION, str(p).lower()) for p in _as_list(statement["NotAction"])
+        )
     return any(fnmatch.fnmatchcase(WEB_IDENTITY_ACTION, str(p).lower()) for p in _as_list(statement.get("Action")))
 
 

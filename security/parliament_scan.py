@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from offline.plan import iam_documents
 from offline.recording import Recording
@@ -41,8 +42,8 @@ class ParliamentFinding:
     severity: str
     title: str
     actions: frozenset[str]
-    statement: Optional[str]
-    condition: Optional[str]
+    statement: str | None
+    condition: str | None
     detail: Any
 
     def __str__(self) -> str:
@@ -119,7 +120,7 @@ def parse_parliament_output(text: str) -> list[ParliamentFinding]:
     return findings
 
 
-def finding_actions(issue: str, detail: Any) -> tuple[frozenset[str], Optional[str]]:
+def finding_actions(issue: str, detail: Any) -> tuple[frozenset[str], str | None]:
     """The IAM actions a finding names (and the condition key, for an unknown condition)."""
     if isinstance(detail, str):
         unknown_condition = _UNKNOWN_CONDITION.match(detail)
@@ -140,7 +141,7 @@ def finding_actions(issue: str, detail: Any) -> tuple[frozenset[str], Optional[s
     return frozenset(), None
 
 
-def statement_at(lines: Sequence[str], line_number: Any) -> Optional[str]:
+def statement_at(lines: Sequence[str], line_number: Any) -> str | None:
     """The Sid of the statement holding `line_number` (1-based) in a file written by
     `write_identity_policies`, or `#<index>` for a statement without a Sid."""
     if not isinstance(line_number, int) or not lines:

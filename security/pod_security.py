@@ -8,8 +8,8 @@ security gates instead of being refused by Pod Security Admission at deploy time
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Iterator, NamedTuple, Optional
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
@@ -52,7 +52,7 @@ class PodSecurityFinding(NamedTuple):
 
 
 def restricted_violations(
-    pod_spec: Mapping[str, Any], annotations: Optional[Mapping[str, str]] = None
+    pod_spec: Mapping[str, Any], annotations: Mapping[str, str] | None = None
 ) -> list[PodSecurityFinding]:
     """Every control of the restricted profile that `pod_spec` breaks; empty when it complies.
 
@@ -76,7 +76,9 @@ def restricted_violations(
     for key, value in (annotations or {}).items():
         if key.startswith(APPARMOR_ANNOTATION_PREFIX) and value == "unconfined":
             container_name = key[len(APPARMOR_ANNOTATION_PREFIX) :]
-            findings.append(PodSecurityFinding(f"container {container_name}", "AppArmor", f"annotation {key} is unconfined"))
+            findings.append(
+                PodSecurityFinding(f"container {container_name}", "AppArmor", f"annotation {key} is unconfined")
+            )
     for name, container in containers:
         findings += _container(name, container)
     return findings
@@ -134,7 +136,9 @@ def _volumes(pod_spec: Mapping[str, Any]) -> list[PodSecurityFinding]:
                 findings.append(PodSecurityFinding("pod", "HostPath volumes", f"volume {name} is a hostPath"))
             elif source not in RESTRICTED_VOLUME_TYPES:
                 findings.append(
-                    PodSecurityFinding("pod", "Volume types", f"volume {name} has type {source}, not allowed in restricted")
+                    PodSecurityFinding(
+                        "pod", "Volume types", f"volume {name} has type {source}, not allowed in restricted"
+                    )
                 )
     return findings
 
@@ -187,7 +191,9 @@ def _run_as_non_root(
     return findings
 
 
-def _seccomp(pod_context: Mapping[str, Any], containers: list[tuple[str, Mapping[str, Any]]]) -> list[PodSecurityFinding]:
+def _seccomp(
+    pod_context: Mapping[str, Any], containers: list[tuple[str, Mapping[str, Any]]]
+) -> list[PodSecurityFinding]:
     """seccompProfile.type RuntimeDefault or Localhost, at pod level or on every container."""
     pod_type = _mapping(pod_context.get("seccompProfile")).get("type")
     findings = []

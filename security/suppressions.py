@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -50,8 +50,8 @@ class ParliamentIgnore:
     issue: str
     actions: frozenset[str]
     reason: str
-    statement: Optional[str] = None
-    condition: Optional[str] = None
+    statement: str | None = None
+    condition: str | None = None
 
     def describe(self) -> str:
         where = f"{self.policy}" + (f" {self.statement}" if self.statement else "")
@@ -93,7 +93,9 @@ def load_parliament_ignores(path: Path = PARLIAMENT_IGNORE_FILE) -> list[Parliam
         if not isinstance(actions, list) or not actions:
             entry_problems.append("actions must list the IAM actions the finding names")
         else:
-            entry_problems += [f"{action!r} is not an IAM action" for action in actions if not IAM_ACTION.match(str(action))]
+            entry_problems += [
+                f"{action!r} is not an IAM action" for action in actions if not IAM_ACTION.match(str(action))
+            ]
         for key in ("policy", "statement", "condition"):
             if key in entry and (not isinstance(entry[key], str) or not entry[key]):
                 entry_problems.append(f"{key} must be a non-empty string")
@@ -111,9 +113,12 @@ def load_parliament_ignores(path: Path = PARLIAMENT_IGNORE_FILE) -> list[Parliam
                 condition=entry.get("condition"),
             )
         )
-    problems += [f"{ignore.describe()} is listed more than once" for ignore in _duplicates(
-        ParliamentIgnore(i.policy, i.issue, i.actions, "", i.statement, i.condition) for i in ignores
-    )]
+    problems += [
+        f"{ignore.describe()} is listed more than once"
+        for ignore in _duplicates(
+            ParliamentIgnore(i.policy, i.issue, i.actions, "", i.statement, i.condition) for i in ignores
+        )
+    ]
     if problems:
         raise SuppressionFileError(path, problems)
     return ignores

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from stackconfig.ami import check_ami_alias
 from iam.karpenter import SUPPORTED_VERSIONS as KARPENTER_POLICY_VERSIONS
 from iam.load_balancer_controller import SUPPORTED_CHART_VERSIONS as LOAD_BALANCER_CONTROLLER_POLICY_VERSIONS
+from stackconfig.ami import check_ami_alias
 from stackconfig.base import ConfigSection
 
 IdentityMode = Literal["irsa", "podIdentity"]

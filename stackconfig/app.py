@@ -67,8 +67,7 @@ def check_image_pinned(image: str) -> str:
     last_component = image.rsplit("/", 1)[-1]
     if ":" not in last_component:
         raise ValueError(
-            f"{image!r} has no tag; pin a version such as ghcr.io/mccutchen/go-httpbin:2.25.0 "
-            "or a digest (@sha256:...)"
+            f"{image!r} has no tag; pin a version such as ghcr.io/mccutchen/go-httpbin:2.25.0 or a digest (@sha256:...)"
         )
     tag = last_component.rsplit(":", 1)[1]
     if not _TAG.match(tag):
@@ -91,8 +90,7 @@ def check_alb_tags(tags: dict[str, str]) -> dict[str, str]:
         for text in (key, value):
             if "," in text or "=" in text:
                 raise ValueError(
-                    f"tag {key}={value!r} contains ',' or '=', which the ALB tags annotation "
-                    "(k1=v1,k2=v2) cannot carry"
+                    f"tag {key}={value!r} contains ',' or '=', which the ALB tags annotation (k1=v1,k2=v2) cannot carry"
                 )
     return tags
 
@@ -157,7 +155,7 @@ class HpaConfig(ConfigSection):
         return value
 
     @model_validator(mode="after")
-    def _range_is_ordered(self) -> "HpaConfig":
+    def _range_is_ordered(self) -> HpaConfig:
         if self.min_replicas > self.max_replicas:
             raise ValueError(
                 f"minReplicas ({self.min_replicas}) is greater than maxReplicas ({self.max_replicas}); "
@@ -240,7 +238,7 @@ class AppConfig(ConfigSection):
         return value
 
     @model_validator(mode="after")
-    def _limits_cover_requests(self) -> "AppConfig":
+    def _limits_cover_requests(self) -> AppConfig:
         for resource, request, limit in (
             ("cpu", self.cpu_request, self.cpu_limit),
             ("memory", self.memory_request, self.memory_limit),

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -34,8 +35,8 @@ class AssumeRole(ConfigSection):
     """The role the provider assumes (`aws:assumeRoles[0]`)."""
 
     role_arn: str
-    session_name: Optional[str] = Field(default=None, pattern=r"^[\w+=,.@-]{2,64}$")
-    duration: Optional[str] = Field(default=None, pattern=r"^(\d+h)?(\d+m)?(\d+s)?$")
+    session_name: str | None = Field(default=None, pattern=r"^[\w+=,.@-]{2,64}$")
+    duration: str | None = Field(default=None, pattern=r"^(\d+h)?(\d+m)?(\d+s)?$")
 
     @field_validator("role_arn")
     @classmethod
@@ -48,7 +49,7 @@ class AssumeRole(ConfigSection):
 class AwsProviderSettings(ConfigSection):
     """The `aws:*` keys passed to the explicit provider, as pulumi-aws names them."""
 
-    profile: Optional[str] = None
+    profile: str | None = None
     assume_roles: tuple[AssumeRole, ...] = ()
     shared_config_files: tuple[str, ...] = ()
     shared_credentials_files: tuple[str, ...] = ()
@@ -76,7 +77,7 @@ class AwsProviderSettings(ConfigSection):
         return value
 
     @property
-    def role_arn(self) -> Optional[str]:
+    def role_arn(self) -> str | None:
         return self.assume_roles[0].role_arn if self.assume_roles else None
 
 

@@ -11,22 +11,23 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
-from sizing.planning.description import plan_input_from_document
 from sizing.errors import SizingInputError
+from sizing.planning.description import plan_input_from_document
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
+from sizing.planning.report import plan_data
 from sizing.planning.scenarios import HpaScaleUp
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
 from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
-from sizing.planning.report import plan_data
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -44,7 +45,9 @@ def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
         requirement_objects.append({"key": ZONE_KEY, "operator": "In", "values": node_pool_zones})
     node_pool: dict = {"name": pool.name, "requirements": requirement_objects}
     if pool.limits is not None:
-        node_pool["limits"] = {key: value for key, value in (("cpu", pool.limits.cpu), ("memory", pool.limits.memory)) if value}
+        node_pool["limits"] = {
+            key: value for key, value in (("cpu", pool.limits.cpu), ("memory", pool.limits.memory)) if value
+        }
     test_app = {
         "name": app.name,
         "requests": {"cpu": app.cpu_request, "memory": app.memory_request},
@@ -90,7 +93,9 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
     check = plan.current_limits
     if check is not None and not check.sufficient and not config.node_pool.acknowledge_limits_below_peak:
         pending = ", ".join(
-            f"{run.result.pending_count} in the {name} scenario" for name, run in check.runs.items() if not run.placed_all
+            f"{run.result.pending_count} in the {name} scenario"
+            for name, run in check.runs.items()
+            if not run.placed_all
         )
         raise StackConfigError(
             [
@@ -139,7 +144,7 @@ COST_DECIMALS = 4
 PERCENT_DECIMALS = 2
 
 
-def _rounded(value: Optional[float], decimals: int = COST_DECIMALS) -> Optional[float]:
+def _rounded(value: float | None, decimals: int = COST_DECIMALS) -> float | None:
     return None if value is None else round(value, decimals)
 
 
@@ -166,13 +171,17 @@ def plan_summary(plan: CapacityPlan) -> dict:
             name: {"nodes": run["nodeCount"], "capacity": run["capacity"], "podsPending": run["podsPending"]}
             for name, run in data["scenarios"].items()
         },
-        "optimal": None if optimal is None else {
+        "optimal": None
+        if optimal is None
+        else {
             "status": optimal["status"],
             "nodes": optimal["nodeCount"],
             "costPerHour": _rounded(optimal["cost"]),
             "lowerBound": {**optimal["lowerBound"], "cost": _rounded(optimal["lowerBound"]["cost"])},
         },
-        "gap": None if data["gap"] is None else {
+        "gap": None
+        if data["gap"] is None
+        else {
             **data["gap"],
             "cost": _rounded(data["gap"]["cost"]),
             "percent": _rounded(data["gap"]["percent"], PERCENT_DECIMALS),
@@ -186,10 +195,12 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`)."""
     path = Path(project_dir) / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        stacks = sorted(found.name[len("Pulumi."):-len(".yaml")] for found in Path(project_dir).glob("Pulumi.*.yaml"))
+        stacks = sorted(found.name[len("Pulumi.") : -len(".yaml")] for found in Path(project_dir).glob("Pulumi.*.yaml"))
         raise StackConfigError(
-            [f"no stack file {path.name} in {Path(project_dir).resolve()}; "
-             f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"]
+            [
+                f"no stack file {path.name} in {Path(project_dir).resolve()}; "
+                f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"
+            ]
         )
     config = load_stack_file(path)
     plan_input = _plan_input(json.dumps(capacity_description(config), sort_keys=True), *_app_ramp(config))
@@ -201,12 +212,12 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     return plan_input
 
 
-def _app_ramp(config: Any) -> tuple[Optional[str], int]:
+def _app_ramp(config: Any) -> tuple[str | None, int]:
     """The test app's name and HPA minReplicas, for the HPA ramp scenario (no name: no test app)."""
     return (config.app.name if config.deploy_test_app else None), config.app.hpa.min_replicas
 
 
-def _plan_input(description_json: str, app_name: Optional[str], app_min_replicas: int) -> PlanInput:
+def _plan_input(description_json: str, app_name: str | None, app_min_replicas: int) -> PlanInput:
     """The description's input, with the test app's HPA minReplicas for the HPA ramp scenario."""
     try:
         plan_input = plan_input_from_document(json.loads(description_json))
@@ -218,7 +229,7 @@ def _plan_input(description_json: str, app_name: Optional[str], app_min_replicas
 
 
 @functools.lru_cache(maxsize=32)
-def _plan(description_json: str, app_name: Optional[str], app_min_replicas: int) -> CapacityPlan:
+def _plan(description_json: str, app_name: str | None, app_min_replicas: int) -> CapacityPlan:
     # Planning is deterministic; a stack evaluated again (tests, make plan) reuses its plan.
     plan_input = _plan_input(description_json, app_name, app_min_replicas)
     try:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import Field, field_validator
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
@@ -20,7 +18,7 @@ class CapacityConfig(ConfigSection):
     workloads: tuple[WorkloadEntry, ...] = ()
     daemon_sets: tuple[DaemonSetEntry, ...] = ()
     headroom_percent: float = Field(default=10.0, ge=0, le=1000)
-    max_pods_per_node: Optional[int] = Field(default=None, ge=1)
+    max_pods_per_node: int | None = Field(default=None, ge=1)
     price_overrides: dict[str, float] = Field(default_factory=dict)
     # Units of solver work (sizing.binpack.work), not seconds: the plan, and the capacityPlan
     # output, are then the same on any machine and under any load.
@@ -28,11 +26,11 @@ class CapacityConfig(ConfigSection):
 
     # The former wall-clock limit, refused with a message naming its replacement. Excluded from
     # dumps: a retired key, which the component's inputs do not offer.
-    solver_time_limit_seconds: Optional[float] = Field(default=None, exclude=True)
+    solver_time_limit_seconds: float | None = Field(default=None, exclude=True)
 
     @field_validator("solver_time_limit_seconds")
     @classmethod
-    def _time_limit_was_replaced(cls, value: Optional[float]) -> Optional[float]:
+    def _time_limit_was_replaced(cls, value: float | None) -> float | None:
         if value is not None:
             raise ValueError(
                 "capacity.solverTimeLimitSeconds was replaced by capacity.solverWorkLimit (units of solver "

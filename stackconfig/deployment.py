@@ -7,8 +7,9 @@ stack file and a component's inputs are refused for the same reasons with the sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from pydantic.alias_generators import to_camel
 
@@ -49,8 +50,10 @@ def plan_deployment(config: StackConfig, region_zones: Sequence[str], *, existin
         outside = [zone for zone in config.node_pool.zones or () if zone not in region_zones]
         if outside:
             raise StackConfigError(
-                [f"`nodePool.zones`: {', '.join(outside)} not among the available zones of {config.region} "
-                 f"({', '.join(sorted(region_zones))})"]
+                [
+                    f"`nodePool.zones`: {', '.join(outside)} not among the available zones of {config.region} "
+                    f"({', '.join(sorted(region_zones))})"
+                ]
             )
         vpc_zones: tuple[str, ...] = ()
         default_zones = sorted(region_zones)
@@ -74,13 +77,17 @@ def config_from_args(args: Mapping[str, Any], region: str) -> StackConfig:
     return parse_stack_config(raw, PROJECT, region_key="region" if args.get("region") is not None else REGION_KEY)
 
 
-def args_from_config(config: StackConfig, aws_settings: Optional[AwsProviderSettings] = None) -> dict[str, Any]:
+def args_from_config(config: StackConfig, aws_settings: AwsProviderSettings | None = None) -> dict[str, Any]:
     """The component's inputs that reproduce `config` and the stack's AWS settings (the stack
     program builds its component from them)."""
     args = {"region": config.region, **config.model_dump(mode="json", exclude={"region"}, exclude_none=True)}
     if aws_settings is not None:
         args.update(
-            {key: value for key, value in (("aws_profile", aws_settings.profile), ("aws_role_arn", aws_settings.role_arn)) if value}
+            {
+                key: value
+                for key, value in (("aws_profile", aws_settings.profile), ("aws_role_arn", aws_settings.role_arn))
+                if value
+            }
         )
     return args
 
@@ -102,7 +109,9 @@ def check_existing_vpc(args: Mapping[str, Any]) -> bool:
     network = args.get("network") or {}
     if isinstance(network, Mapping):
         if network.get("nat_gateways") is not None:
-            problems.append("`network.natGateways` applies to a VPC the component builds, not to an existing one (vpcId)")
+            problems.append(
+                "`network.natGateways` applies to a VPC the component builds, not to an existing one (vpcId)"
+            )
         if args.get("deploy_test_app", True) and network.get("cidr") is None:
             problems.append(
                 "`network.cidr` is required with vpcId while the test app is deployed: give your VPC's CIDR "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -18,7 +18,31 @@ INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 CLUSTER_NAME_PATTERN = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]*$")
 MAX_CLUSTER_NAME_LENGTH = 40  # leaves room for the derived IAM role names (64 characters at most)
 # The values CloudWatch Logs accepts for a log group's retention; 0 keeps events forever.
-LOG_RETENTION_DAYS = (0, 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)
+LOG_RETENTION_DAYS = (
+    0,
+    1,
+    3,
+    5,
+    7,
+    14,
+    30,
+    60,
+    90,
+    120,
+    150,
+    180,
+    365,
+    400,
+    545,
+    731,
+    1096,
+    1827,
+    2192,
+    2557,
+    2922,
+    3288,
+    3653,
+)
 
 
 def validate_cluster_name(name: str) -> str:
@@ -66,13 +90,15 @@ class SecretsEncryptionConfig(ConfigSection):
     encrypts everything with an AWS-owned key; a key of your own cannot be removed later."""
 
     enabled: bool = False
-    kms_key_arn: Optional[str] = None
+    kms_key_arn: str | None = None
 
     @field_validator("kms_key_arn")
     @classmethod
-    def _is_a_key_arn(cls, value: Optional[str]) -> Optional[str]:
+    def _is_a_key_arn(cls, value: str | None) -> str | None:
         if value is not None and not KMS_KEY_ARN_PATTERN.match(value):
-            raise ValueError(f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>")
+            raise ValueError(
+                f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>"
+            )
         return value
 
 
@@ -97,7 +123,7 @@ NON_PUBLIC_RANGES = (
 )
 
 
-def non_public_range(network: ipaddress.IPv4Network) -> Optional[tuple[str, str]]:
+def non_public_range(network: ipaddress.IPv4Network) -> tuple[str, str] | None:
     """The special-purpose block (CIDR, what it is) that holds all of `network`, if any."""
     for block, description in NON_PUBLIC_RANGES:
         if network.subnet_of(ipaddress.IPv4Network(block)):
@@ -119,7 +145,7 @@ class ClusterConfig(ConfigSection):
         "authenticator",
     )
     log_retention_days: int = 90
-    log_kms_key_arn: Optional[str] = None
+    log_kms_key_arn: str | None = None
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
     secrets_encryption: SecretsEncryptionConfig = SecretsEncryptionConfig()
 
@@ -139,7 +165,9 @@ class ClusterConfig(ConfigSection):
             try:
                 network = ipaddress.IPv4Network(cidr, strict=True)
             except ValueError:
-                raise ValueError(f"{cidr!r} is not an IPv4 CIDR block: an address and a prefix length, such as <your address>/32") from None
+                raise ValueError(
+                    f"{cidr!r} is not an IPv4 CIDR block: an address and a prefix length, such as <your address>/32"
+                ) from None
             refused = non_public_range(network)
             if refused is not None:
                 raise ValueError(
@@ -161,13 +189,15 @@ class ClusterConfig(ConfigSection):
 
     @field_validator("log_kms_key_arn")
     @classmethod
-    def _log_key_is_a_key_arn(cls, value: Optional[str]) -> Optional[str]:
+    def _log_key_is_a_key_arn(cls, value: str | None) -> str | None:
         if value is not None and not KMS_KEY_ARN_PATTERN.match(value):
-            raise ValueError(f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>")
+            raise ValueError(
+                f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>"
+            )
         return value
 
     @model_validator(mode="after")
-    def _public_access_has_cidrs(self) -> "ClusterConfig":
+    def _public_access_has_cidrs(self) -> ClusterConfig:
         if self.endpoint_public_access and not self.public_access_cidrs:
             raise ValueError(
                 "publicAccessCidrs is empty while endpointPublicAccess is true; list the CIDRs that may reach "
@@ -207,16 +237,18 @@ class NodeGroupConfig(ConfigSection):
     @classmethod
     def _has_a_label(cls, value: dict[str, str]) -> dict[str, str]:
         if not value:
-            raise ValueError("give the system nodes at least one label (default node-role: system) so that controllers can be pinned to them")
+            raise ValueError(
+                "give the system nodes at least one label (default node-role: system) so that controllers can be pinned to them"
+            )
         return value
 
     @model_validator(mode="after")
-    def _types_match_the_ami(self) -> "NodeGroupConfig":
+    def _types_match_the_ami(self) -> NodeGroupConfig:
         check_architecture(self.instance_types, self.ami_type)
         return self
 
     @model_validator(mode="after")
-    def _sizes_are_ordered(self) -> "NodeGroupConfig":
+    def _sizes_are_ordered(self) -> NodeGroupConfig:
         if self.min_size > self.max_size:
             raise ValueError(f"minSize ({self.min_size}) is greater than maxSize ({self.max_size})")
         if not self.min_size <= self.desired_size <= self.max_size:

@@ -8,8 +8,9 @@ that form first, so that a stack file and a real run are validated the same way.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Sequence, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -23,9 +24,7 @@ REGION_KEY = "aws:region"
 
 def project_keys() -> dict[str, str]:
     """Project config key (camelCase) -> field name, for every field but the region."""
-    return {
-        (field.alias or name): name for name, field in StackConfig.model_fields.items() if name != "region"
-    }
+    return {(field.alias or name): name for name, field in StackConfig.model_fields.items() if name != "region"}
 
 
 def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT, region_key: str = REGION_KEY) -> StackConfig:
@@ -93,8 +92,10 @@ def read_stack_file(path: Path) -> dict[str, Any]:
         return {}
     if not isinstance(config, dict):
         raise StackConfigError(
-            [f"{path}: `config` must be a map of keys to values (such as `aws:region: us-east-1`), "
-             f"not a {_yaml_kind(config)}"]
+            [
+                f"{path}: `config` must be a map of keys to values (such as `aws:region: us-east-1`), "
+                f"not a {_yaml_kind(config)}"
+            ]
         )
     return config
 
@@ -118,7 +119,7 @@ def _yaml_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def load_from_pulumi(project: Optional[str] = None) -> StackConfig:
+def load_from_pulumi(project: str | None = None) -> StackConfig:
     """Validate the configuration of the running Pulumi program."""
     import pulumi
 
@@ -170,7 +171,7 @@ def _describe_one(detail: Mapping[str, Any], region_key: str = REGION_KEY) -> st
         return f"`{key}`: {_unquoted_number(given, location)}"
     message = detail["msg"]
     if message.startswith("Value error, "):
-        message = message[len("Value error, "):]
+        message = message[len("Value error, ") :]
         return f"`{key}`: {message}" if key else message
     return f"`{key}`: {message} (got {given!r})" if key else f"{message} (got {given!r})"
 
@@ -180,11 +181,13 @@ def _unquoted_number(given: Any, location: list) -> str:
     same words serve a component's input given as a number in code."""
     parent = _model_at(location[:-1])
     field = parent.model_fields.get(str(location[-1])) if parent and location else None
-    field = field or next((f for f in (parent.model_fields.values() if parent else ()) if f.alias == location[-1]), None)
+    field = field or next(
+        (f for f in (parent.model_fields.values() if parent else ()) if f.alias == location[-1]), None
+    )
     example = field.default if field is not None and isinstance(field.default, str) else str(given)
     return (
         f"text is expected, not the number {given!r} (YAML reads an unquoted value as a number: "
-        f"an unquoted 1.30 even becomes 1.3); write it in quotes, such as \"{example}\""
+        f'an unquoted 1.30 even becomes 1.3); write it in quotes, such as "{example}"'
     )
 
 
@@ -195,7 +198,7 @@ def _dotted(location: list) -> str:
     return text
 
 
-def _model_at(location: list) -> Optional[type[BaseModel]]:
+def _model_at(location: list) -> type[BaseModel] | None:
     annotation: Any = StackConfig
     for part in location:
         model = _model_in(annotation)
@@ -213,7 +216,7 @@ def _model_at(location: list) -> Optional[type[BaseModel]]:
     return _model_in(annotation)
 
 
-def _model_in(annotation: Any) -> Optional[type]:
+def _model_in(annotation: Any) -> type[BaseModel] | None:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
@@ -223,14 +226,18 @@ def select_zones(config: StackConfig, region_zones: Sequence[str]) -> list[str]:
     wanted = config.network.availability_zones
     if len(region_zones) < wanted:
         raise StackConfigError(
-            [f"`network.availabilityZones` is {wanted} but {config.region} has only {len(region_zones)} "
-             f"available zones ({', '.join(sorted(region_zones))})"]
+            [
+                f"`network.availabilityZones` is {wanted} but {config.region} has only {len(region_zones)} "
+                f"available zones ({', '.join(sorted(region_zones))})"
+            ]
         )
     zones = sorted(region_zones)[:wanted]
     outside = [zone for zone in config.node_pool.zones or () if zone not in zones]
     if outside:
         raise StackConfigError(
-            [f"`nodePool.zones`: {', '.join(outside)} not among the VPC's zones ({', '.join(zones)}); "
-             "raise network.availabilityZones or choose among those"]
+            [
+                f"`nodePool.zones`: {', '.join(outside)} not among the VPC's zones ({', '.join(zones)}); "
+                "raise network.availabilityZones or choose among those"
+            ]
         )
     return zones

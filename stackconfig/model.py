@@ -8,13 +8,9 @@ from iam.errors import IamInputError
 from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
 from stackconfig.app import AppConfig
+from stackconfig.base import ConfigSection
 from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
-from stackconfig.nodepool import NodePoolConfig, validate_zones
-from stackconfig.regions import check_region
-from stackconfig.system_pods import check_system_nodes_hold_their_pods
-
-from stackconfig.base import ConfigSection
 from stackconfig.foundation import (
     ClusterConfig,
     NetworkConfig,
@@ -22,6 +18,10 @@ from stackconfig.foundation import (
     validate_cluster_name,
     validate_tags,
 )
+from stackconfig.nodepool import NodePoolConfig, validate_zones
+from stackconfig.regions import check_region
+from stackconfig.system_pods import check_system_nodes_hold_their_pods
+
 
 class StackConfig(ConfigSection):
     """Everything a stack can set, with defaults that reproduce the reference setup.
@@ -60,7 +60,7 @@ class StackConfig(ConfigSection):
         return validate_tags(value)
 
     @model_validator(mode="after")
-    def _karpenter_fits_the_cluster(self) -> "StackConfig":
+    def _karpenter_fits_the_cluster(self) -> StackConfig:
         karpenter = self.addons.karpenter
         try:
             require_karpenter_supports_kubernetes(karpenter.version, self.cluster.version)
@@ -78,12 +78,12 @@ class StackConfig(ConfigSection):
         return self
 
     @model_validator(mode="after")
-    def _system_nodes_hold_the_controllers(self) -> "StackConfig":
+    def _system_nodes_hold_the_controllers(self) -> StackConfig:
         check_system_nodes_hold_their_pods(self.node_group, self.addons)
         return self
 
     @model_validator(mode="after")
-    def _log_key_is_in_the_region(self) -> "StackConfig":
+    def _log_key_is_in_the_region(self) -> StackConfig:
         # CloudWatch Logs encrypts a log group only with a key of its own region.
         key = self.cluster.log_kms_key_arn
         if key is not None and key.split(":")[3] != self.region:
@@ -94,7 +94,7 @@ class StackConfig(ConfigSection):
         return self
 
     @model_validator(mode="after")
-    def _zones_are_in_the_region(self) -> "StackConfig":
+    def _zones_are_in_the_region(self) -> StackConfig:
         try:
             validate_zones(self.node_pool.zones or (), self.region)
         except StackConfigError as error:
@@ -102,7 +102,7 @@ class StackConfig(ConfigSection):
         return self
 
     @model_validator(mode="after")
-    def _node_pool_has_workloads(self) -> "StackConfig":
+    def _node_pool_has_workloads(self) -> StackConfig:
         if not self.deploy_test_app and not self.capacity.workloads:
             raise ValueError(
                 "deployTestApp is false and capacity.workloads is empty: the NodePool's limits are planned from "

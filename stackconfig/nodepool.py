@@ -8,7 +8,8 @@ and equal the values written in `manifests/karpenter/nodepool.yaml`.
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import field_validator, model_validator
 
@@ -39,7 +40,7 @@ class RequirementConfig(ConfigSection):
     key: str
     operator: RequirementOperator
     values: tuple[str, ...] = ()
-    min_values: Optional[int] = None
+    min_values: int | None = None
 
     def to_dict(self) -> dict:
         """The NodePool form of this requirement."""
@@ -50,33 +51,33 @@ class BudgetConfig(ConfigSection):
     """A disruption budget: at most `nodes` (count or percent) disrupted at once."""
 
     nodes: str
-    reasons: Optional[tuple[Literal["Underutilized", "Empty", "Drifted"], ...]] = None
-    schedule: Optional[str] = None
-    duration: Optional[str] = None
+    reasons: tuple[Literal["Underutilized", "Empty", "Drifted"], ...] | None = None
+    schedule: str | None = None
+    duration: str | None = None
 
     @field_validator("nodes")
     @classmethod
     def _nodes_shape(cls, value: str) -> str:
         if not BUDGET_NODES.match(value):
-            raise ValueError(f"nodes {value!r} must be a node count such as \"1\" or a percentage such as \"10%\"")
+            raise ValueError(f'nodes {value!r} must be a node count such as "1" or a percentage such as "10%"')
         return value
 
     @field_validator("schedule")
     @classmethod
-    def _schedule_shape(cls, value: Optional[str]) -> Optional[str]:
+    def _schedule_shape(cls, value: str | None) -> str | None:
         if value is not None and not BUDGET_SCHEDULE.match(value):
             raise ValueError(f"schedule {value!r} must be a cron expression (5 fields) or a macro such as @daily")
         return value
 
     @field_validator("duration")
     @classmethod
-    def _duration_shape(cls, value: Optional[str]) -> Optional[str]:
+    def _duration_shape(cls, value: str | None) -> str | None:
         if value is not None and not BUDGET_DURATION.match(value):
             raise ValueError(f"duration {value!r} must be in hours and minutes, such as 30m, 8h or 1h30m")
         return value
 
     @model_validator(mode="after")
-    def _schedule_with_duration(self) -> "BudgetConfig":
+    def _schedule_with_duration(self) -> BudgetConfig:
         if (self.schedule is None) != (self.duration is None):
             raise ValueError("schedule and duration must be set together (a schedule opens a window of duration)")
         return self
@@ -102,8 +103,8 @@ DEFAULT_BUDGETS = (
 class NodePoolLimits(ConfigSection):
     """Overrides for the limits the program computes; unset fields keep the computed value."""
 
-    cpu: Optional[str] = None
-    memory: Optional[str] = None
+    cpu: str | None = None
+    memory: str | None = None
 
     @field_validator("cpu", "memory", mode="before")
     @classmethod
@@ -115,7 +116,7 @@ class NodePoolLimits(ConfigSection):
 
     @field_validator("cpu", "memory")
     @classmethod
-    def _is_quantity(cls, value: Optional[str]) -> Optional[str]:
+    def _is_quantity(cls, value: str | None) -> str | None:
         return None if value is None else positive_quantity(value)
 
 
@@ -128,15 +129,15 @@ class NodePoolConfig(ConfigSection):
 
     name: str = "test-app"
     preset: Literal["reference", "spot"] = "reference"
-    requirements: Optional[tuple[RequirementConfig, ...]] = None
-    zones: Optional[tuple[str, ...]] = None
+    requirements: tuple[RequirementConfig, ...] | None = None
+    zones: tuple[str, ...] | None = None
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmpty"
     consolidate_after: str = "30s"
     expire_after: str = "15m"
     budgets: tuple[BudgetConfig, ...] = DEFAULT_BUDGETS
-    limits: Optional[NodePoolLimits] = None
+    limits: NodePoolLimits | None = None
     acknowledge_limits_below_peak: bool = False
-    weight: Optional[int] = None
+    weight: int | None = None
 
     @field_validator("name")
     @classmethod
@@ -152,8 +153,8 @@ class NodePoolConfig(ConfigSection):
     @field_validator("requirements")
     @classmethod
     def _requirements_are_valid(
-        cls, value: Optional[tuple[RequirementConfig, ...]]
-    ) -> Optional[tuple[RequirementConfig, ...]]:
+        cls, value: tuple[RequirementConfig, ...] | None
+    ) -> tuple[RequirementConfig, ...] | None:
         if value is None:
             return value
         if not value:
@@ -170,7 +171,7 @@ class NodePoolConfig(ConfigSection):
 
     @field_validator("zones")
     @classmethod
-    def _zones_are_named(cls, value: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+    def _zones_are_named(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
         if value is None:
             return value
         if not value:
@@ -198,7 +199,7 @@ class NodePoolConfig(ConfigSection):
 
     @field_validator("weight")
     @classmethod
-    def _weight_in_range(cls, value: Optional[int]) -> Optional[int]:
+    def _weight_in_range(cls, value: int | None) -> int | None:
         if value is not None and not 1 <= value <= 100:
             raise ValueError(f"weight must be from 1 to 100 (or unset), got {value}")
         return value

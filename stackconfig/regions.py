@@ -14,10 +14,7 @@ def known_regions() -> frozenset[str]:
     partition data of the installed botocore; the `<partition>-global` pseudo-regions left out."""
     partitions = botocore.session.get_session().get_data("partitions")["partitions"]
     return frozenset(
-        region
-        for partition in partitions
-        for region in partition["regions"]
-        if not region.endswith("-global")
+        region for partition in partitions for region in partition["regions"] if not region.endswith("-global")
     )
 
 

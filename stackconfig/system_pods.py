@@ -7,11 +7,12 @@ rest from the charts' and EKS add-ons' defaults, which the program does not over
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from sizing.karpenter.allocatable import allocatable
-from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.catalog import catalog_by_name, load_catalog
 from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
@@ -43,8 +44,12 @@ class SystemPod:
 def system_pods(addons: Any) -> tuple[SystemPod, ...]:
     """The Deployments on the system nodes, with their replica counts from the `addons` config."""
     return (
-        SystemPod("karpenter", addons.karpenter.replicas, _requests(KARPENTER_CONTROLLER_RESOURCES["requests"], "karpenter")),
-        SystemPod("metrics-server", addons.metrics_server.replicas, _requests(METRICS_SERVER_REQUESTS, "metrics-server")),
+        SystemPod(
+            "karpenter", addons.karpenter.replicas, _requests(KARPENTER_CONTROLLER_RESOURCES["requests"], "karpenter")
+        ),
+        SystemPod(
+            "metrics-server", addons.metrics_server.replicas, _requests(METRICS_SERVER_REQUESTS, "metrics-server")
+        ),
         SystemPod(
             "aws-load-balancer-controller",
             addons.load_balancer_controller.replicas,

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 
@@ -114,7 +115,7 @@ def _larger_block(cidr: str) -> str:
     return " (network.cidr is already /16, the largest block allowed)"
 
 
-def quota_warnings(nodes: Sequence[tuple[str, str]], region: Optional[str] = None) -> list[str]:
+def quota_warnings(nodes: Sequence[tuple[str, str]], region: str | None = None) -> list[str]:
     """(instance type, capacity type) of each node at peak -> warnings where the fleet exceeds the
     default vCPU quota of its class (standard families, on-demand and spot separately). region:
     the stack's, for the command that reads the account's applied value."""
@@ -144,11 +145,12 @@ def quota_warnings(nodes: Sequence[tuple[str, str]], region: Optional[str] = Non
 
 
 def _standard_quota_warning(capacity_type: str, vcpus: int, in_region: str) -> str:
-    quota = f"\"{QUOTA_NAMES.get(capacity_type, capacity_type)}\""
+    quota = f'"{QUOTA_NAMES.get(capacity_type, capacity_type)}"'
     code = QUOTA_CODES.get(capacity_type)
     check = (
         f"check it with `aws service-quotas get-service-quota --service-code ec2 --quota-code {code}{in_region}`"
-        if code else f"find it with `aws service-quotas list-service-quotas --service-code ec2{in_region}`"
+        if code
+        else f"find it with `aws service-quotas list-service-quotas --service-code ec2{in_region}`"
     )
     return (
         f"the planned peak runs {vcpus} {capacity_type} vCPUs of standard instance families, above "

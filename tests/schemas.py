@@ -48,7 +48,9 @@ def crd_validators() -> dict:
         crd = yaml.safe_load((KARPENTER_CRDS / filename).read_text())
         assert crd["spec"]["names"]["kind"] == kind
         (version,) = [v for v in crd["spec"]["versions"] if f"{crd['spec']['group']}/{v['name']}" == api_version]
-        validators[(api_version, kind)] = jsonschema.Draft202012Validator(make_strict(version["schema"]["openAPIV3Schema"]))
+        validators[(api_version, kind)] = jsonschema.Draft202012Validator(
+            make_strict(version["schema"]["openAPIV3Schema"])
+        )
     return validators
 
 

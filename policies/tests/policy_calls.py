@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions, ResourceValidationArgs
 from pulumi_policy.proxy import unknown_checking_proxy
@@ -12,7 +13,9 @@ from policies.eks_autoscaling_policies import POLICIES
 POLICIES_BY_NAME = {policy.name: policy for policy in POLICIES}
 
 
-def validate(policy_name: str, resource_type: str, props: Mapping[str, Any], config: Optional[Mapping[str, Any]] = None) -> list[str]:
+def validate(
+    policy_name: str, resource_type: str, props: Mapping[str, Any], config: Mapping[str, Any] | None = None
+) -> list[str]:
     """The violations `policy_name` reports for one resource.
 
     The props are wrapped as the analyzer wraps them (read-only views that raise

@@ -53,7 +53,10 @@ def analyze(stub, resource_type: str, props: dict) -> list[tuple[str, str]]:
     properties = struct_pb2.Struct()
     properties.update(props)
     request = analyzer_pb2.AnalyzeRequest(
-        type=resource_type, properties=properties, urn=f"urn:pulumi:dev::eks-autoscaling::{resource_type}::demo", name="demo"
+        type=resource_type,
+        properties=properties,
+        urn=f"urn:pulumi:dev::eks-autoscaling::{resource_type}::demo",
+        name="demo",
     )
     response = stub.Analyze(request)
     return [
@@ -79,7 +82,9 @@ def test_the_pack_lists_every_rule(analyzer):
 
 
 def test_an_open_endpoint_is_a_mandatory_violation_and_its_acknowledgement_passes(analyzer):
-    assert analyze(analyzer, "aws:eks/cluster:Cluster", OPEN_CLUSTER) == [("eks-cluster-endpoint-restricted", "MANDATORY")]
+    assert analyze(analyzer, "aws:eks/cluster:Cluster", OPEN_CLUSTER) == [
+        ("eks-cluster-endpoint-restricted", "MANDATORY")
+    ]
     assert analyze(analyzer, "aws:eks/cluster:Cluster", ACKNOWLEDGED_CLUSTER) == []
 
 

@@ -116,7 +116,9 @@ def test_an_aws_cluster_without_cidrs_is_open_by_default():
 
 def test_an_acknowledged_open_endpoint_passes_unless_the_pack_refuses_it():
     acknowledged = changed(
-        COMPONENT, publicAccessCidrs=["0.0.0.0/0"], clusterTags={"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"}
+        COMPONENT,
+        publicAccessCidrs=["0.0.0.0/0"],
+        clusterTags={"eks-autoscaling:cluster.acknowledgeOpenEndpoint": "true"},
     )
     assert validate(ENDPOINT, EKS_COMPONENT, acknowledged) == []
     refused = validate(ENDPOINT, EKS_COMPONENT, acknowledged, {"allowAcknowledgedOpenEndpoint": False})

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
 
 import numpy as np
 from scipy.optimize import linprog
@@ -33,7 +32,7 @@ def fit_matrix(instance: Instance) -> np.ndarray:
     )
 
 
-def aggregate_bound(instance: Instance) -> Tuple[Optional[float], Optional[str]]:
+def aggregate_bound(instance: Instance) -> tuple[float | None, str | None]:
     """(lower bound on the cost, None), or (None, why the max counts make packing impossible)."""
     usable = _usable(instance)
     fits = fit_matrix(instance)
@@ -61,7 +60,9 @@ def _limits_reason(instance: Instance, fits: np.ndarray, totals: np.ndarray) -> 
         room = int(limits @ fits[:, i])
         if room < instance.demand[i]:
             names = ", ".join(repr(n) for n, _ in instance.members[i])
-            return f"the max counts of the bin types leave room for {room} of the {int(instance.demand[i])} items {names}"
+            return (
+                f"the max counts of the bin types leave room for {room} of the {int(instance.demand[i])} items {names}"
+            )
     for d, dim in enumerate(instance.dimensions):
         room = int(limits @ instance.capacity[:, d])
         if room < totals[d]:
@@ -109,7 +110,7 @@ def bin_count_bound(instance: Instance) -> int:
     return bound
 
 
-def rounded_cost_bound(instance: Instance, cost_bound: float) -> Tuple[float, Optional[int]]:
+def rounded_cost_bound(instance: Instance, cost_bound: float) -> tuple[float, int | None]:
     """The bound rounded up to the next possible packing cost (see `Instance.cost_step`), and with
     one common bin cost the matching number of bins: (cost, bins or None)."""
     step = instance.cost_step()

@@ -16,7 +16,7 @@ needs no trust in the LP solver's accuracy, only upper bounds z_t.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -31,7 +31,7 @@ REDUCED_COST_TOLERANCE = 1e-9
 class Pricing:
     """New columns with negative reduced cost, and per bin type an upper bound on max pi.a."""
 
-    columns: List[Column]
+    columns: list[Column]
     best_values: np.ndarray
     exact: bool
 
@@ -39,11 +39,12 @@ class Pricing:
 class Pricer(Protocol):
     def price(
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
-    ) -> Pricing:
-        ...
+    ) -> Pricing: ...
 
 
-def dual_bound(instance: Instance, demand: np.ndarray, limits: np.ndarray, prices: np.ndarray, best_values: np.ndarray) -> float:
+def dual_bound(
+    instance: Instance, demand: np.ndarray, limits: np.ndarray, prices: np.ndarray, best_values: np.ndarray
+) -> float:
     """Farley's lower bound on the cost of covering `demand` (see the module docstring);
     -inf when some usable type's best value is unknown (infinite)."""
     usable = [t for t in range(instance.type_count) if limits[t] != 0]
@@ -65,7 +66,7 @@ class GenerationResult:
     """master: the last master LP; bound: best valid lower bound seen; converged: no column
     with negative reduced cost exists (proven); iterations: master LPs solved."""
 
-    master: Optional[MasterSolution]
+    master: MasterSolution | None
     bound: float
     converged: bool
     iterations: int

@@ -16,7 +16,6 @@ runs out, first-fit decreasing places the items still left.
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -28,11 +27,12 @@ from sizing.binpack.instance import Instance
 from sizing.binpack.master_lp import MasterLP, MasterSolution
 from sizing.binpack.packing import Packing
 
-def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Optional[Packing]:
+
+def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Packing | None:
     """floor(x) of every column, trimmed to the demand, plus FFD for the rest (None if that fails)."""
     demand = instance.demand.copy()
     used = np.zeros(instance.type_count, dtype=np.int64)
-    fixed: List[Tuple[Tuple[int, Tuple[int, ...]], int]] = []
+    fixed: list[tuple[tuple[int, tuple[int, ...]], int]] = []
     for j in np.nonzero(master.x >= 1 - 1e-6)[0]:
         t, counts = master_lp.pool.columns[j]
         copies = int(math.floor(master.x[j] + 1e-6))
@@ -60,14 +60,14 @@ def dive(
     incumbent_cost: float,
     deadline: float,
     rounds_per_step: int,
-) -> Optional[Packing]:
+) -> Packing | None:
     """A packing cheaper than `incumbent_cost`, or None if the dive finds none in time.
 
     rounds_per_step: most master LPs (column generation rounds) per fixing step.
     """
     demand = instance.demand.copy()
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
-    fixed: List[Tuple[int, Tuple[int, ...]]] = []
+    fixed: list[tuple[int, tuple[int, ...]]] = []
     fixed_cost = 0.0
     tolerance = 1e-9 * max(1.0, incumbent_cost)
     while demand.any():

@@ -14,7 +14,7 @@ bin is opened, of a type chosen by a `TypeChoice`:
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Tuple
+from collections.abc import Callable
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from sizing.binpack.instance import Instance, fit_counts
 from sizing.binpack.packing import Packing, better
 
 # (instance, shape, items still to place, bins used per type) -> bin type or None
-TypeChoice = Callable[[Instance, int, int, np.ndarray], Optional[int]]
+TypeChoice = Callable[[Instance, int, int, np.ndarray], int | None]
 
 
 def _available(instance: Instance, type_index: int, used: np.ndarray) -> int:
@@ -32,14 +32,14 @@ def _available(instance: Instance, type_index: int, used: np.ndarray) -> int:
 
 
 def single_type(type_index: int) -> TypeChoice:
-    def choose(instance: Instance, shape: int, remaining: int, used: np.ndarray) -> Optional[int]:
+    def choose(instance: Instance, shape: int, remaining: int, used: np.ndarray) -> int | None:
         fits = fit_counts(instance.capacity[type_index], instance.sizes[shape : shape + 1], np.array([remaining]))[0]
         return type_index if fits > 0 and _available(instance, type_index, used) > 0 else None
 
     return choose
 
 
-def cheapest_per_item(instance: Instance, shape: int, remaining: int, used: np.ndarray) -> Optional[int]:
+def cheapest_per_item(instance: Instance, shape: int, remaining: int, used: np.ndarray) -> int | None:
     size = instance.sizes[shape]
     fits = np.full(instance.type_count, remaining, dtype=np.int64)
     for d in np.nonzero(size > 0)[0]:
@@ -53,7 +53,7 @@ def cheapest_per_item(instance: Instance, shape: int, remaining: int, used: np.n
     return int(candidates[np.lexsort((candidates, instance.cost[candidates], per_item))[0]])
 
 
-def size_order(instance: Instance) -> List[int]:
+def size_order(instance: Instance) -> list[int]:
     """Shapes by decreasing normalised size, ties by shape index."""
     scale = np.maximum(instance.capacity.max(axis=0), 1).astype(float)
     weight = (instance.sizes / scale).sum(axis=1)
@@ -63,9 +63,9 @@ def size_order(instance: Instance) -> List[int]:
 def pack(
     instance: Instance,
     choose: TypeChoice,
-    demand: Optional[np.ndarray] = None,
-    used: Optional[np.ndarray] = None,
-) -> Optional[Packing]:
+    demand: np.ndarray | None = None,
+    used: np.ndarray | None = None,
+) -> Packing | None:
     """First-fit decreasing with the given type choice; None when some item cannot be placed.
 
     demand: items per shape to place (default: all); used: bins per type already opened
@@ -73,7 +73,7 @@ def pack(
     """
     demand = instance.demand if demand is None else demand
     shapes, dims = instance.shape_count, len(instance.dimensions)
-    types: List[int] = []
+    types: list[int] = []
     loads = np.zeros((0, dims), dtype=np.int64)
     counts = np.zeros((0, shapes), dtype=np.int64)
     used = np.zeros(instance.type_count, dtype=np.int64) if used is None else used.copy()
@@ -108,11 +108,11 @@ def pack(
     return Packing.of(((t, tuple(row)), 1) for t, row in zip(types, counts, strict=True))
 
 
-def _distinct_types(instance: Instance) -> List[int]:
+def _distinct_types(instance: Instance) -> list[int]:
     """Types for the single-type variants: of unlimited types with the same capacity, only the
     cheapest (first on ties), since they would pack identically."""
-    chosen: List[int] = []
-    cheapest: Dict[Tuple[int, ...], int] = {}
+    chosen: list[int] = []
+    cheapest: dict[tuple[int, ...], int] = {}
     for t in range(instance.type_count):
         if instance.max_count[t] is not None:
             chosen.append(t)
@@ -124,16 +124,16 @@ def _distinct_types(instance: Instance) -> List[int]:
 
 
 def first_fit_decreasing(
-    instance: Instance, demand: Optional[np.ndarray] = None, used: Optional[np.ndarray] = None
-) -> Optional[Packing]:
+    instance: Instance, demand: np.ndarray | None = None, used: np.ndarray | None = None
+) -> Packing | None:
     """The best of the FFD variants (cheapest, then fewest bins); None if none packs every item.
 
     demand and used as for `pack`.
     """
-    choices: List[TypeChoice] = [single_type(t) for t in _distinct_types(instance)]
+    choices: list[TypeChoice] = [single_type(t) for t in _distinct_types(instance)]
     if instance.type_count > 1:
         choices.append(cheapest_per_item)
-    best: Optional[Packing] = None
+    best: Packing | None = None
     for choose in choices:
         packing = pack(instance, choose, demand, used)
         if better(packing, best, instance):

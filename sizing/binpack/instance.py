@@ -10,13 +10,13 @@ integers in the problem's own units (millicores, MiB, pod slots, ...).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import numpy as np
 
-from sizing.errors import SizingInputError
 from sizing.binpack.model import Problem
+from sizing.errors import SizingInputError
 
 # Large enough for any real fleet, small enough that sums of sizes times
 # counts stay exact in 64-bit integers and in the LP solver's doubles.
@@ -39,15 +39,15 @@ class Instance:
     members[i]: the (item name, count) pairs merged into shape i, in input order.
     """
 
-    dimensions: Tuple[str, ...]
-    bin_names: Tuple[str, ...]
+    dimensions: tuple[str, ...]
+    bin_names: tuple[str, ...]
     capacity: np.ndarray
     limited: np.ndarray
     cost: np.ndarray
-    max_count: Tuple[Optional[int], ...]
+    max_count: tuple[int | None, ...]
     sizes: np.ndarray
     demand: np.ndarray
-    members: Tuple[Tuple[Tuple[str, int], ...], ...]
+    members: tuple[tuple[tuple[str, int], ...], ...]
 
     @property
     def type_count(self) -> int:
@@ -77,12 +77,12 @@ class Instance:
             best = max(best, min(ratios) if ratios else total)
         return best
 
-    def unit_cost(self) -> Optional[float]:
+    def unit_cost(self) -> float | None:
         """The common cost when every bin type costs the same, else None."""
         first = float(self.cost[0])
         return first if all(float(c) == first for c in self.cost) else None
 
-    def cost_step(self) -> Optional[float]:
+    def cost_step(self) -> float | None:
         """The largest g with every cost a whole multiple of g, so every packing costs a multiple
         of g: the common cost if all are equal, else found on a grid of 1e-6; None if off the grid."""
         unit = self.unit_cost()
@@ -115,7 +115,7 @@ def _check_quantity(value: object, where: str, minimum: int) -> int:
 
 
 def _check_names(kind: str, names: Iterable[object]) -> None:
-    seen: Set[object] = set()
+    seen: set[object] = set()
     for name in names:
         if not isinstance(name, str) or not name:
             raise SizingInputError(f"every {kind} needs a non-empty name, got {name!r}")
@@ -141,7 +141,7 @@ def build_instance(problem: Problem) -> Instance:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise SizingInputError(f"the work limit must be a positive integer (units of solver work), got {limit!r}")
 
-    dimension_set: Set[str] = set()
+    dimension_set: set[str] = set()
     for bin_type in problem.bin_types:
         dimension_set.update(bin_type.capacity)
     for item in problem.items:
@@ -159,7 +159,7 @@ def build_instance(problem: Problem) -> Instance:
         if max_count is not None and (isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 0):
             raise SizingInputError(f"{where}: max count must be a non-negative integer or None, got {max_count!r}")
 
-    merged: Dict[Tuple[int, ...], List[Tuple[str, int]]] = {}
+    merged: dict[tuple[int, ...], list[tuple[str, int]]] = {}
     for item in problem.items:
         where = f"item {item.name!r}"
         for dim, value in item.size.items():
@@ -174,14 +174,18 @@ def build_instance(problem: Problem) -> Instance:
     shape_keys = sorted(merged)
     sizes = np.array(shape_keys, dtype=np.int64).reshape(len(shape_keys), len(dimensions))
     demand = np.array([sum(c for _, c in merged[key]) for key in shape_keys], dtype=np.int64)
-    totals = [int(sum(int(s) * int(n) for s, n in zip(sizes[:, d], demand, strict=True))) for d in range(len(dimensions))]
+    totals = [
+        int(sum(int(s) * int(n) for s, n in zip(sizes[:, d], demand, strict=True))) for d in range(len(dimensions))
+    ]
     for dim, total in zip(dimensions, totals, strict=True):
         if total > MAX_DIMENSION_TOTAL:
             raise SizingInputError(f"the items need {total} {dim} in total; at most {MAX_DIMENSION_TOTAL} is supported")
 
     capacity = np.array(
-        [[int(b.capacity[dim]) if dim in b.capacity else max(1, totals[d]) for d, dim in enumerate(dimensions)]
-         for b in problem.bin_types],
+        [
+            [int(b.capacity[dim]) if dim in b.capacity else max(1, totals[d]) for d, dim in enumerate(dimensions)]
+            for b in problem.bin_types
+        ],
         dtype=np.int64,
     ).reshape(len(problem.bin_types), len(dimensions))
     return Instance(
@@ -217,7 +221,7 @@ def describe_unfit(instance: Instance, shape: int) -> str:
     return f"item {name!r} fits no bin type in every dimension at once: {shown}"
 
 
-def undominated_types(instance: Instance) -> Tuple[int, ...]:
+def undominated_types(instance: Instance) -> tuple[int, ...]:
     """Bin types worth considering: drop unusable ones (max count 0) and those another unlimited
     type dominates (at least as much room in every dimension for no more cost; among identical
     types the first stays). Dropping them never raises the optimal cost."""
@@ -234,7 +238,7 @@ def undominated_types(instance: Instance) -> Tuple[int, ...]:
     return tuple(keep)
 
 
-def restrict_types(instance: Instance, types: Tuple[int, ...]) -> Instance:
+def restrict_types(instance: Instance, types: tuple[int, ...]) -> Instance:
     """The same items with only the given bin types (in that order)."""
     index = np.array(types, dtype=np.int64)
     return Instance(

@@ -17,16 +17,17 @@ at a time from the bound; otherwise T is just below the incumbent's cost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import csc_matrix, hstack
 
 from sizing.binpack import work
-from sizing.binpack.master_lp import Column
 from sizing.binpack.instance import Instance
+from sizing.binpack.master_lp import Column
 from sizing.binpack.packing import Packing
 from sizing.binpack.patterns import PatternSet
 
@@ -39,7 +40,7 @@ class MilpOutcome:
     """packing: best found (None if none); proven: HiGHS proved it optimal over the columns;
     infeasible: HiGHS proved no packing exists over the columns; dual_bound: lower bound over the columns."""
 
-    packing: Optional[Packing]
+    packing: Packing | None
     proven: bool
     infeasible: bool
     dual_bound: float
@@ -99,7 +100,7 @@ def pool_milp(instance: Instance, columns: Sequence[Column], units: float) -> Mi
 class ExactOutcome:
     """packing: a better packing if one was found; bound: a valid lower bound on the cost."""
 
-    packing: Optional[Packing]
+    packing: Packing | None
     bound: float
 
 
@@ -122,8 +123,10 @@ def enumeration_search(
         if limit is None:
             theta = max(theta, float(best_values[t]) / float(instance.cost[t]))
     limit_prices = np.array(
-        [0.0 if m is None else max(0.0, float(best_values[t]) / theta - float(instance.cost[t]))
-         for t, m in enumerate(instance.max_count)]
+        [
+            0.0 if m is None else max(0.0, float(best_values[t]) / theta - float(instance.cost[t]))
+            for t, m in enumerate(instance.max_count)
+        ]
     )
     reduced = [
         float(instance.cost[t]) + limit_prices[t] - patterns.values(prices / theta)
@@ -132,7 +135,7 @@ def enumeration_search(
     step = instance.cost_step()
     tolerance = 1e-7 * float(instance.cost.max())
     dual_value = bound
-    best: Optional[Packing] = None
+    best: Packing | None = None
     if step is not None:
         target = float(np.ceil(bound / step - 1e-6)) * step
         for _ in range(MAX_TARGET_STEPS):
@@ -169,9 +172,9 @@ def _search_below(
     reduced: Sequence[np.ndarray],
     slack: float,
     deadline: float,
-) -> Optional[MilpOutcome]:
+) -> MilpOutcome | None:
     """The covering MILP over all patterns with reduced cost <= slack; None when too many or no time."""
-    selected: Tuple[np.ndarray, ...] = tuple(np.nonzero(r <= slack)[0] for r in reduced)
+    selected: tuple[np.ndarray, ...] = tuple(np.nonzero(r <= slack)[0] for r in reduced)
     total = sum(len(s) for s in selected)
     units = deadline - work.now()
     if total > MAX_EXACT_COLUMNS or units <= 0:

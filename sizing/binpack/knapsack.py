@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from sizing.binpack import work
-
 from sizing.binpack.instance import fit_counts
 
 PRICE_EPSILON = 1e-12
@@ -44,7 +42,7 @@ class KnapsackResult:
     counts: np.ndarray
     value: float
     upper_bound: float
-    weights: Optional[np.ndarray] = None
+    weights: np.ndarray | None = None
     nodes: int = 0
 
 
@@ -55,7 +53,7 @@ def best_pattern(
     limit: np.ndarray,
     node_limit: int = 4000,
     fallback_units: float = 100.0,
-    weights: Optional[np.ndarray] = None,
+    weights: np.ndarray | None = None,
 ) -> KnapsackResult:
     """The most valuable pattern for one bin with room `room` (see the module docstring).
 
@@ -99,7 +97,7 @@ def best_pattern(
 
 def _relaxation(
     prices: np.ndarray, sizes: np.ndarray, room: np.ndarray, limit: np.ndarray
-) -> Tuple[np.ndarray, float, np.ndarray]:
+) -> tuple[np.ndarray, float, np.ndarray]:
     """The LP relaxation: (weights of the dimensions for the surrogate, an upper bound on the value).
 
     The weights are the LP's dual prices, kept strictly positive; the bound is the LP value
@@ -107,7 +105,10 @@ def _relaxation(
     """
     scale = 1.0 / np.maximum(room, 1)
     relaxation = linprog(
-        -prices, A_ub=(sizes * scale).T, b_ub=room * scale, bounds=np.column_stack([np.zeros(len(limit)), limit]),
+        -prices,
+        A_ub=(sizes * scale).T,
+        b_ub=room * scale,
+        bounds=np.column_stack([np.zeros(len(limit)), limit]),
         method="highs",
     )
     if relaxation.status != 0:
@@ -188,7 +189,7 @@ class _BranchAndBound:
         self._visit(0, 0.0, np.zeros(len(self.room), dtype=np.int64))
         self.complete = self.nodes <= self.node_limit
 
-    def _bounds(self, start: int, free: np.ndarray, surrogate_room: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _bounds(self, start: int, free: np.ndarray, surrogate_room: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each shape k >= start that fits in `free`: fractional bound of shapes k.. given the room."""
         room_for = np.where(self.positive[start:], free // self.divisors[start:], _UNBOUNDED)
         fits = np.minimum(self.limit[start:], room_for.min(axis=1))

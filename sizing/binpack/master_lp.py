@@ -19,8 +19,9 @@ remains as the fallback and gives the same LP optimum.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -35,7 +36,7 @@ except ImportError:  # pragma: no cover
 
 PENALTY_FACTOR = 1000.0
 
-Column = Tuple[int, Tuple[int, ...]]
+Column = tuple[int, tuple[int, ...]]
 
 
 class ColumnPool:
@@ -43,8 +44,8 @@ class ColumnPool:
 
     def __init__(self, shape_count: int):
         self.shape_count = shape_count
-        self.columns: List[Column] = []
-        self._index: Dict[Column, int] = {}
+        self.columns: list[Column] = []
+        self._index: dict[Column, int] = {}
         self._matrix = np.zeros((shape_count, 0), dtype=np.int64)
         self._types = np.zeros(0, dtype=np.int64)
 
@@ -103,7 +104,7 @@ class MasterLP:
         if self._highs is not None:
             self._build()
 
-    def solve(self, demand: np.ndarray, limits: np.ndarray) -> Optional[MasterSolution]:
+    def solve(self, demand: np.ndarray, limits: np.ndarray) -> MasterSolution | None:
         if self._highs is not None:
             return self._solve_warm(demand, limits)
         return self._solve_cold(demand, limits)
@@ -116,8 +117,14 @@ class MasterLP:
         upper = np.concatenate([np.full(shapes, inf), np.zeros(len(self.limited))])
         highs.addRows(rows, lower, upper, 0, np.zeros(rows, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         highs.addCols(
-            shapes, np.full(shapes, self.penalty), np.zeros(shapes), np.full(shapes, inf), shapes,
-            np.arange(shapes, dtype=np.int32), np.arange(shapes, dtype=np.int32), np.ones(shapes),
+            shapes,
+            np.full(shapes, self.penalty),
+            np.zeros(shapes),
+            np.full(shapes, inf),
+            shapes,
+            np.arange(shapes, dtype=np.int32),
+            np.arange(shapes, dtype=np.int32),
+            np.ones(shapes),
         )
 
     def _sync(self) -> None:
@@ -126,9 +133,9 @@ class MasterLP:
             return
         highs, shapes = self._highs, self.instance.shape_count
         limit_row = {t: shapes + r for r, t in enumerate(self.limited)}
-        starts: List[int] = []
-        indices: List[int] = []
-        values: List[float] = []
+        starts: list[int] = []
+        indices: list[int] = []
+        values: list[float] = []
         for t, counts in fresh:
             starts.append(len(indices))
             for i, c in enumerate(counts):
@@ -140,12 +147,18 @@ class MasterLP:
                 values.append(1.0)
         costs = np.array([float(self.instance.cost[t]) for t, _ in fresh])
         highs.addCols(
-            len(fresh), costs, np.zeros(len(fresh)), np.full(len(fresh), highs.getInfinity()), len(indices),
-            np.array(starts, dtype=np.int32), np.array(indices, dtype=np.int32), np.array(values),
+            len(fresh),
+            costs,
+            np.zeros(len(fresh)),
+            np.full(len(fresh), highs.getInfinity()),
+            len(indices),
+            np.array(starts, dtype=np.int32),
+            np.array(indices, dtype=np.int32),
+            np.array(values),
         )
         self._synced = len(self.pool.columns)
 
-    def _solve_warm(self, demand: np.ndarray, limits: np.ndarray) -> Optional[MasterSolution]:
+    def _solve_warm(self, demand: np.ndarray, limits: np.ndarray) -> MasterSolution | None:
         highs, shapes = self._highs, self.instance.shape_count
         self._sync()
         inf = highs.getInfinity()
@@ -171,7 +184,7 @@ class MasterLP:
             uncovered=float(values[:shapes].sum()),
         )
 
-    def _solve_cold(self, demand: np.ndarray, limits: np.ndarray) -> Optional[MasterSolution]:
+    def _solve_cold(self, demand: np.ndarray, limits: np.ndarray) -> MasterSolution | None:
         instance, pool = self.instance, self.pool
         rows = np.nonzero(demand > 0)[0]
         a, types = pool.matrix(), pool.types()
@@ -186,7 +199,10 @@ class MasterLP:
             rhs.append(limits[self.limited].astype(float))
         result = linprog(
             np.concatenate([costs, np.full(len(rows), self.penalty)]),
-            A_ub=vstack(blocks, format="csr"), b_ub=np.concatenate(rhs), bounds=(0, None), method="highs",
+            A_ub=vstack(blocks, format="csr"),
+            b_ub=np.concatenate(rhs),
+            bounds=(0, None),
+            method="highs",
         )
         if result.status != 0:
             return None

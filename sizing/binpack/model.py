@@ -8,8 +8,8 @@ name a dimension has no limit in it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class BinType:
     name: str
     capacity: Mapping[str, int]
     cost: float
-    max_count: Optional[int] = None
+    max_count: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class Problem:
     machine; time_limit_seconds: an optional wall-clock safety cap (None: none), which does not.
     """
 
-    bin_types: Tuple[BinType, ...]
-    items: Tuple[ItemType, ...]
-    time_limit_seconds: Optional[float] = None
+    bin_types: tuple[BinType, ...]
+    items: tuple[ItemType, ...]
+    time_limit_seconds: float | None = None
     work_limit: int = DEFAULT_WORK_LIMIT
 
 
@@ -80,7 +80,7 @@ class Solution:
     cost: float
     bin_count: int
     lower_bound: LowerBound
-    bins: Tuple[BinGroup, ...] = field(default_factory=tuple)
+    bins: tuple[BinGroup, ...] = field(default_factory=tuple)
     seconds: float = 0.0
-    reason: Optional[str] = None
+    reason: str | None = None
     work: float = 0.0

@@ -10,26 +10,26 @@ still holds it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
 from sizing.binpack.instance import Instance
 from sizing.binpack.model import BinGroup
 
-Bin = Tuple[int, Tuple[int, ...]]
+Bin = tuple[int, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
 class Packing:
     """bins: (bin type index, items per shape) -> how many such bins, as sorted tuples."""
 
-    bins: Tuple[Tuple[Bin, int], ...]
+    bins: tuple[tuple[Bin, int], ...]
 
     @staticmethod
-    def of(bins: Iterable[Tuple[Bin, int]]) -> "Packing":
+    def of(bins: Iterable[tuple[Bin, int]]) -> Packing:
         merged: Counter[Bin] = Counter()
         for (type_index, counts), multiplicity in bins:
             if multiplicity > 0:
@@ -57,7 +57,7 @@ class Packing:
         return total
 
 
-def better(a: Optional[Packing], b: Optional[Packing], instance: Instance) -> bool:
+def better(a: Packing | None, b: Packing | None, instance: Instance) -> bool:
     """Whether `a` beats `b`: lower cost, then fewer bins (None never beats anything)."""
     if a is None:
         return False
@@ -81,7 +81,7 @@ def exact_packing(packing: Packing, instance: Instance) -> Packing:
     Surplus items come out of the last bins first (in the packing's sorted order), so the
     result is deterministic.
     """
-    bins: List[Tuple[int, np.ndarray]] = []
+    bins: list[tuple[int, np.ndarray]] = []
     for (t, counts), m in packing.bins:
         for _ in range(m):
             bins.append((t, np.array(counts, dtype=np.int64)))
@@ -97,14 +97,14 @@ def exact_packing(packing: Packing, instance: Instance) -> Packing:
     return Packing.of(((t, tuple(c)), 1) for t, c in _cheapest_types(bins, instance))
 
 
-def _cheapest_types(bins: List[Tuple[int, np.ndarray]], instance: Instance) -> List[Tuple[int, np.ndarray]]:
+def _cheapest_types(bins: list[tuple[int, np.ndarray]], instance: Instance) -> list[tuple[int, np.ndarray]]:
     """Move bins to cheaper types that still hold their items, within the max counts."""
     used = np.zeros(instance.type_count, dtype=np.int64)
     for t, _ in bins:
         used[t] += 1
     limits = np.array([np.iinfo(np.int64).max if m is None else m for m in instance.max_count], dtype=np.int64)
     by_price = np.lexsort((np.arange(instance.type_count), instance.cost))
-    result: Dict[int, Tuple[int, np.ndarray]] = {}
+    result: dict[int, tuple[int, np.ndarray]] = {}
     # Fullest bins choose first: they have the fewest options.
     for b in sorted(range(len(bins)), key=lambda b: -int(bins[b][1].sum())):
         t, counts = bins[b]
@@ -119,7 +119,7 @@ def _cheapest_types(bins: List[Tuple[int, np.ndarray]], instance: Instance) -> L
     return [result[b] for b in range(len(bins))]
 
 
-def overfilled(packing: Packing, instance: Instance) -> List[Bin]:
+def overfilled(packing: Packing, instance: Instance) -> list[Bin]:
     """Bins whose items exceed the bin type's capacity in some dimension."""
     bad = []
     for (t, counts), _ in packing.bins:
@@ -129,17 +129,17 @@ def overfilled(packing: Packing, instance: Instance) -> List[Bin]:
     return bad
 
 
-def bin_groups(packing: Packing, instance: Instance) -> Tuple[BinGroup, ...]:
+def bin_groups(packing: Packing, instance: Instance) -> tuple[BinGroup, ...]:
     """The packing by bin type and item name; identical bins grouped with a count.
 
     An exact packing is assumed. Items of a shape that merges several names are
     handed out name by name, in input order, bin after bin.
     """
     remaining = [list(members) for members in instance.members]
-    named: Counter[Tuple[str, Tuple[Tuple[str, int], ...]]] = Counter()
+    named: Counter[tuple[str, tuple[tuple[str, int], ...]]] = Counter()
     for (t, counts), m in packing.bins:
         for _ in range(m):
-            items: Dict[str, int] = {}
+            items: dict[str, int] = {}
             for shape, count in enumerate(counts):
                 while count > 0:
                     name, left = remaining[shape][0]

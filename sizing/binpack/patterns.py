@@ -10,8 +10,6 @@ passes a limit, so its cost is bounded.
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import numpy as np
 from scipy.sparse import csr_matrix
 
@@ -57,7 +55,7 @@ class PatternSet:
         return counts
 
 
-def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, limit: int) -> Optional[PatternSet]:
+def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, limit: int) -> PatternSet | None:
     """Every multiset of items (at most demand[i] of shape i) that fits `room`; None past `limit` patterns."""
     shapes, dims = sizes.shape
     room = np.asarray(room, dtype=np.int64)
@@ -66,7 +64,7 @@ def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, 
     last_repeats = np.ones(len(start), dtype=np.int64)
     loads = sizes[start]
     members = start[:, None]
-    levels: List[np.ndarray] = []
+    levels: list[np.ndarray] = []
     total = 0
     candidates = np.arange(shapes)
     while len(last):
@@ -108,4 +106,3 @@ def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, 
         table[row : row + len(level), :width] = level
         row += len(level)
     return PatternSet(table, shapes)
-

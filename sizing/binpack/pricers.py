@@ -9,15 +9,15 @@ master LPs, and an upper bound on max pi.a per bin type for the bound.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
 from sizing.binpack import work
 from sizing.binpack.colgen import REDUCED_COST_TOLERANCE, Pricing
-from sizing.binpack.master_lp import Column
 from sizing.binpack.instance import Instance
 from sizing.binpack.knapsack import best_pattern
+from sizing.binpack.master_lp import Column
 from sizing.binpack.patterns import PatternSet
 
 _CANDIDATES_PER_TYPE = 3000
@@ -40,7 +40,7 @@ class PatternPricer:
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
     ) -> Pricing:
         best_values = np.zeros(self.instance.type_count)
-        candidates: List[Tuple[float, int, int]] = []
+        candidates: list[tuple[float, int, int]] = []
         for t, patterns in enumerate(self.pattern_sets):
             if not usable[t] or not len(patterns):
                 continue
@@ -54,7 +54,7 @@ class PatternPricer:
             reduced = float(self.instance.cost[t] + limit_prices[t]) - values[good]
             candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist(), strict=True))
         candidates.sort()
-        columns: List[Column] = []
+        columns: list[Column] = []
         taken = np.zeros(self.instance.shape_count, dtype=bool)
         for _, t, pattern in candidates:
             shapes = self.pattern_sets[t].shapes(pattern)
@@ -105,7 +105,7 @@ class KnapsackPricer:
         self.worth = np.full(instance.type_count, np.inf)
         self.turn = 0
         # Dimension weights per bin type from the last LP relaxation; quick passes reuse them.
-        self.weights: List[Optional[np.ndarray]] = [None] * instance.type_count
+        self.weights: list[np.ndarray | None] = [None] * instance.type_count
 
     def price(
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
@@ -145,7 +145,7 @@ class KnapsackPricer:
         """Price the usable types; past the deadline the rest stay unpriced (best value unknown)."""
         instance = self.instance
         best_values = np.full(instance.type_count, np.inf)
-        columns: List[Column] = []
+        columns: list[Column] = []
         exact = True
         for t in range(instance.type_count):
             if not usable[t]:
@@ -160,8 +160,13 @@ class KnapsackPricer:
                 units = min(self.milp_units, deadline - work.now()) if first else 0.0
                 reuse = None if first or not self.reuse_weights else self.weights[t]
                 result = best_pattern(
-                    remaining, instance.sizes, instance.capacity[t], demand,
-                    node_limit if first else self.quick_nodes, units, reuse,
+                    remaining,
+                    instance.sizes,
+                    instance.capacity[t],
+                    demand,
+                    node_limit if first else self.quick_nodes,
+                    units,
+                    reuse,
                 )
                 work.charge(work.KNAPSACK_CALL_UNITS + result.nodes / work.KNAPSACK_NODES_PER_UNIT)
                 if reuse is None and result.weights is not None:

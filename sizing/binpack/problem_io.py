@@ -23,14 +23,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Dict, List, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
-from sizing.errors import SizingInputError
 from sizing.binpack.instance import MAX_COUNT, MAX_QUANTITY
 from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
+from sizing.errors import SizingInputError
 
 COST_DECIMALS = 6
 
@@ -44,31 +45,31 @@ class _BinTypeDocument(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(min_length=1)
-    capacity: Dict[DimensionName, Capacity]
+    capacity: dict[DimensionName, Capacity]
     cost: float = Field(gt=0, allow_inf_nan=False)
-    max: Optional[int] = Field(default=None, ge=0)
+    max: int | None = Field(default=None, ge=0)
 
 
 class _ItemDocument(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(min_length=1)
-    size: Dict[DimensionName, Size]
+    size: dict[DimensionName, Size]
     count: int = Field(ge=0, le=MAX_COUNT)
 
 
 class _ProblemDocument(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    binTypes: List[_BinTypeDocument] = Field(min_length=1)
-    items: List[_ItemDocument]
-    timeLimitSeconds: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
+    binTypes: list[_BinTypeDocument] = Field(min_length=1)
+    items: list[_ItemDocument]
+    timeLimitSeconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     workLimit: int = Field(default=DEFAULT_WORK_LIMIT, ge=1)
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "_ProblemDocument":
+    def _unique_names(self) -> _ProblemDocument:
         for field, names in (("binTypes", [b.name for b in self.binTypes]), ("items", [i.name for i in self.items])):
-            seen: Dict[str, int] = {}
+            seen: dict[str, int] = {}
             for index, name in enumerate(names):
                 if name in seen:
                     raise ValueError(f"{field}[{index}].name: {name!r} is already the name of {field}[{seen[name]}]")
@@ -76,7 +77,7 @@ class _ProblemDocument(BaseModel):
         return self
 
 
-def _location(loc: Sequence[Union[int, str]]) -> str:
+def _location(loc: Sequence[int | str]) -> str:
     """('binTypes', 0, 'capacity', 'cpu') -> 'binTypes[0].capacity.cpu'; odd keys in brackets."""
     path = ""
     for part in loc:
@@ -120,9 +121,13 @@ def problem_from_json(text: str, source: str = "problem") -> Problem:
     except _NonFiniteNumber as error:
         raise SizingInputError(f"{source}: {error} is not a valid JSON number") from None
     except json.JSONDecodeError as error:
-        raise SizingInputError(f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
+        raise SizingInputError(
+            f"{source}: not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        ) from None
     if not isinstance(document, dict):
-        raise SizingInputError(f"{source}: must be a JSON object with binTypes and items, got {type(document).__name__}")
+        raise SizingInputError(
+            f"{source}: must be a JSON object with binTypes and items, got {type(document).__name__}"
+        )
     try:
         parsed = _ProblemDocument.model_validate(document)
     except ValidationError as error:
@@ -142,7 +147,7 @@ def _rounded_down(value: float) -> float:
     return math.floor(value * scale + 1e-6) / scale
 
 
-def solution_to_json(solution: Solution) -> Dict[str, Any]:
+def solution_to_json(solution: Solution) -> dict[str, Any]:
     """The solution as a JSON-ready dict (see the module docstring)."""
     cost = round(solution.cost, COST_DECIMALS)
     bound = cost if solution.status == "optimal" else _rounded_down(solution.lower_bound.cost)
@@ -152,7 +157,11 @@ def solution_to_json(solution: Solution) -> Dict[str, Any]:
         "binCount": solution.bin_count,
         "lowerBound": {"cost": bound, "bins": solution.lower_bound.bins},
         "bins": [
-            {"type": group.bin_type, "count": group.count, "items": {name: group.items[name] for name in sorted(group.items)}}
+            {
+                "type": group.bin_type,
+                "count": group.count,
+                "items": {name: group.items[name] for name in sorted(group.items)},
+            }
             for group in solution.bins
         ],
         "seconds": round(solution.seconds, 3),

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import List, Optional
 
 import numpy as np
 
@@ -76,7 +75,7 @@ class _Search:
     instance: Instance
     start: float
     work_limit: float
-    incumbent: Optional[Packing]
+    incumbent: Packing | None
     bound: float
 
     def deadline(self, share: float) -> float:
@@ -86,8 +85,12 @@ class _Search:
     def incumbent_cost(self) -> float:
         return float("inf") if self.incumbent is None else self.incumbent.cost(self.instance)
 
-    def offer(self, packing: Optional[Packing]) -> None:
-        if packing is not None and respects_limits(packing, self.instance) and better(packing, self.incumbent, self.instance):
+    def offer(self, packing: Packing | None) -> None:
+        if (
+            packing is not None
+            and respects_limits(packing, self.instance)
+            and better(packing, self.incumbent, self.instance)
+        ):
             self.incumbent = packing
 
     def raise_bound(self, bound: float) -> None:
@@ -109,8 +112,9 @@ def solve(problem: Problem) -> Solution:
     instance = build_instance(problem)
     if instance.shape_count == 0:
         return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
-    fits = np.array([[instance.fit_counts(t)[i] > 0 for i in range(instance.shape_count)]
-                     for t in range(instance.type_count)])
+    fits = np.array(
+        [[instance.fit_counts(t)[i] > 0 for i in range(instance.shape_count)] for t in range(instance.type_count)]
+    )
     for i in range(instance.shape_count):
         if not fits[:, i].any():
             return _infeasible(describe_unfit(instance, i), start)
@@ -136,7 +140,7 @@ def _optimise(search: _Search) -> None:
     types = undominated_types(search.instance)
     instance = restrict_types(search.instance, types)
 
-    def offer(packing: Optional[Packing]) -> None:
+    def offer(packing: Packing | None) -> None:
         if packing is not None:
             search.offer(Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins))
 
@@ -159,8 +163,14 @@ def _optimise(search: _Search) -> None:
     many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
     generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
     generation = column_generation(
-        instance, master_lp, pricer, instance.demand, limits, search.deadline(generation_share),
-        MAX_GENERATION_ROUNDS, target=search.incumbent_cost,
+        instance,
+        master_lp,
+        pricer,
+        instance.demand,
+        limits,
+        search.deadline(generation_share),
+        MAX_GENERATION_ROUNDS,
+        target=search.incumbent_cost,
     )
     search.raise_bound(generation.bound)
     if generation.master is not None:
@@ -217,14 +227,14 @@ def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
     search.offer(tie_break.incumbent)
 
 
-def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
+def _all_patterns(instance: Instance) -> list[PatternSet] | None:
     """Complete pattern lists of every bin type, or None when together they pass the limit.
 
     Bins that may hold many items have far too many patterns; those are not even tried.
     """
     if instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN:
         return None
-    sets: List[PatternSet] = []
+    sets: list[PatternSet] = []
     left = PATTERN_LIMIT
     for t in range(instance.type_count):
         patterns = enumerate_patterns(instance.capacity[t], instance.sizes, instance.demand, left)
@@ -239,7 +249,11 @@ def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
     instance = search.instance
     assert search.incumbent is not None  # callers return an infeasible solution first
     packing = exact_packing(search.incumbent, instance)
-    if overfilled(packing, instance) or (packing.covered(instance.shape_count) != instance.demand).any() or not respects_limits(packing, instance):
+    if (
+        overfilled(packing, instance)
+        or (packing.covered(instance.shape_count) != instance.demand).any()
+        or not respects_limits(packing, instance)
+    ):
         raise RuntimeError("internal error: the solver produced an invalid packing")
     cost = packing.cost(instance)
     bound = search.bound

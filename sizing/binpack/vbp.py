@@ -9,13 +9,11 @@ the number of items of that type. There is one bin type, named "bin", of cost
 
 from __future__ import annotations
 
-from typing import List, Optional
-
-from sizing.errors import SizingInputError
 from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.errors import SizingInputError
 
 
-def parse_vbp(text: str, time_limit_seconds: Optional[float] = None, source: str = "vbp input") -> Problem:
+def parse_vbp(text: str, time_limit_seconds: float | None = None, source: str = "vbp input") -> Problem:
     """The problem in `text`; SizingInputError naming the position of anything malformed."""
     tokens = text.split()
     position = 0
@@ -38,7 +36,7 @@ def parse_vbp(text: str, time_limit_seconds: Optional[float] = None, source: str
     names = [f"d{k}" for k in range(dimensions)]
     capacity = {name: next_int(f"the capacity in dimension {k}", 1) for k, name in enumerate(names)}
     item_types = next_int("the number of item types", 0)
-    items: List[ItemType] = []
+    items: list[ItemType] = []
     for index in range(item_types):
         size = {name: next_int(f"item type {index}: size in dimension {k}", 0) for k, name in enumerate(names)}
         count = next_int(f"item type {index}: count", 0)

@@ -12,7 +12,6 @@ by it depend on the machine, so the capacity planner leaves it off.
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 # A unit is worth about a millisecond on a 2-core x86_64 machine (measured on the planner's
 # problems); only the ratios matter for determinism, the scale only for how long a budget lasts.
@@ -29,7 +28,7 @@ PATTERNS_PER_UNIT = 20_000
 class WorkClock:
     """Work spent so far; `now()` stands in for a clock in every deadline of the search."""
 
-    def __init__(self, wall_seconds: Optional[float] = None):
+    def __init__(self, wall_seconds: float | None = None):
         self.spent = 0.0
         self._wall_deadline = None if wall_seconds is None else time.perf_counter() + wall_seconds
 
@@ -45,7 +44,7 @@ class WorkClock:
 _active = WorkClock()
 
 
-def start(wall_seconds: Optional[float] = None) -> WorkClock:
+def start(wall_seconds: float | None = None) -> WorkClock:
     """A fresh clock for one solve; the search's modules read it through `now()` and `charge()`."""
     global _active
     _active = WorkClock(wall_seconds)
@@ -60,6 +59,6 @@ def charge(units: float) -> None:
     _active.charge(units)
 
 
-def milp_options(node_limit: int) -> dict:
+def milp_options(node_limit: float) -> dict[str, object]:
     """HiGHS options for a deterministic integer program: a node limit, no time limit."""
     return {"node_limit": max(1, int(node_limit)), "presolve": True}

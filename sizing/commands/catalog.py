@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 import yaml
 
+from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import allocatable, max_pods
 from sizing.karpenter.catalog import InstanceType, load_catalog
-from sizing.errors import SizingInputError
 from sizing.karpenter.pricing import validate_region
 from sizing.karpenter.requirements import (
     Requirement,
@@ -45,9 +46,7 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="YAML or JSON file: a list of NodePool requirements, or a NodePool object",
     )
-    parser.add_argument(
-        "--catalog", type=Path, metavar="FILE", help="catalog file to read instead of the bundled one"
-    )
+    parser.add_argument("--catalog", type=Path, metavar="FILE", help="catalog file to read instead of the bundled one")
     parser.add_argument(
         "--refresh",
         action="store_true",
@@ -60,15 +59,22 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     region = validate_region(args.region)
     if args.refresh:
-        extra = [flag for flag, used in (("--json", args.json), ("--requirements", args.requirements),
-                                         ("--catalog", args.catalog)) if used]
+        extra = [
+            flag
+            for flag, used in (
+                ("--json", args.json),
+                ("--requirements", args.requirements),
+                ("--catalog", args.catalog),
+            )
+            if used
+        ]
         if extra:
             raise SizingInputError(f"--refresh takes only --region and --output, not {', '.join(extra)}")
         return _refresh(region, args.output)
     if args.output is not None:
         raise SizingInputError("--output is only used with --refresh")
     instances = load_catalog(args.catalog)
-    requirements: Tuple[Requirement, ...] = ()
+    requirements: tuple[Requirement, ...] = ()
     if args.requirements is not None:
         requirements = read_requirements_file(args.requirements)
         instances = filter_instance_types(instances, requirements)
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refresh(region: str, output: Optional[Path]) -> int:
+def _refresh(region: str, output: Path | None) -> int:
     if output is None:
         raise SizingInputError("--refresh needs --output FILE, the catalog file to write")
     from sizing.karpenter.catalog_refresh import refresh_catalog, refreshed_catalog_text
@@ -97,7 +103,7 @@ def _refresh(region: str, output: Optional[Path]) -> int:
     return 0
 
 
-def read_requirements_file(path: Path) -> Tuple[Requirement, ...]:
+def read_requirements_file(path: Path) -> tuple[Requirement, ...]:
     """Requirements from a YAML/JSON file holding a requirement list or a NodePool object.
 
     A multi-document YAML file may hold other objects too, but exactly one NodePool.
@@ -126,7 +132,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def catalog_entry(instance: InstanceType, region: str) -> Dict[str, Any]:
+def catalog_entry(instance: InstanceType, region: str) -> dict[str, Any]:
     """The JSON form of one type: cpu in millicores, memory in MiB, price in USD/hour or None."""
     return {
         "name": instance.name,
@@ -139,7 +145,7 @@ def catalog_entry(instance: InstanceType, region: str) -> Dict[str, Any]:
     }
 
 
-_COLUMNS: Sequence[Tuple[str, str]] = (
+_COLUMNS: Sequence[tuple[str, str]] = (
     ("TYPE", "name"),
     ("ARCH", "arch"),
     ("VCPU", "vcpu"),
@@ -151,7 +157,7 @@ _COLUMNS: Sequence[Tuple[str, str]] = (
 )
 
 
-def format_table(rows: List[Dict[str, Any]], region: str, capacity_types: Sequence[str]) -> str:
+def format_table(rows: list[dict[str, Any]], region: str, capacity_types: Sequence[str]) -> str:
     """A fixed-width table of catalog entries with a closing summary line."""
     header = [title for title, _ in _COLUMNS] + [f"USD/h {region}"]
     body = []

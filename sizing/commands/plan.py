@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sizing.errors import SizingInputError
 from sizing.commands.native_output import stdout_to_stderr
+from sizing.errors import SizingInputError
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
 
@@ -37,21 +37,32 @@ def register(subparsers: Any) -> None:
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
-        "file", nargs="*", default=[], metavar="FILE",
+        "file",
+        nargs="*",
+        default=[],
+        metavar="FILE",
         help="workload description (YAML), or Kubernetes object files ('-' for stdin)",
     )
     source.add_argument("--stack", metavar="NAME", help="plan for a Pulumi stack (reads Pulumi.NAME.yaml)")
     parser.add_argument(
-        "--manifests", nargs="+", type=Path, default=[], metavar="FILE",
+        "--manifests",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="FILE",
         help="Kubernetes manifests (Deployments, HPAs, DaemonSets) whose workloads add to FILE's",
     )
     parser.add_argument(
-        "--project-dir", type=Path, default=Path("."), metavar="DIR",
+        "--project-dir",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
         help="Pulumi project directory for --stack (default: the current directory)",
     )
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
     parser.add_argument(
-        "--accept-unmodelled", action="store_true",
+        "--accept-unmodelled",
+        action="store_true",
         help="plan Kubernetes objects even where they use fields the planner does not model (listed as ignored)",
     )
     parser.add_argument("--zones", nargs="+", default=[], metavar="ZONE", help="zones for Kubernetes object input")

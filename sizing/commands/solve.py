@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sizing.errors import SizingInputError
 from sizing.commands.native_output import stdout_to_stderr
+from sizing.errors import SizingInputError
 
 EXIT_INFEASIBLE = 1
 
@@ -54,15 +54,21 @@ def register(subparsers: Any) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("problem", nargs="?", metavar="PROBLEM.json", help="problem file, or - for stdin")
     source.add_argument(
-        "--vbp", type=Path, metavar="FILE",
+        "--vbp",
+        type=Path,
+        metavar="FILE",
         help="read a .vbp file instead (one bin type 'bin' of cost 1; dimensions d0, d1, ...; items i0, i1, ...)",
     )
     parser.add_argument(
-        "--work-limit", type=int, metavar="UNITS",
+        "--work-limit",
+        type=int,
+        metavar="UNITS",
         help="solver work budget (overrides workLimit; default 2000): the same answer on any machine",
     )
     parser.add_argument(
-        "--time-limit", type=float, metavar="SECONDS",
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
         help="wall-clock safety cap in seconds (overrides timeLimitSeconds; default none); "
         "results cut by it depend on the machine",
     )

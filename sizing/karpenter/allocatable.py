@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
-from sizing.karpenter.catalog import InstanceType
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import InstanceType
 from sizing.kube.resources import Resources
 
 DEFAULT_VM_MEMORY_OVERHEAD_PERCENT = 0.075
@@ -39,7 +38,7 @@ KUBE_RESERVED_MEMORY_BASE_MIB = 255
 KUBE_RESERVED_MEMORY_PER_POD_MIB = 11
 
 # (start millicores, end millicores, fraction reserved) of the kube-reserved CPU ladder.
-_KUBE_RESERVED_CPU_LADDER: Tuple[Tuple[int, int, float], ...] = (
+_KUBE_RESERVED_CPU_LADDER: tuple[tuple[int, int, float], ...] = (
     (0, 1000, 0.06),
     (1000, 2000, 0.01),
     (2000, 4000, 0.005),
@@ -57,8 +56,8 @@ class ReservedResources:
     value may be passed instead (both fields then count as set).
     """
 
-    cpu: Optional[int] = None
-    memory: Optional[int] = None
+    cpu: int | None = None
+    memory: int | None = None
 
 
 @dataclass(frozen=True)
@@ -71,11 +70,11 @@ class KubeletConfig:
     eviction_hard_memory_mib: evictionHard `memory.available` in MiB.
     """
 
-    max_pods: Optional[int] = None
-    pods_per_core: Optional[int] = None
-    kube_reserved: Optional[ReservedResources] = None
-    system_reserved: Optional[ReservedResources] = None
-    eviction_hard_memory_mib: Optional[int] = None
+    max_pods: int | None = None
+    pods_per_core: int | None = None
+    kube_reserved: ReservedResources | None = None
+    system_reserved: ReservedResources | None = None
+    eviction_hard_memory_mib: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_pods", "pods_per_core", "eviction_hard_memory_mib"):
@@ -85,9 +84,7 @@ class KubeletConfig:
             if reserved is None:
                 continue
             if not hasattr(reserved, "cpu") or not hasattr(reserved, "memory"):
-                raise SizingInputError(
-                    f"kubelet.{name} must have cpu (millicores) and memory (MiB), got {reserved!r}"
-                )
+                raise SizingInputError(f"kubelet.{name} must have cpu (millicores) and memory (MiB), got {reserved!r}")
             _check_non_negative_int(f"kubelet.{name}.cpu", reserved.cpu)
             _check_non_negative_int(f"kubelet.{name}.memory", reserved.memory)
 
@@ -106,8 +103,7 @@ def _check_overhead_percent(vm_memory_overhead_percent: float) -> None:
         or not 0 <= vm_memory_overhead_percent < 1
     ):
         raise SizingInputError(
-            "vm_memory_overhead_percent must be a fraction in [0, 1) such as 0.075, "
-            f"got {vm_memory_overhead_percent!r}"
+            f"vm_memory_overhead_percent must be a fraction in [0, 1) such as 0.075, got {vm_memory_overhead_percent!r}"
         )
 
 
@@ -118,7 +114,7 @@ def eni_limited_pods(instance: InstanceType) -> int:
     return instance.max_enis * (instance.ipv4_per_eni - 1) + 2
 
 
-def max_pods(instance: InstanceType, kubelet: Optional[KubeletConfig] = None) -> int:
+def max_pods(instance: InstanceType, kubelet: KubeletConfig | None = None) -> int:
     """The pod capacity Karpenter gives a node of this type (a count of pods)."""
     kubelet = kubelet or KubeletConfig()
     count = kubelet.max_pods if kubelet.max_pods is not None else eni_limited_pods(instance)
@@ -142,7 +138,7 @@ def memory_capacity_mib(
 
 def capacity(
     instance: InstanceType,
-    kubelet: Optional[KubeletConfig] = None,
+    kubelet: KubeletConfig | None = None,
     vm_memory_overhead_percent: float = DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
 ) -> Resources:
     """Node capacity as Karpenter counts it against NodePool limits.
@@ -172,7 +168,7 @@ def default_kube_reserved_memory(instance: InstanceType) -> int:
     return KUBE_RESERVED_MEMORY_PER_POD_MIB * eni_limited_pods(instance) + KUBE_RESERVED_MEMORY_BASE_MIB
 
 
-def node_overhead(instance: InstanceType, kubelet: Optional[KubeletConfig] = None) -> Resources:
+def node_overhead(instance: InstanceType, kubelet: KubeletConfig | None = None) -> Resources:
     """kubeReserved + systemReserved + eviction threshold (cpu millicores, memory MiB, 0 pods)."""
     kubelet = kubelet or KubeletConfig()
     kube_cpu = default_kube_reserved_cpu(instance.vcpu)
@@ -200,7 +196,7 @@ def node_overhead(instance: InstanceType, kubelet: Optional[KubeletConfig] = Non
 
 def allocatable(
     instance: InstanceType,
-    kubelet: Optional[KubeletConfig] = None,
+    kubelet: KubeletConfig | None = None,
     vm_memory_overhead_percent: float = DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
 ) -> Resources:
     """What pods may request on a node of this type: capacity - overhead.

@@ -9,7 +9,7 @@ Karpenter 1.14; metal types are not filtered by family there, so neither are the
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Tuple
+from collections.abc import Iterable
 
 from sizing.karpenter.catalog import InstanceType
 
@@ -20,7 +20,7 @@ UNSUPPORTED_PREFIXES = {
 AMI_FAMILIES = ("AL2", "AL2023", "Bottlerocket", "Custom", "Windows2019", "Windows2022", "Windows2025")
 
 
-def launchable(instances: Iterable[InstanceType], ami_family: Optional[str]) -> Tuple[InstanceType, ...]:
+def launchable(instances: Iterable[InstanceType], ami_family: str | None) -> tuple[InstanceType, ...]:
     """The instances an EC2NodeClass of `ami_family` may launch (all of them when the family is unknown)."""
     prefixes = UNSUPPORTED_PREFIXES.get(ami_family or "", ())
     return tuple(i for i in instances if not i.name.startswith(prefixes))

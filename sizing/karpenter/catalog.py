@@ -12,10 +12,11 @@ import functools
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping, Optional, Tuple
+from typing import Any
 
 from sizing.errors import SizingInputError
 
@@ -90,7 +91,7 @@ class InstanceType:
             labels[LABEL_GPU_COUNT] = str(self.gpu_count)
         return MappingProxyType(labels)
 
-    def price(self, region: str) -> Optional[float]:
+    def price(self, region: str) -> float | None:
         """On-demand Linux USD/hour in `region`, or None when the catalog has none."""
         return self.prices.get(region)
 
@@ -126,8 +127,7 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
     unknown = sorted(set(obj) - expected)
     if missing or unknown:
         raise SizingInputError(
-            f"{where}: missing fields {missing}, unknown fields {unknown}; "
-            f"allowed fields are {sorted(expected)}"
+            f"{where}: missing fields {missing}, unknown fields {unknown}; allowed fields are {sorted(expected)}"
         )
     name = obj["name"]
     where = f"{where} {name!r}" if isinstance(name, str) else where
@@ -143,9 +143,7 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
     if obj["arch"] not in ARCHITECTURES:
         raise SizingInputError(f"{where}: arch must be one of {list(ARCHITECTURES)}, got {obj['arch']!r}")
     if obj["hypervisor"] not in HYPERVISORS:
-        raise SizingInputError(
-            f"{where}: hypervisor must be one of {list(HYPERVISORS)}, got {obj['hypervisor']!r}"
-        )
+        raise SizingInputError(f"{where}: hypervisor must be one of {list(HYPERVISORS)}, got {obj['hypervisor']!r}")
     if obj["vcpu"] < 1 or obj["memory_mib"] < 1:
         raise SizingInputError(
             f"{where}: vcpu and memory_mib must be at least 1, got {obj['vcpu']} and {obj['memory_mib']}"
@@ -161,9 +159,7 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
             or not math.isfinite(price)
             or price <= 0
         ):
-            raise SizingInputError(
-                f"{where}: prices[{region!r}] must be a positive number of USD/hour, got {price!r}"
-            )
+            raise SizingInputError(f"{where}: prices[{region!r}] must be a positive number of USD/hour, got {price!r}")
     return InstanceType(
         name=name,
         category=obj["category"],
@@ -181,15 +177,13 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
     )
 
 
-def catalog_from_document(document: Any, where: str = "catalog") -> Tuple[InstanceType, ...]:
+def catalog_from_document(document: Any, where: str = "catalog") -> tuple[InstanceType, ...]:
     """Validate a parsed catalog file and return its types sorted by name."""
     if not isinstance(document, Mapping) or not isinstance(document.get("instanceTypes"), list):
         raise SizingInputError(f"{where}: expected an object with an 'instanceTypes' list")
     version = document.get("formatVersion")
     if version != CATALOG_FORMAT_VERSION:
-        raise SizingInputError(
-            f"{where}: formatVersion must be {CATALOG_FORMAT_VERSION}, got {version!r}"
-        )
+        raise SizingInputError(f"{where}: formatVersion must be {CATALOG_FORMAT_VERSION}, got {version!r}")
     instances = [
         instance_type_from_dict(obj, f"{where}: instanceTypes[{index}]")
         for index, obj in enumerate(document["instanceTypes"])
@@ -230,11 +224,11 @@ def dump_catalog_document(document: Mapping[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _bundled_catalog() -> Tuple[InstanceType, ...]:
+def _bundled_catalog() -> tuple[InstanceType, ...]:
     return _read_catalog_file(BUNDLED_CATALOG_PATH)
 
 
-def _read_catalog_file(path: Path) -> Tuple[InstanceType, ...]:
+def _read_catalog_file(path: Path) -> tuple[InstanceType, ...]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -246,7 +240,7 @@ def _read_catalog_file(path: Path) -> Tuple[InstanceType, ...]:
     return catalog_from_document(document, where=f"catalog file {str(path)!r}")
 
 
-def load_catalog(path: Optional[Path] = None) -> Tuple[InstanceType, ...]:
+def load_catalog(path: Path | None = None) -> tuple[InstanceType, ...]:
     """The instance types of a catalog file, sorted by name.
 
     Without `path`, the catalog bundled with the package (loaded once).

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, Optional, Tuple
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from sizing.karpenter.catalog import InstanceType, catalog_document, dump_catalog_document, instance_type_from_dict
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import InstanceType, catalog_document, dump_catalog_document, instance_type_from_dict
 from sizing.karpenter.pricing import validate_region
 
 PRICING_API_REGION = "us-east-1"
@@ -43,7 +44,7 @@ def pricing_filters(region: str) -> list[dict[str, str]]:
     return [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in terms]
 
 
-def instance_type_from_aws(info: Mapping[str, Any], prices: Mapping[str, float], region: str) -> Optional[InstanceType]:
+def instance_type_from_aws(info: Mapping[str, Any], prices: Mapping[str, float], region: str) -> InstanceType | None:
     """Convert one `InstanceTypeInfo`; None for types the catalog cannot describe."""
     name = info.get("InstanceType", "")
     parts = name.split(".")
@@ -132,7 +133,7 @@ def refresh_catalog(
     session: Any = None,
     ec2_client: Any = None,
     pricing_client: Any = None,
-) -> Tuple[InstanceType, ...]:
+) -> tuple[InstanceType, ...]:
     """Instance types of `region` with their on-demand USD/hour there, sorted by name.
 
     session: a boto3 Session (default: a new one from the environment);

@@ -21,8 +21,9 @@ cpu in millicores, memory in MiB.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Sequence, Tuple
+from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.kube.quantities import cpu_millicores, format_cpu, format_memory, memory_mib
@@ -49,7 +50,7 @@ class NodePoolLimits:
     memory_mib: int
     minimum: Resources
     headroom_percent: float
-    binding: Tuple[str, str]
+    binding: tuple[str, str]
     probes: int = 0
 
     def spec(self) -> dict[str, str]:
@@ -71,7 +72,7 @@ def check_headroom(headroom_percent: Any) -> float:
     return float(headroom_percent)
 
 
-def with_headroom(minimum: Resources, headroom_percent: float) -> Tuple[int, int]:
+def with_headroom(minimum: Resources, headroom_percent: float) -> tuple[int, int]:
     """(cpu m, memory MiB): the minimum plus headroom, rounded up to whole cores and GiB."""
     factor = 1 + check_headroom(headroom_percent) / 100
     # Rounded to 1e-6 first so that 4 cores x 1.1 stays 4400m, not 4400.000000000001.
@@ -85,7 +86,7 @@ PlacesAll = Callable[[str, int, int], bool]
 
 def _raise_until_all_place(
     names: Sequence[str], value: int, high: int, probe: Callable[[str, int], bool]
-) -> Tuple[int, str]:
+) -> tuple[int, str]:
     """The smallest value (in steps) from `value` up to `high` under which every scenario places its pods.
 
     Each scenario that fails at the current value is bisected between it and `high`;
@@ -126,7 +127,7 @@ def smallest_limits(
     enough for every scenario.
     """
     check_headroom(headroom_percent)
-    cache: Dict[Tuple[str, int, int], bool] = {}
+    cache: dict[tuple[str, int, int], bool] = {}
 
     def probe_at(name: str, cores: int, gibs: int) -> bool:
         key = (name, cores, gibs)
@@ -155,10 +156,10 @@ def smallest_limits(
     while not all(probe_at(name, final_cores, final_gibs) for name in placeable):
         top_cores, top_gibs = max(top_cores, final_cores), max(top_gibs, final_gibs)
         raised_cores, _ = _raise_until_all_place(
-            placeable, final_cores, top_cores, lambda name, value: probe_at(name, value, final_gibs)
+            placeable, final_cores, top_cores, lambda name, value, gibs=final_gibs: probe_at(name, value, gibs)
         )
         raised_gibs, _ = _raise_until_all_place(
-            placeable, final_gibs, top_gibs, lambda name, value: probe_at(name, raised_cores, value)
+            placeable, final_gibs, top_gibs, lambda name, value, cores=raised_cores: probe_at(name, cores, value)
         )
         if (raised_cores, raised_gibs) == (final_cores, final_gibs):
             # No single resource helps from here: take the limits every placeable scenario fits under.
@@ -166,8 +167,12 @@ def smallest_limits(
             break
         final_cores, final_gibs = raised_cores, raised_gibs
     return NodePoolLimits(
-        final_cores * MILLICORES_PER_CORE, final_gibs * MIB_PER_GIB, minimum, float(headroom_percent),
-        (cpu_binder, memory_binder), len(cache),
+        final_cores * MILLICORES_PER_CORE,
+        final_gibs * MIB_PER_GIB,
+        minimum,
+        float(headroom_percent),
+        (cpu_binder, memory_binder),
+        len(cache),
     )
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Mapping, Optional, Sequence, Tuple
 
-from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 
 BASIS_USD = "usd"
 BASIS_CAPACITY = "capacity"
@@ -45,8 +45,8 @@ class PriceTable:
     basis: str
     costs: Mapping[str, float]
     sources: Mapping[str, str]
-    missing: Tuple[str, ...] = ()
-    note: Optional[str] = None
+    missing: tuple[str, ...] = ()
+    note: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "costs", MappingProxyType(dict(self.costs)))
@@ -101,15 +101,8 @@ def validate_price_overrides(
             raise SizingInputError(
                 f"{field_name}[{name!r}]: unknown instance type; use a name from the catalog such as 'm5.large'"
             )
-        if (
-            isinstance(price, bool)
-            or not isinstance(price, (int, float))
-            or not math.isfinite(price)
-            or price <= 0
-        ):
-            raise SizingInputError(
-                f"{field_name}[{name!r}] must be a positive number of USD/hour, got {price!r}"
-            )
+        if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
+            raise SizingInputError(f"{field_name}[{name!r}] must be a positive number of USD/hour, got {price!r}")
         checked[name] = float(price)
     return checked
 
@@ -117,8 +110,8 @@ def validate_price_overrides(
 def price_table(
     instances: Sequence[InstanceType],
     region: str,
-    overrides: Optional[Mapping[str, float]] = None,
-    catalog: Optional[Sequence[InstanceType]] = None,
+    overrides: Mapping[str, float] | None = None,
+    catalog: Sequence[InstanceType] | None = None,
     overrides_field: str = DEFAULT_OVERRIDES_FIELD,
 ) -> PriceTable:
     """Costs of `instances` in `region`: USD/hour if all are priced, else capacity units.

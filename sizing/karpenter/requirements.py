@@ -18,9 +18,11 @@ prices only, and on-demand is the upper bound of what the nodes can cost.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
+from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import (
     LABEL_ARCH,
     LABEL_CATEGORY,
@@ -35,7 +37,6 @@ from sizing.karpenter.catalog import (
     LABEL_SIZE,
     InstanceType,
 )
-from sizing.errors import SizingInputError
 
 CAPACITY_TYPE_KEY = "karpenter.sh/capacity-type"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -78,10 +79,10 @@ class Requirement:
 
     key: str
     operator: str
-    values: Tuple[str, ...] = ()
-    min_values: Optional[int] = None
+    values: tuple[str, ...] = ()
+    min_values: int | None = None
 
-    def admits(self, value: Optional[str]) -> bool:
+    def admits(self, value: str | None) -> bool:
         """Whether a node whose label `key` has `value` (None: no such label) satisfies this."""
         if self.operator == "In":
             return value is not None and value in self.values
@@ -122,7 +123,7 @@ class Requirement:
         return obj
 
 
-def _label_values(raw: Any, where: str) -> Tuple[str, ...]:
+def _label_values(raw: Any, where: str) -> tuple[str, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, (list, tuple)):
@@ -138,7 +139,7 @@ def _label_values(raw: Any, where: str) -> Tuple[str, ...]:
     return tuple(values)
 
 
-def _check_label_value_syntax(values: Tuple[str, ...], where: str) -> None:
+def _check_label_value_syntax(values: tuple[str, ...], where: str) -> None:
     for index, value in enumerate(values):
         if len(value) > _LABEL_VALUE_MAX_LENGTH or not _LABEL_VALUE.match(value):
             raise SizingInputError(
@@ -154,9 +155,7 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
         raise SizingInputError(f"{where} must be an object with key, operator and values, got {obj!r}")
     unknown = sorted(str(name) for name in obj if name not in _REQUIREMENT_FIELDS)
     if unknown:
-        raise SizingInputError(
-            f"{where}: unknown fields {unknown}; allowed fields are {list(_REQUIREMENT_FIELDS)}"
-        )
+        raise SizingInputError(f"{where}: unknown fields {unknown}; allowed fields are {list(_REQUIREMENT_FIELDS)}")
     key = obj.get("key")
     if key not in KNOWN_KEYS:
         raise SizingInputError(f"{where}.key {key!r} is not supported; allowed keys are {list(KNOWN_KEYS)}")
@@ -189,11 +188,7 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
             )
     min_values = obj.get("minValues")
     if min_values is not None:
-        if (
-            isinstance(min_values, bool)
-            or not isinstance(min_values, int)
-            or not 1 <= min_values <= MAX_MIN_VALUES
-        ):
+        if isinstance(min_values, bool) or not isinstance(min_values, int) or not 1 <= min_values <= MAX_MIN_VALUES:
             raise SizingInputError(
                 f"{where}.minValues must be an integer from 1 to {MAX_MIN_VALUES}, got {min_values!r}"
             )
@@ -204,7 +199,7 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
     return Requirement(key=key, operator=operator, values=values, min_values=min_values)
 
 
-def parse_requirements(objs: Any, where: str = "requirements") -> Tuple[Requirement, ...]:
+def parse_requirements(objs: Any, where: str = "requirements") -> tuple[Requirement, ...]:
     """Validate a NodePool's `spec.template.spec.requirements` list."""
     if not isinstance(objs, (list, tuple)):
         raise SizingInputError(f"{where} must be a list of requirements, got {type(objs).__name__}")
@@ -234,7 +229,7 @@ def _describe_all(requirements: Iterable[Requirement]) -> str:
     return "; ".join(requirement.describe() for requirement in requirements) or "(none)"
 
 
-def instance_requirements(requirements: Iterable[Requirement]) -> Tuple[Requirement, ...]:
+def instance_requirements(requirements: Iterable[Requirement]) -> tuple[Requirement, ...]:
     """The requirements on instance-type labels (not capacity type or zone)."""
     return tuple(requirement for requirement in requirements if requirement.key in INSTANCE_KEYS)
 
@@ -242,14 +237,12 @@ def instance_requirements(requirements: Iterable[Requirement]) -> Tuple[Requirem
 def instance_type_admitted(instance: InstanceType, requirements: Iterable[Requirement]) -> bool:
     """Whether `instance` satisfies every instance-level requirement."""
     labels = instance.labels()
-    return all(
-        requirement.admits(labels.get(requirement.key)) for requirement in instance_requirements(requirements)
-    )
+    return all(requirement.admits(labels.get(requirement.key)) for requirement in instance_requirements(requirements))
 
 
 def filter_instance_types(
     catalog: Iterable[InstanceType], requirements: Sequence[Requirement]
-) -> Tuple[InstanceType, ...]:
+) -> tuple[InstanceType, ...]:
     """The catalog types a NodePool with these requirements may launch, in catalog order.
 
     Raises SizingInputError when none is left, or when fewer distinct values
@@ -264,11 +257,7 @@ def filter_instance_types(
         if requirement.min_values is None:
             continue
         distinct = sorted(
-            {
-                instance.labels()[requirement.key]
-                for instance in admitted
-                if requirement.key in instance.labels()
-            }
+            {instance.labels()[requirement.key] for instance in admitted if requirement.key in instance.labels()}
         )
         if len(distinct) < requirement.min_values:
             raise SizingInputError(
@@ -279,7 +268,7 @@ def filter_instance_types(
     return admitted
 
 
-def allowed_capacity_types(requirements: Iterable[Requirement]) -> Tuple[str, ...]:
+def allowed_capacity_types(requirements: Iterable[Requirement]) -> tuple[str, ...]:
     """Capacity types the NodePool allows, in the order on-demand, spot, reserved.
 
     Without any capacity-type requirement: on-demand only (see the module docstring).
@@ -297,14 +286,12 @@ def allowed_capacity_types(requirements: Iterable[Requirement]) -> Tuple[str, ..
     return allowed
 
 
-def allowed_zones(requirements: Iterable[Requirement], region_zones: Sequence[str]) -> Tuple[str, ...]:
+def allowed_zones(requirements: Iterable[Requirement], region_zones: Sequence[str]) -> tuple[str, ...]:
     """The zones of `region_zones` (in that order) the NodePool allows."""
     if isinstance(region_zones, str) or not all(isinstance(zone, str) and zone for zone in region_zones):
         raise SizingInputError(f"region_zones must be a list of zone names, got {region_zones!r}")
     relevant = tuple(requirement for requirement in requirements if requirement.key == ZONE_KEY)
-    allowed = tuple(
-        zone for zone in region_zones if all(requirement.admits(zone) for requirement in relevant)
-    )
+    allowed = tuple(zone for zone in region_zones if all(requirement.admits(zone) for requirement in relevant))
     if not allowed:
         raise SizingInputError(
             f"the NodePool requirements leave no zone of {list(region_zones)}: {_describe_all(relevant)}"

@@ -18,9 +18,10 @@ spread are not read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Sequence, Tuple
+from typing import Any
 
 import yaml
 
@@ -35,8 +36,8 @@ DEFAULT_NAMESPACE = "default"
 class ManifestContents:
     """What the planner uses from a set of manifests."""
 
-    workloads: Tuple[Workload, ...]
-    daemon_sets: Tuple[DaemonSet, ...]
+    workloads: tuple[Workload, ...]
+    daemon_sets: tuple[DaemonSet, ...]
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -47,7 +48,7 @@ def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
-def _list(value: Any, where: str) -> List[Any]:
+def _list(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -55,7 +56,7 @@ def _list(value: Any, where: str) -> List[Any]:
     return value
 
 
-def _container_requests(container: Mapping[str, Any], where: str) -> Tuple[int, int]:
+def _container_requests(container: Mapping[str, Any], where: str) -> tuple[int, int]:
     """(cpu millicores, memory MiB) a container requests, its limits standing in for missing requests."""
     resources = _mapping(container.get("resources"), f"{where}.resources")
     requests = _mapping(resources.get("requests"), f"{where}.resources.requests")
@@ -67,15 +68,16 @@ def _container_requests(container: Mapping[str, Any], where: str) -> Tuple[int, 
     return cpu, memory
 
 
-def pod_requests(pod_spec: Mapping[str, Any], where: str) -> Tuple[int, int]:
+def pod_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int]:
     """(cpu millicores, memory MiB) the scheduler reserves for a pod with this spec."""
     containers = _list(pod_spec.get("containers"), f"{where}.containers")
     if not containers:
         raise SizingInputError(f"{where}.containers must list at least one container")
     total = [0, 0]
     for index, container in enumerate(containers):
-        cpu, memory = _container_requests(_mapping(container, f"{where}.containers[{index}]"),
-                                          f"{where}.containers[{index}]")
+        cpu, memory = _container_requests(
+            _mapping(container, f"{where}.containers[{index}]"), f"{where}.containers[{index}]"
+        )
         total[0] += cpu
         total[1] += memory
     sidecars = [0, 0]
@@ -99,12 +101,12 @@ def pod_requests(pod_spec: Mapping[str, Any], where: str) -> Tuple[int, int]:
     return result[0], result[1]
 
 
-def _node_selector(pod_spec: Mapping[str, Any], where: str) -> Dict[str, str]:
+def _node_selector(pod_spec: Mapping[str, Any], where: str) -> dict[str, str]:
     selector = _mapping(pod_spec.get("nodeSelector"), f"{where}.nodeSelector")
     return {str(key): str(value) for key, value in selector.items()}
 
 
-def _object_name(document: Mapping[str, Any], where: str) -> Tuple[str, str]:
+def _object_name(document: Mapping[str, Any], where: str) -> tuple[str, str]:
     metadata = _mapping(document.get("metadata"), f"{where}.metadata")
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
@@ -134,7 +136,7 @@ def _max_surge(spec: Mapping[str, Any], where: str) -> Any:
     return rolling.get("maxSurge", DEFAULT_MAX_SURGE)
 
 
-def _documents(text: str, where: str) -> Iterable[Tuple[Mapping[str, Any], str]]:
+def _documents(text: str, where: str) -> Iterable[tuple[Mapping[str, Any], str]]:
     try:
         documents = list(yaml.safe_load_all(text))
     except yaml.YAMLError as error:
@@ -156,11 +158,11 @@ def _first_line(error: Exception) -> str:
     return " ".join(str(error).split())
 
 
-def read_manifest_texts(texts: Sequence[Tuple[str, str]]) -> ManifestContents:
+def read_manifest_texts(texts: Sequence[tuple[str, str]]) -> ManifestContents:
     """Workloads and DaemonSets of manifests given as (where, YAML text) pairs."""
-    deployments: Dict[Tuple[str, str], Dict[str, Any]] = {}
-    autoscalers: List[Tuple[str, str, str, int, str]] = []
-    daemon_sets: List[DaemonSet] = []
+    deployments: dict[tuple[str, str], dict[str, Any]] = {}
+    autoscalers: list[tuple[str, str, str, int, str]] = []
+    daemon_sets: list[DaemonSet] = []
     for source, text in texts:
         for document, where in _documents(text, source):
             kind = document.get("kind")
@@ -205,8 +207,7 @@ def read_manifest_texts(texts: Sequence[Tuple[str, str]]) -> ManifestContents:
     for namespace, target_name, _, max_replicas, where in autoscalers:
         if (namespace, target_name) not in deployments:
             raise SizingInputError(
-                f"{where} scales Deployment {target_name!r} in namespace {namespace!r}, "
-                "which is not in the manifests"
+                f"{where} scales Deployment {target_name!r} in namespace {namespace!r}, which is not in the manifests"
             )
         # At peak the HPA runs maxReplicas, whatever the Deployment's own replicas say.
         deployments[(namespace, target_name)]["replicas"] = max_replicas

@@ -10,8 +10,9 @@ the containers' (Kubernetes 1.34+ default).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.kube.manifests import DEFAULT_NAMESPACE, _documents, _list, _mapping, _max_surge, pod_requests
@@ -54,34 +55,34 @@ class Unmodelled:
 @dataclass(frozen=True)
 class NodePoolObject:
     name: str
-    requirements: Tuple[Mapping[str, Any], ...]
-    taints: Tuple[Taint, ...]
+    requirements: tuple[Mapping[str, Any], ...]
+    taints: tuple[Taint, ...]
     labels: Mapping[str, str]
     limits: Mapping[str, Any]
     weight: int
-    node_class: Optional[str]
+    node_class: str | None
 
 
 @dataclass(frozen=True)
 class NodeClassObject:
     name: str
     kubelet: Mapping[str, Any]
-    ami_family: Optional[str]
+    ami_family: str | None
 
 
 @dataclass(frozen=True)
 class ClusterObjects:
-    workloads: Tuple[Workload, ...]
-    daemon_sets: Tuple[DaemonSet, ...]
-    node_pools: Tuple[NodePoolObject, ...]
-    node_classes: Tuple[NodeClassObject, ...]
-    nodes: Tuple[ExistingNode, ...]
-    unmodelled: Tuple[Unmodelled, ...]
+    workloads: tuple[Workload, ...]
+    daemon_sets: tuple[DaemonSet, ...]
+    node_pools: tuple[NodePoolObject, ...]
+    node_classes: tuple[NodeClassObject, ...]
+    nodes: tuple[ExistingNode, ...]
+    unmodelled: tuple[Unmodelled, ...]
 
 
 class _Reader:
     def __init__(self) -> None:
-        self.unmodelled: List[Unmodelled] = []
+        self.unmodelled: list[Unmodelled] = []
 
     def flag(self, what: str, path: str, why: str) -> None:
         self.unmodelled.append(Unmodelled(what, path, why))
@@ -99,18 +100,22 @@ class _Reader:
         obj = _mapping(obj, where)
         return LabelSelector(
             {str(k): str(v) for k, v in _mapping(obj.get("matchLabels"), f"{where}.matchLabels").items()},
-            tuple(self.expression(e, f"{where}.matchExpressions[{i}]", LABEL_SELECTOR_OPERATORS)
-                  for i, e in enumerate(_list(obj.get("matchExpressions"), f"{where}.matchExpressions"))),
+            tuple(
+                self.expression(e, f"{where}.matchExpressions[{i}]", LABEL_SELECTOR_OPERATORS)
+                for i, e in enumerate(_list(obj.get("matchExpressions"), f"{where}.matchExpressions"))
+            ),
         )
 
-    def node_term(self, obj: Any, where: str, what: str) -> Tuple[LabelExpression, ...]:
+    def node_term(self, obj: Any, where: str, what: str) -> tuple[LabelExpression, ...]:
         obj = _mapping(obj, where)
         if obj.get("matchFields"):
             self.flag(what, f"{where}.matchFields", "node field selectors are not modelled")
-        return tuple(self.expression(e, f"{where}.matchExpressions[{i}]", NODE_SELECTOR_OPERATORS)
-                     for i, e in enumerate(_list(obj.get("matchExpressions"), f"{where}.matchExpressions")))
+        return tuple(
+            self.expression(e, f"{where}.matchExpressions[{i}]", NODE_SELECTOR_OPERATORS)
+            for i, e in enumerate(_list(obj.get("matchExpressions"), f"{where}.matchExpressions"))
+        )
 
-    def pod_term(self, obj: Any, where: str, anti: bool, weight: Optional[int], what: str) -> PodAffinityTerm:
+    def pod_term(self, obj: Any, where: str, anti: bool, weight: int | None, what: str) -> PodAffinityTerm:
         obj = _mapping(obj, where)
         for key in ("namespaceSelector", "matchLabelKeys", "mismatchLabelKeys"):
             if obj.get(key):
@@ -119,37 +124,58 @@ class _Reader:
             selector = LabelSelector({"\0no-selector": "\0"})  # a nil selector selects no pod
         else:
             selector = self.selector(obj["labelSelector"], f"{where}.labelSelector")
-        return PodAffinityTerm(str(obj.get("topologyKey")), selector, anti,
-                               frozenset(str(n) for n in _list(obj.get("namespaces"), f"{where}.namespaces")), weight)
+        return PodAffinityTerm(
+            str(obj.get("topologyKey")),
+            selector,
+            anti,
+            frozenset(str(n) for n in _list(obj.get("namespaces"), f"{where}.namespaces")),
+            weight,
+        )
 
-    def scheduling(self, spec: Mapping[str, Any], labels: Mapping[str, str], namespace: str, where: str,
-                   what: str) -> PodScheduling:
+    def scheduling(
+        self, spec: Mapping[str, Any], labels: Mapping[str, str], namespace: str, where: str, what: str
+    ) -> PodScheduling:
         affinity = _mapping(spec.get("affinity"), f"{where}.affinity")
         node = _mapping(affinity.get("nodeAffinity"), f"{where}.affinity.nodeAffinity")
         required = _mapping(node.get("requiredDuringSchedulingIgnoredDuringExecution"), where)
         req_terms = tuple(
-            self.node_term(t, f"{where}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-                              f".nodeSelectorTerms[{i}]", what)
-            for i, t in enumerate(_list(required.get("nodeSelectorTerms"), where)))
+            self.node_term(
+                t,
+                f"{where}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[{i}]",
+                what,
+            )
+            for i, t in enumerate(_list(required.get("nodeSelectorTerms"), where))
+        )
         preferred = tuple(
-            (int(_mapping(p, where).get("weight", 1)),
-             self.node_term(_mapping(p, where).get("preference"),
-                            f"{where}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-                            ".preference", what))
-            for i, p in enumerate(_list(node.get("preferredDuringSchedulingIgnoredDuringExecution"), where)))
-        pod_terms: List[PodAffinityTerm] = []
+            (
+                int(_mapping(p, where).get("weight", 1)),
+                self.node_term(
+                    _mapping(p, where).get("preference"),
+                    f"{where}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference",
+                    what,
+                ),
+            )
+            for i, p in enumerate(_list(node.get("preferredDuringSchedulingIgnoredDuringExecution"), where))
+        )
+        pod_terms: list[PodAffinityTerm] = []
         for field_name, anti in (("podAffinity", False), ("podAntiAffinity", True)):
             block = _mapping(affinity.get(field_name), f"{where}.affinity.{field_name}")
             path = f"{where}.affinity.{field_name}"
             for i, term in enumerate(_list(block.get("requiredDuringSchedulingIgnoredDuringExecution"), path)):
-                pod_terms.append(self.pod_term(
-                    term, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", anti, None, what))
+                pod_terms.append(
+                    self.pod_term(term, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", anti, None, what)
+                )
             for i, term in enumerate(_list(block.get("preferredDuringSchedulingIgnoredDuringExecution"), path)):
                 term = _mapping(term, path)
-                pod_terms.append(self.pod_term(
-                    term.get("podAffinityTerm"),
-                    f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm",
-                    anti, int(term.get("weight", 1)), what))
+                pod_terms.append(
+                    self.pod_term(
+                        term.get("podAffinityTerm"),
+                        f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm",
+                        anti,
+                        int(term.get("weight", 1)),
+                        what,
+                    )
+                )
         spreads = []
         for i, tsc in enumerate(_list(spec.get("topologySpreadConstraints"), f"{where}.topologySpreadConstraints")):
             path = f"{where}.topologySpreadConstraints[{i}]"
@@ -157,24 +183,39 @@ class _Reader:
             for key in ("matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy"):
                 if tsc.get(key):
                     self.flag(what, f"{path}.{key}", "not modelled")
-            selector = (self.selector(tsc["labelSelector"], f"{path}.labelSelector") if tsc.get("labelSelector")
-                        is not None else LabelSelector({"\0no-selector": "\0"}))
-            spreads.append(TopologySpread(str(tsc.get("topologyKey")), int(tsc.get("maxSkew", 1)),
-                                          str(tsc.get("whenUnsatisfiable", "DoNotSchedule")), selector,
-                                          tsc.get("minDomains")))
+            selector = (
+                self.selector(tsc["labelSelector"], f"{path}.labelSelector")
+                if tsc.get("labelSelector") is not None
+                else LabelSelector({"\0no-selector": "\0"})
+            )
+            spreads.append(
+                TopologySpread(
+                    str(tsc.get("topologyKey")),
+                    int(tsc.get("maxSkew", 1)),
+                    str(tsc.get("whenUnsatisfiable", "DoNotSchedule")),
+                    selector,
+                    tsc.get("minDomains"),
+                )
+            )
         tolerations = tuple(
-            Toleration(_mapping(t, where).get("key") or None, _mapping(t, where).get("operator", "Equal"),
-                       str(_mapping(t, where).get("value", "")), _mapping(t, where).get("effect") or None)
-            for t in _list(spec.get("tolerations"), f"{where}.tolerations"))
+            Toleration(
+                _mapping(t, where).get("key") or None,
+                _mapping(t, where).get("operator", "Equal"),
+                str(_mapping(t, where).get("value", "")),
+                _mapping(t, where).get("effect") or None,
+            )
+            for t in _list(spec.get("tolerations"), f"{where}.tolerations")
+        )
         ports = []
         for kind in ("containers", "initContainers"):
-            for ci, container in enumerate(_list(spec.get(kind), f"{where}.{kind}")):
-                for pi, port in enumerate(_list(_mapping(container, where).get("ports"), where)):
+            for container in _list(spec.get(kind), f"{where}.{kind}"):
+                for port in _list(_mapping(container, where).get("ports"), where):
                     port = _mapping(port, where)
                     if port.get("hostPort"):
                         ports.append(HostPort(int(port["hostPort"]), str(port.get("protocol", "TCP"))))
-        return PodScheduling(namespace, labels, tolerations, req_terms, preferred, tuple(spreads),
-                             tuple(pod_terms), tuple(ports))
+        return PodScheduling(
+            namespace, labels, tolerations, req_terms, preferred, tuple(spreads), tuple(pod_terms), tuple(ports)
+        )
 
     def check_pod(self, spec: Mapping[str, Any], where: str, what: str) -> None:
         for i, volume in enumerate(_list(spec.get("volumes"), f"{where}.volumes")):
@@ -190,10 +231,13 @@ class _Reader:
                 for section in ("requests", "limits"):
                     for name in _mapping(resources.get(section), where):
                         if name not in MODELLED_RESOURCES:
-                            self.flag(what, f"{where}.{kind}[{ci}].resources.{section}.{name}",
-                                      "extended resources (GPUs, ...) are not modelled")
+                            self.flag(
+                                what,
+                                f"{where}.{kind}[{ci}].resources.{section}.{name}",
+                                "extended resources (GPUs, ...) are not modelled",
+                            )
 
-    def requests(self, spec: Mapping[str, Any], where: str) -> Tuple[int, int]:
+    def requests(self, spec: Mapping[str, Any], where: str) -> tuple[int, int]:
         cpu, memory = pod_requests(spec, where)
         pod_level = _mapping(_mapping(spec.get("resources"), f"{where}.resources").get("requests"), where)
         if "cpu" in pod_level:
@@ -203,7 +247,7 @@ class _Reader:
         return cpu, memory
 
 
-def _meta(document: Mapping[str, Any], where: str) -> Tuple[str, str, Mapping[str, Any]]:
+def _meta(document: Mapping[str, Any], where: str) -> tuple[str, str, Mapping[str, Any]]:
     metadata = _mapping(document.get("metadata"), f"{where}.metadata")
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
@@ -211,10 +255,10 @@ def _meta(document: Mapping[str, Any], where: str) -> Tuple[str, str, Mapping[st
     return str(metadata.get("namespace") or DEFAULT_NAMESPACE), name, metadata
 
 
-def read_objects(texts: Sequence[Tuple[str, str]]) -> ClusterObjects:
+def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
     """The objects of YAML texts given as (where, text) pairs."""
     reader = _Reader()
-    workloads: Dict[Tuple[str, str, str], Dict[str, Any]] = {}
+    workloads: dict[tuple[str, str, str], dict[str, Any]] = {}
     autoscalers = []
     daemon_sets, pools, classes, nodes = [], [], [], []
     for source, text in texts:
@@ -226,8 +270,10 @@ def read_objects(texts: Sequence[Tuple[str, str]]) -> ClusterObjects:
                 spec = _mapping(document.get("spec"), f"{what}.spec")
                 template = _mapping(spec.get("template"), f"{what}.spec.template")
                 pod = _mapping(template.get("spec"), f"{what}.spec.template.spec")
-                labels = {str(k): str(v) for k, v in _mapping(
-                    _mapping(template.get("metadata"), what).get("labels"), what).items()}
+                labels = {
+                    str(k): str(v)
+                    for k, v in _mapping(_mapping(template.get("metadata"), what).get("labels"), what).items()
+                }
                 path = "spec.template.spec"
                 reader.check_pod(pod, path, what)
                 if kind == "StatefulSet" and spec.get("volumeClaimTemplates"):
@@ -246,8 +292,15 @@ def read_objects(texts: Sequence[Tuple[str, str]]) -> ClusterObjects:
                 else:
                     replicas, surge = spec.get("replicas", 1), _max_surge(spec, what)
                 workloads[(kind, namespace, name)] = dict(
-                    name=display, cpu_millicores=cpu, memory_mib=memory, replicas=replicas, max_surge=surge,
-                    node_selector=selector, scheduling=scheduling, kind=kind)
+                    name=display,
+                    cpu_millicores=cpu,
+                    memory_mib=memory,
+                    replicas=replicas,
+                    max_surge=surge,
+                    node_selector=selector,
+                    scheduling=scheduling,
+                    kind=kind,
+                )
             elif kind == "HorizontalPodAutoscaler":
                 namespace, name, _ = _meta(document, where)
                 what = f"HorizontalPodAutoscaler {namespace}/{name}"
@@ -257,25 +310,48 @@ def read_objects(texts: Sequence[Tuple[str, str]]) -> ClusterObjects:
                 if isinstance(maximum, bool) or not isinstance(maximum, int) or maximum < 1:
                     raise SizingInputError(f"{what}: spec.maxReplicas must be a positive integer, got {maximum!r}")
                 scale_up = _mapping(_mapping(spec.get("behavior"), what).get("scaleUp"), what)
-                autoscalers.append((what, target.get("kind"), namespace, target.get("name"), maximum,
-                                    spec.get("minReplicas", 1), scale_up))
+                autoscalers.append(
+                    (
+                        what,
+                        target.get("kind"),
+                        namespace,
+                        target.get("name"),
+                        maximum,
+                        spec.get("minReplicas", 1),
+                        scale_up,
+                    )
+                )
             elif kind == "NodePool":
                 _, name, _ = _meta(document, where)
                 what = f"NodePool {name}"
                 spec = _mapping(document.get("spec"), what)
                 template = _mapping(spec.get("template"), f"{what}.spec.template")
                 tspec = _mapping(template.get("spec"), f"{what}.spec.template.spec")
-                taints = tuple(Taint(str(_mapping(t, what).get("key")), str(_mapping(t, what).get("effect")),
-                                     str(_mapping(t, what).get("value", "")))
-                               for t in _list(tspec.get("taints"), f"{what}.spec.template.spec.taints"))
-                labels = {str(k): str(v) for k, v in _mapping(
-                    _mapping(template.get("metadata"), what).get("labels"), what).items()}
+                taints = tuple(
+                    Taint(
+                        str(_mapping(t, what).get("key")),
+                        str(_mapping(t, what).get("effect")),
+                        str(_mapping(t, what).get("value", "")),
+                    )
+                    for t in _list(tspec.get("taints"), f"{what}.spec.template.spec.taints")
+                )
+                labels = {
+                    str(k): str(v)
+                    for k, v in _mapping(_mapping(template.get("metadata"), what).get("labels"), what).items()
+                }
                 if spec.get("replicas") is not None:
                     reader.flag(what, "spec.replicas", "static NodePools are not modelled")
-                pools.append(NodePoolObject(
-                    name, tuple(_list(tspec.get("requirements"), f"{what}.spec.template.spec.requirements")),
-                    taints, labels, dict(_mapping(spec.get("limits"), what)), int(spec.get("weight") or 0),
-                    _mapping(tspec.get("nodeClassRef"), what).get("name")))
+                pools.append(
+                    NodePoolObject(
+                        name,
+                        tuple(_list(tspec.get("requirements"), f"{what}.spec.template.spec.requirements")),
+                        taints,
+                        labels,
+                        dict(_mapping(spec.get("limits"), what)),
+                        int(spec.get("weight") or 0),
+                        _mapping(tspec.get("nodeClassRef"), what).get("name"),
+                    )
+                )
             elif kind == "EC2NodeClass":
                 _, name, _ = _meta(document, where)
                 what = f"EC2NodeClass {name}"
@@ -285,7 +361,8 @@ def read_objects(texts: Sequence[Tuple[str, str]]) -> ClusterObjects:
                     alias = _mapping(term, what).get("alias")
                     if alias:
                         family = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket"}.get(
-                            str(alias).split("@")[0], str(alias).split("@")[0])
+                            str(alias).split("@")[0], str(alias).split("@")[0]
+                        )
                 classes.append(NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family))
             elif kind in ("Node", "NodeClaim"):
                 nodes.append(_node(document, where, kind))
@@ -295,15 +372,19 @@ def read_objects(texts: Sequence[Tuple[str, str]]) -> ClusterObjects:
             raise SizingInputError(f"{what} scales {target_kind} {namespace}/{target}, which is not in the input")
         # At peak the HPA runs maxReplicas, whatever the workload's own replicas say.
         workloads[key].update(
-            replicas=maximum, min_replicas=minimum,
+            replicas=maximum,
+            min_replicas=minimum,
             scale_up_policies=tuple(dict(p) for p in _list(scale_up.get("policies"), what)),
             scale_up_select_policy=scale_up.get("selectPolicy"),
             scale_up_stabilization_seconds=scale_up.get("stabilizationWindowSeconds"),
         )
     return ClusterObjects(
         workloads=tuple(Workload(**fields) for fields in workloads.values()),
-        daemon_sets=tuple(daemon_sets), node_pools=tuple(pools), node_classes=tuple(classes),
-        nodes=tuple(nodes), unmodelled=tuple(reader.unmodelled),
+        daemon_sets=tuple(daemon_sets),
+        node_pools=tuple(pools),
+        node_classes=tuple(classes),
+        nodes=tuple(nodes),
+        unmodelled=tuple(reader.unmodelled),
     )
 
 
@@ -314,13 +395,24 @@ def _node(document: Mapping[str, Any], where: str, kind: str) -> ExistingNode:
     instance_type = labels.get(INSTANCE_TYPE_LABEL)
     if not instance_type:
         raise SizingInputError(f"{kind} {name}: metadata.labels.{INSTANCE_TYPE_LABEL} is needed to plan with it")
-    taints = tuple(Taint(str(_mapping(t, where).get("key")), str(_mapping(t, where).get("effect")),
-                         str(_mapping(t, where).get("value", "")))
-                   for t in _list(_mapping(document.get("spec"), where).get("taints"), where))
+    taints = tuple(
+        Taint(
+            str(_mapping(t, where).get("key")),
+            str(_mapping(t, where).get("effect")),
+            str(_mapping(t, where).get("value", "")),
+        )
+        for t in _list(_mapping(document.get("spec"), where).get("taints"), where)
+    )
     capacity_reported = kind == "Node" or bool(_mapping(status.get("capacity"), where))
     return ExistingNode(
-        name=name, instance_type=instance_type, requested=Resources(), zone=labels.get(ZONE_LABEL),
+        name=name,
+        instance_type=instance_type,
+        requested=Resources(),
+        zone=labels.get(ZONE_LABEL),
         capacity_type=labels.get(CAPACITY_TYPE_LABEL, "on-demand"),
-        in_node_pool=NODEPOOL_LABEL in labels, capacity_reported=capacity_reported,
-        node_pool=labels.get(NODEPOOL_LABEL), labels=labels, taints=taints,
+        in_node_pool=NODEPOOL_LABEL in labels,
+        capacity_reported=capacity_reported,
+        node_pool=labels.get(NODEPOOL_LABEL),
+        labels=labels,
+        taints=taints,
     )

@@ -13,16 +13,16 @@ class Resources:
     memory: int = 0
     pods: int = 0
 
-    def __add__(self, other: "Resources") -> "Resources":
+    def __add__(self, other: Resources) -> Resources:
         return Resources(self.cpu + other.cpu, self.memory + other.memory, self.pods + other.pods)
 
-    def __sub__(self, other: "Resources") -> "Resources":
+    def __sub__(self, other: Resources) -> Resources:
         return Resources(self.cpu - other.cpu, self.memory - other.memory, self.pods - other.pods)
 
-    def scaled(self, factor: int) -> "Resources":
+    def scaled(self, factor: int) -> Resources:
         return Resources(self.cpu * factor, self.memory * factor, self.pods * factor)
 
-    def fits_in(self, other: "Resources") -> bool:
+    def fits_in(self, other: Resources) -> bool:
         return self.cpu <= other.cpu and self.memory <= other.memory and self.pods <= other.pods
 
     def as_dict(self) -> dict[str, int]:

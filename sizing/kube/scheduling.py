@@ -6,9 +6,9 @@ These are plain values; `sizing.karpenter.simulation` decides what they mean for
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import FrozenSet, Mapping, Optional, Sequence, Tuple
 
 HOSTNAME_KEY = "kubernetes.io/hostname"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -27,7 +27,7 @@ class LabelExpression:
 
     key: str
     operator: str
-    values: Tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
 
     def admits(self, labels: Mapping[str, str]) -> bool:
         """Whether an object with these labels satisfies the expression."""
@@ -46,7 +46,7 @@ class LabelExpression:
         return int(value) > bound if self.operator == "Gt" else int(value) < bound
 
 
-NodeSelectorTerm = Tuple[LabelExpression, ...]
+NodeSelectorTerm = tuple[LabelExpression, ...]
 
 
 def term_admits(term: Sequence[LabelExpression], labels: Mapping[str, str]) -> bool:
@@ -58,7 +58,7 @@ class LabelSelector:
     """A `metav1.LabelSelector`; an empty one selects every pod."""
 
     match_labels: Mapping[str, str] = field(default_factory=dict)
-    match_expressions: Tuple[LabelExpression, ...] = ()
+    match_expressions: tuple[LabelExpression, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "match_labels", MappingProxyType(dict(self.match_labels)))
@@ -83,10 +83,10 @@ class Taint:
 class Toleration:
     """A toleration; key None with operator Exists tolerates every taint, effect None every effect."""
 
-    key: Optional[str] = None
+    key: str | None = None
     operator: str = "Equal"
     value: str = ""
-    effect: Optional[str] = None
+    effect: str | None = None
 
     def tolerates(self, taint: Taint) -> bool:
         if self.effect is not None and self.effect != taint.effect:
@@ -98,9 +98,7 @@ class Toleration:
         return self.operator == "Exists" or self.value == taint.value
 
 
-def tolerates_all(
-    tolerations: Sequence[Toleration], taints: Sequence[Taint], prefer_no_schedule: bool = False
-) -> bool:
+def tolerates_all(tolerations: Sequence[Toleration], taints: Sequence[Taint], prefer_no_schedule: bool = False) -> bool:
     """Whether pods with `tolerations` may run on a node with `taints`.
 
     PreferNoSchedule taints count as hard until `prefer_no_schedule` says they are tolerated,
@@ -122,7 +120,7 @@ class TopologySpread:
     max_skew: int
     when_unsatisfiable: str
     selector: LabelSelector
-    min_domains: Optional[int] = None
+    min_domains: int | None = None
 
 
 @dataclass(frozen=True)
@@ -135,8 +133,8 @@ class PodAffinityTerm:
     topology_key: str
     selector: LabelSelector
     anti: bool
-    namespaces: FrozenSet[str] = frozenset()
-    weight: Optional[int] = None
+    namespaces: frozenset[str] = frozenset()
+    weight: int | None = None
 
 
 @dataclass(frozen=True)
@@ -158,30 +156,42 @@ class PodScheduling:
 
     namespace: str = "default"
     labels: Mapping[str, str] = field(default_factory=dict)
-    tolerations: Tuple[Toleration, ...] = ()
-    required_node_terms: Tuple[NodeSelectorTerm, ...] = ()
-    preferred_node_terms: Tuple[Tuple[int, NodeSelectorTerm], ...] = ()
-    topology_spread: Tuple[TopologySpread, ...] = ()
-    pod_affinity: Tuple[PodAffinityTerm, ...] = ()
-    host_ports: Tuple[HostPort, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    required_node_terms: tuple[NodeSelectorTerm, ...] = ()
+    preferred_node_terms: tuple[tuple[int, NodeSelectorTerm], ...] = ()
+    topology_spread: tuple[TopologySpread, ...] = ()
+    pod_affinity: tuple[PodAffinityTerm, ...] = ()
+    host_ports: tuple[HostPort, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "labels", MappingProxyType(dict(self.labels)))
 
     def __hash__(self) -> int:
-        return hash((self.namespace, tuple(sorted(self.labels.items())), self.tolerations,
-                     self.required_node_terms, self.preferred_node_terms, self.topology_spread,
-                     self.pod_affinity, self.host_ports))
+        return hash(
+            (
+                self.namespace,
+                tuple(sorted(self.labels.items())),
+                self.tolerations,
+                self.required_node_terms,
+                self.preferred_node_terms,
+                self.topology_spread,
+                self.pod_affinity,
+                self.host_ports,
+            )
+        )
 
     @property
     def constrains_placement(self) -> bool:
         """Whether anything beyond the node selector and tolerations shapes where the pod goes."""
         return bool(
-            self.required_node_terms or self.preferred_node_terms or self.topology_spread
-            or self.pod_affinity or self.host_ports
+            self.required_node_terms
+            or self.preferred_node_terms
+            or self.topology_spread
+            or self.pod_affinity
+            or self.host_ports
         )
 
-    def selected_by(self, selector: LabelSelector, namespaces: FrozenSet[str], owner_namespace: str) -> bool:
+    def selected_by(self, selector: LabelSelector, namespaces: frozenset[str], owner_namespace: str) -> bool:
         """Whether a term of a pod in `owner_namespace` selecting `selector` in `namespaces` counts this pod."""
         allowed = namespaces or frozenset({owner_namespace})
         return self.namespace in allowed and selector.matches(self.labels)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
@@ -82,10 +83,10 @@ class Workload:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     scheduling: PodScheduling = PodScheduling()
     kind: str = "Deployment"
-    min_replicas: Optional[int] = None
-    scale_up_policies: Tuple[Mapping[str, Any], ...] = ()
-    scale_up_select_policy: Optional[str] = None
-    scale_up_stabilization_seconds: Optional[int] = None
+    min_replicas: int | None = None
+    scale_up_policies: tuple[Mapping[str, Any], ...] = ()
+    scale_up_select_policy: str | None = None
+    scale_up_stabilization_seconds: int | None = None
 
     def __post_init__(self) -> None:
         _check_name("workload", self.name)
@@ -158,7 +159,7 @@ class DaemonSet:
 # `resources.requests.cpu: 25m`), kube-proxy 100m cpu (the EKS kube-proxy
 # add-on DaemonSet), and eks-pod-identity-agent nothing (its chart ships
 # `resources: {}`) but still a pod slot. None of them requests memory.
-DEFAULT_DAEMON_SETS: Tuple[DaemonSet, ...] = (
+DEFAULT_DAEMON_SETS: tuple[DaemonSet, ...] = (
     DaemonSet("aws-node", cpu_millicores=25),
     DaemonSet("kube-proxy", cpu_millicores=100),
     DaemonSet("eks-pod-identity-agent"),
@@ -183,13 +184,13 @@ class ExistingNode:
     name: str
     instance_type: str
     requested: Resources = Resources()
-    zone: Optional[str] = None
+    zone: str | None = None
     capacity_type: str = "on-demand"
     in_node_pool: bool = True
     capacity_reported: bool = True
-    node_pool: Optional[str] = None
+    node_pool: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
-    taints: Tuple[Taint, ...] = ()
+    taints: tuple[Taint, ...] = ()
 
     def __post_init__(self) -> None:
         _check_name("existing node", self.name)

@@ -10,8 +10,9 @@ one small function per kind of entry.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -73,7 +74,7 @@ def existing_node(entry: ExistingNodeEntry) -> ExistingNode:
     )
 
 
-def _reserved(reserved: Optional[Reserved]) -> Optional[ReservedResources]:
+def _reserved(reserved: Reserved | None) -> ReservedResources | None:
     if reserved is None:
         return None
     return ReservedResources(
@@ -82,7 +83,7 @@ def _reserved(reserved: Optional[Reserved]) -> Optional[ReservedResources]:
     )
 
 
-def _kubelet(kubelet: Optional[Kubelet]) -> Optional[KubeletConfig]:
+def _kubelet(kubelet: Kubelet | None) -> KubeletConfig | None:
     if kubelet is None:
         return None
     eviction = kubelet.eviction_hard.memory_available if kubelet.eviction_hard else None

@@ -8,8 +8,10 @@ to find in a long file.
 
 from __future__ import annotations
 
+import types
 import typing
-from typing import Any, List, Mapping, Optional, Tuple, Union
+from collections.abc import Mapping
+from typing import Any, Union
 
 from pydantic import BaseModel
 
@@ -61,7 +63,7 @@ def _requirement(kind: str, detail: Mapping[str, Any], annotation: Any) -> str:
     return simple.get(kind, f"is not valid ({detail['msg']})")
 
 
-def _walk(location: List[Union[str, int]], document: Any) -> Tuple[str, Any, str]:
+def _walk(location: list[str | int], document: Any) -> tuple[str, Any, str]:
     """The place of `location` as written in the file, the annotation found there, and the
     named entry it lies in (" (workload 'api')", or "")."""
     place, annotation, value, entry = "", Description, document, ""
@@ -92,7 +94,7 @@ def _plain(annotation: Any) -> Any:
         origin = typing.get_origin(annotation)
         if origin is typing.Annotated:
             annotation = typing.get_args(annotation)[0]
-        elif origin is Union:
+        elif origin is Union or origin is types.UnionType:
             options = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
             annotation = options[0] if len(options) == 1 else annotation
             if len(options) != 1:
@@ -101,16 +103,16 @@ def _plain(annotation: Any) -> Any:
             return annotation
 
 
-def _model(annotation: Any) -> Optional[type[BaseModel]]:
+def _model(annotation: Any) -> type[BaseModel] | None:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
-def _fields(annotation: Any) -> List[str]:
+def _fields(annotation: Any) -> list[str]:
     model = _model(annotation)
     return [field.alias or name for name, field in model.model_fields.items()] if model else []
 
 
-def _item(value: Any, part: Union[str, int]) -> Any:
+def _item(value: Any, part: str | int) -> Any:
     if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):
         return value[part]
     if isinstance(part, str) and isinstance(value, Mapping):

@@ -8,7 +8,7 @@ is published as docs/schemas/workload-description.schema.json (scripts/generate_
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Dict, List, Optional
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
@@ -32,7 +32,7 @@ def _quantity_check(parse: Any, forms: str) -> Any:
     return check
 
 
-def _quantity_schema(forms: str) -> Dict[str, Any]:
+def _quantity_schema(forms: str) -> dict[str, Any]:
     return {"anyOf": [{"type": "string", "pattern": _QUANTITY_PATTERN}, {"type": "number"}], "description": forms}
 
 
@@ -57,12 +57,16 @@ def _label_values(value: Any) -> Any:
     return {str(key): str(label) for key, label in value.items()}
 
 
-CpuQuantity = Annotated[Any, PlainValidator(_quantity_check(cpu_millicores, CPU_FORMS)), WithJsonSchema(_quantity_schema(CPU_FORMS))]
+CpuQuantity = Annotated[
+    Any, PlainValidator(_quantity_check(cpu_millicores, CPU_FORMS)), WithJsonSchema(_quantity_schema(CPU_FORMS))
+]
 MemoryQuantity = Annotated[
     Any, PlainValidator(_quantity_check(memory_mib, MEMORY_FORMS)), WithJsonSchema(_quantity_schema(MEMORY_FORMS))
 ]
 EvictionQuantity = Annotated[
-    Any, PlainValidator(_eviction_check), WithJsonSchema(_quantity_schema("a memory quantity such as 100Mi (no percentage)"))
+    Any,
+    PlainValidator(_eviction_check),
+    WithJsonSchema(_quantity_schema("a memory quantity such as 100Mi (no percentage)")),
 ]
 MaxSurge = Annotated[
     Any,
@@ -70,12 +74,12 @@ MaxSurge = Annotated[
     WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": r"^\s*[0-9]+%?\s*$"}]}),
 ]
 LabelSelector = Annotated[
-    Dict[str, str],
+    dict[str, str],
     PlainValidator(_label_values),
     WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}}),
 ]
 Requirement = Annotated[
-    Dict[str, Any],
+    dict[str, Any],
     WithJsonSchema(
         {
             "type": "object",
@@ -113,8 +117,8 @@ class Requests(DescriptionModel):
 
 
 class OptionalRequests(DescriptionModel):
-    cpu: Optional[CpuQuantity] = Field(default=None, description="cpu of one pod (default 0)")
-    memory: Optional[MemoryQuantity] = Field(default=None, description="memory of one pod (default 0)")
+    cpu: CpuQuantity | None = Field(default=None, description="cpu of one pod (default 0)")
+    memory: MemoryQuantity | None = Field(default=None, description="memory of one pod (default 0)")
 
 
 class Requested(OptionalRequests):
@@ -122,12 +126,12 @@ class Requested(OptionalRequests):
 
 
 class Reserved(DescriptionModel):
-    cpu: Optional[CpuQuantity] = Field(default=None, description="cpu held back (default: Karpenter's formula)")
-    memory: Optional[MemoryQuantity] = Field(default=None, description="memory held back (default: Karpenter's formula)")
+    cpu: CpuQuantity | None = Field(default=None, description="cpu held back (default: Karpenter's formula)")
+    memory: MemoryQuantity | None = Field(default=None, description="memory held back (default: Karpenter's formula)")
 
 
 class EvictionHard(DescriptionModel):
-    memory_available: Optional[EvictionQuantity] = Field(
+    memory_available: EvictionQuantity | None = Field(
         default=None, alias="memory.available", description="hard eviction threshold of memory"
     )
 
@@ -135,21 +139,21 @@ class EvictionHard(DescriptionModel):
 class Kubelet(DescriptionModel):
     """The EC2NodeClass `spec.kubelet` settings that change a node's allocatable room."""
 
-    max_pods: Optional[int] = Field(default=None, ge=1, description="pods per node (default: the ENI limit)")
-    pods_per_core: Optional[int] = Field(default=None, ge=0, description="pods per vCPU; 0 for no such cap")
-    kube_reserved: Optional[Reserved] = Field(default=None, description="held back for the kubelet and runtime")
-    system_reserved: Optional[Reserved] = Field(default=None, description="held back for the operating system")
-    eviction_hard: Optional[EvictionHard] = Field(default=None, description="hard eviction thresholds")
+    max_pods: int | None = Field(default=None, ge=1, description="pods per node (default: the ENI limit)")
+    pods_per_core: int | None = Field(default=None, ge=0, description="pods per vCPU; 0 for no such cap")
+    kube_reserved: Reserved | None = Field(default=None, description="held back for the kubelet and runtime")
+    system_reserved: Reserved | None = Field(default=None, description="held back for the operating system")
+    eviction_hard: EvictionHard | None = Field(default=None, description="hard eviction thresholds")
 
 
 class NodePool(DescriptionModel):
-    name: Optional[Name] = Field(default=None, description="checked against pods selecting karpenter.sh/nodepool")
-    requirements: List[Requirement] = Field(
+    name: Name | None = Field(default=None, description="checked against pods selecting karpenter.sh/nodepool")
+    requirements: list[Requirement] = Field(
         default_factory=list,
         description="as in the NodePool's spec.template.spec.requirements; when absent, the getting-started NodePool",
     )
-    kubelet: Optional[Kubelet] = Field(default=None, description="as in the EC2NodeClass spec.kubelet")
-    limits: Optional[Dict[str, LimitValue]] = Field(
+    kubelet: Kubelet | None = Field(default=None, description="as in the EC2NodeClass spec.kubelet")
+    limits: dict[str, LimitValue] | None = Field(
         default=None, description="the NodePool's current spec.limits, checked against the peak"
     )
 
@@ -160,7 +164,9 @@ class WorkloadEntry(DescriptionModel):
     name: Name
     requests: Requests = Field(description="requests of one pod")
     max_replicas: int = Field(ge=1, description="peak replicas: the HPA's maxReplicas")
-    max_surge: MaxSurge = Field(default=DEFAULT_MAX_SURGE, description="extra pods of a rollout: a count or a percentage")
+    max_surge: MaxSurge = Field(
+        default=DEFAULT_MAX_SURGE, description="extra pods of a rollout: a count or a percentage"
+    )
     node_selector: LabelSelector = Field(default_factory=dict, description="labels the pods require of their node")
 
 
@@ -178,7 +184,7 @@ class ExistingNodeEntry(DescriptionModel):
     name: Name
     instance_type: Name = Field(description="an instance type of the catalog, such as m5.large")
     requested: Requested = Field(default_factory=Requested, description="requests already bound, DaemonSets included")
-    zone: Optional[Name] = Field(default=None, description="its zone")
+    zone: Name | None = Field(default=None, description="its zone")
     capacity_type: Name = Field(default="on-demand", description="on-demand or spot")
     in_node_pool: bool = Field(default=True, description="false: another NodePool or a managed node group")
     capacity_reported: bool = Field(
@@ -192,24 +198,24 @@ class Description(DescriptionModel):
     model_config = ConfigDict(title="Workload description")
 
     region: Name = Field(default="us-east-1", description="the AWS region whose prices are used")
-    zones: List[Name] = Field(default_factory=list, description="the region's zones to plan with")
+    zones: list[Name] = Field(default_factory=list, description="the region's zones to plan with")
     headroom_percent: float = Field(default=10.0, ge=0, le=1000, description="extra room in the limits")
-    max_pods_per_node: Optional[int] = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
-    price_overrides: Dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
-    solver_work_limit: Optional[int] = Field(
+    max_pods_per_node: int | None = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
+    price_overrides: dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
+    solver_work_limit: int | None = Field(
         default=DEFAULT_WORK_LIMIT,
         ge=1,
         description="units of solver work for the optimal fleet (about 1 ms each), so a plan is the same on any "
         "machine; null skips it",
     )
     node_pool: NodePool = Field(default_factory=NodePool, description="the NodePool and EC2NodeClass settings")
-    workloads: List[WorkloadEntry] = Field(default_factory=list, description="Deployments at their peak")
-    manifests: List[Name] = Field(default_factory=list, description="Kubernetes manifests, relative to this file")
-    daemon_sets: List[DaemonSetEntry] = Field(default_factory=list, description="added to every node it selects")
+    workloads: list[WorkloadEntry] = Field(default_factory=list, description="Deployments at their peak")
+    manifests: list[Name] = Field(default_factory=list, description="Kubernetes manifests, relative to this file")
+    daemon_sets: list[DaemonSetEntry] = Field(default_factory=list, description="added to every node it selects")
     default_daemon_sets: bool = Field(
         default=True, description="add aws-node, kube-proxy and eks-pod-identity-agent to every node"
     )
-    existing_nodes: List[ExistingNodeEntry] = Field(default_factory=list, description="nodes running before the peak")
+    existing_nodes: list[ExistingNodeEntry] = Field(default_factory=list, description="nodes running before the peak")
 
     @model_validator(mode="before")
     @classmethod
@@ -223,7 +229,7 @@ class Description(DescriptionModel):
         return data
 
 
-def json_schema() -> Dict[str, Any]:
+def json_schema() -> dict[str, Any]:
     """The JSON Schema of a description file, for editors (docs/schemas/workload-description.schema.json)."""
     schema = Description.model_json_schema(by_alias=True, mode="validation")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

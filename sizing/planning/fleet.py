@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, cast
+from typing import cast
 
 import numpy as np
 
-from sizing.errors import SizingInputError
 from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
-from sizing.kube.resources import Resources
+from sizing.errors import SizingInputError
 from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
+from sizing.kube.resources import Resources
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class FleetGroup:
 
     instance_type: str
     capacity_type: str
-    zone: Optional[str]
+    zone: str | None
     count: int
     price: float
     pods: Mapping[str, int]
@@ -53,11 +54,11 @@ class OptimalFleet:
     node_count: int
     lower_bound_cost: float
     lower_bound_nodes: int
-    groups: Tuple[FleetGroup, ...]
+    groups: tuple[FleetGroup, ...]
     work: float
 
     @property
-    def instance_types(self) -> Tuple[str, ...]:
+    def instance_types(self) -> tuple[str, ...]:
         return tuple(sorted({group.instance_type for group in self.groups}))
 
 
@@ -65,7 +66,7 @@ class OptimalFleet:
 class _Bin:
     option: NodeOption
     capacity_type: str
-    zone: Optional[str]
+    zone: str | None
 
     @property
     def name(self) -> str:
@@ -73,8 +74,8 @@ class _Bin:
 
 
 def _split_values(
-    groups: Sequence[PodGroup], attribute: str, pool_values: Optional[Iterable[str]]
-) -> Sequence[Optional[str]]:
+    groups: Sequence[PodGroup], attribute: str, pool_values: Iterable[str] | None
+) -> Sequence[str | None]:
     """The values nodes must be told apart by, or [None] when no pod cares."""
     if pool_values is None:
         return [None]
@@ -96,7 +97,7 @@ def _cheapest_capacity_type(option: NodeOption, capacity_types: Sequence[str]) -
     return min(capacity_types, key=lambda kind: (option.price_for(kind), kind))
 
 
-def _undominated(bin_types: List[BinType]) -> List[BinType]:
+def _undominated(bin_types: list[BinType]) -> list[BinType]:
     """Drop bin types another one beats: at least as much room everywhere for no more cost.
 
     An optimal fleet never needs a dominated type (swap each such node for its
@@ -115,23 +116,23 @@ def _undominated(bin_types: List[BinType]) -> List[BinType]:
     dominates = at_least & (strictly | (order[:, None] < order[None, :]))
     np.fill_diagonal(dominates, False)
     # any() over an axis of a 2-D array is an array, never the scalar numpy's stubs allow.
-    dominated: List[bool] = cast(np.ndarray, dominates.any(axis=0)).tolist()
+    dominated: list[bool] = cast(np.ndarray, dominates.any(axis=0)).tolist()
     return [b for b, is_dominated in zip(bin_types, dominated, strict=True) if not is_dominated]
 
 
 def build_problem(
     options: Sequence[NodeOption],
     groups: Sequence[PodGroup],
-    zones: Optional[FrozenSet[str]],
+    zones: frozenset[str] | None,
     capacity_types: Sequence[str],
     work_limit: int,
-) -> Tuple[Problem, Dict[str, _Bin]]:
+) -> tuple[Problem, dict[str, _Bin]]:
     """The solver's problem for these pods, and its bin names -> what they stand for."""
     groups = [g for g in groups if g.count > 0]
     usable_types = [kind for kind in capacity_types if kind != "reserved"] or ["on-demand"]
     zone_split = _split_values(groups, "zones", zones)
     kind_split = _split_values(groups, "capacity_types", usable_types)
-    bins: List[_Bin] = []
+    bins: list[_Bin] = []
     for option in options:
         room = option.room
         if room.cpu < 0 or room.memory < 0 or room.pods < 1:
@@ -140,8 +141,8 @@ def build_problem(
             for zone in zone_split:
                 bins.append(_Bin(option, kind or _cheapest_capacity_type(option, usable_types), zone))
     # One extra dimension per distinct set of nodes some pods are confined to.
-    restricted: Dict[FrozenSet[str], str] = {}
-    group_dimension: Dict[int, str] = {}
+    restricted: dict[frozenset[str], str] = {}
+    group_dimension: dict[int, str] = {}
     for index, group in enumerate(groups):
         admitted = frozenset(b.name for b in bins if _admits(group, b))
         if len(admitted) == len(bins):
@@ -170,8 +171,8 @@ def build_problem(
 
 
 def fleet_lower_bound(
-    options: Sequence[NodeOption], demand: Resources, max_pods_per_node: Optional[int] = None
-) -> Tuple[float, int]:
+    options: Sequence[NodeOption], demand: Resources, max_pods_per_node: int | None = None
+) -> tuple[float, int]:
     """(cost per hour, nodes) that no fleet of these types holding `demand` goes below.
 
     demand: summed requests (cpu m, memory MiB, pods). Nodes: per resource, the
@@ -199,12 +200,12 @@ def fleet_lower_bound(
 
 
 # A fleet line: instance type, capacity type, and the pods on each such node.
-_FleetKey = Tuple[str, str, Tuple[Tuple[str, int], ...]]
+_FleetKey = tuple[str, str, tuple[tuple[str, int], ...]]
 
 
-def _fleet_from_simulation(result: ProvisioningResult, bound: Tuple[float, int]) -> OptimalFleet:
-    counts: Dict[_FleetKey, int] = {}
-    prices: Dict[_FleetKey, float] = {}
+def _fleet_from_simulation(result: ProvisioningResult, bound: tuple[float, int]) -> OptimalFleet:
+    counts: dict[_FleetKey, int] = {}
+    prices: dict[_FleetKey, float] = {}
     for node in result.new_nodes:
         key = (node.instance_type, node.capacity_type, tuple(sorted(node.pods.items())))
         counts[key] = counts.get(key, 0) + 1
@@ -226,10 +227,10 @@ def solver_available() -> bool:
 def optimal_fleet(
     options: Sequence[NodeOption],
     groups: Sequence[PodGroup],
-    zones: Optional[FrozenSet[str]] = None,
+    zones: frozenset[str] | None = None,
     capacity_types: Sequence[str] = ("on-demand",),
     work_limit: int = DEFAULT_WORK_LIMIT,
-    known: Optional[ProvisioningResult] = None,
+    known: ProvisioningResult | None = None,
 ) -> OptimalFleet:
     """The cheapest fleet the solver finds for `groups` within `work_limit` units of work.
 
@@ -253,7 +254,7 @@ def optimal_fleet(
     fleet_groups = []
     for bin_group in solution.bins:
         b = bins[bin_group.bin_type]
-        pods: Dict[str, int] = {}
+        pods: dict[str, int] = {}
         for item_name, count in bin_group.items.items():
             workload = live[int(item_name)].workload
             pods[workload] = pods.get(workload, 0) + count

@@ -8,8 +8,9 @@ is set; then they are listed in the report as "ignored, may under-plan".
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
@@ -29,7 +30,7 @@ def _reserved(value: Any, where: str) -> ReservedResources:
     )
 
 
-def kubelet_config(node_class: NodeClassObject) -> Optional[KubeletConfig]:
+def kubelet_config(node_class: NodeClassObject) -> KubeletConfig | None:
     kubelet = node_class.kubelet
     if not kubelet:
         return None
@@ -40,15 +41,21 @@ def kubelet_config(node_class: NodeClassObject) -> Optional[KubeletConfig]:
     return KubeletConfig(
         max_pods=kubelet.get("maxPods"),
         pods_per_core=kubelet.get("podsPerCore"),
-        kube_reserved=_reserved(kubelet["kubeReserved"], f"{where}.kubeReserved") if "kubeReserved" in kubelet else None,
-        system_reserved=(_reserved(kubelet["systemReserved"], f"{where}.systemReserved")
-                         if "systemReserved" in kubelet else None),
+        kube_reserved=_reserved(kubelet["kubeReserved"], f"{where}.kubeReserved")
+        if "kubeReserved" in kubelet
+        else None,
+        system_reserved=(
+            _reserved(kubelet["systemReserved"], f"{where}.systemReserved") if "systemReserved" in kubelet else None
+        ),
         eviction_hard_memory_mib=memory_mib(eviction, f"{where}.evictionHard") if eviction else None,
     )
 
 
 def plan_input_from_objects(
-    objects: ClusterObjects, accept_unmodelled: bool = False, zones: Sequence[str] = (), region: str = "us-east-1",
+    objects: ClusterObjects,
+    accept_unmodelled: bool = False,
+    zones: Sequence[str] = (),
+    region: str = "us-east-1",
     default_daemon_sets: bool = True,
 ) -> PlanInput:
     if objects.unmodelled and not accept_unmodelled:
@@ -66,22 +73,34 @@ def plan_input_from_objects(
     pools = sorted(objects.node_pools, key=lambda p: (-p.weight, tuple(-ord(c) for c in p.name)))
     for pool in pools:
         node_class = classes.get(pool.node_class or "")
-        specs.append(NodePoolSpec(
-            requirements=tuple(pool.requirements), kubelet=kubelet_config(node_class) if node_class else None,
-            limits=dict(pool.limits), name=pool.name, weight=pool.weight, taints=pool.taints,
-            labels=dict(pool.labels), ami_family=node_class.ami_family if node_class else None,
-        ))
+        specs.append(
+            NodePoolSpec(
+                requirements=tuple(pool.requirements),
+                kubelet=kubelet_config(node_class) if node_class else None,
+                limits=dict(pool.limits),
+                name=pool.name,
+                weight=pool.weight,
+                taints=pool.taints,
+                labels=dict(pool.labels),
+                ami_family=node_class.ami_family if node_class else None,
+            )
+        )
     daemon_sets = (DEFAULT_DAEMON_SETS if default_daemon_sets else ()) + objects.daemon_sets
     return PlanInput(
-        workloads=objects.workloads, node_pool=specs[0], other_node_pools=tuple(specs[1:]), region=region,
-        zones=tuple(zones), daemon_sets=daemon_sets, existing_nodes=objects.nodes,
+        workloads=objects.workloads,
+        node_pool=specs[0],
+        other_node_pools=tuple(specs[1:]),
+        region=region,
+        zones=tuple(zones),
+        daemon_sets=daemon_sets,
+        existing_nodes=objects.nodes,
         ignored=tuple(item.describe() for item in objects.unmodelled),
     )
 
 
 def read_object_files(paths: Sequence[str]) -> ClusterObjects:
     """Objects of the files at `paths` ("-" reads stdin)."""
-    texts: list[Tuple[str, str]] = []
+    texts: list[tuple[str, str]] = []
     for path in paths:
         if str(path) == "-":
             texts.append(("stdin", sys.stdin.read()))

@@ -21,17 +21,41 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
-from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
-from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
-from sizing.errors import SizingInputError
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
-from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
+from sizing.errors import SizingInputError
+from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
+from sizing.karpenter.ami_families import launchable
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.pricing import PriceTable, price_table
+from sizing.karpenter.requirements import (
+    CAPACITY_TYPE_KEY,
+    INSTANCE_KEYS,
+    ZONE_KEY,
+    allowed_capacity_types,
+    allowed_zones,
+    filter_instance_types,
+    parse_requirements,
+)
+from sizing.karpenter.simulation import (
+    NodeOption,
+    NodePoolModel,
+    PodGroup,
+    ProvisioningResult,
+    RunningNode,
+    Scenario,
+    simulate,
+)
+from sizing.kube.resources import Resources
+from sizing.kube.scheduling import Taint, tolerates_all
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
+from sizing.planning.pod_groups import PodGroupBuilder, PoolView
 from sizing.planning.recommendation import Recommendation, recommend
 from sizing.planning.scenarios import (
     ROLLOUT,
@@ -42,34 +66,11 @@ from sizing.planning.scenarios import (
     replica_steps,
     search_limits,
 )
-from sizing.karpenter.requirements import (
-    CAPACITY_TYPE_KEY,
-    INSTANCE_KEYS,
-    ZONE_KEY,
-    allowed_capacity_types,
-    allowed_zones,
-    filter_instance_types,
-    parse_requirements,
-)
-from sizing.kube.resources import Resources
-from sizing.karpenter.ami_families import launchable
-from sizing.karpenter.simulation import (
-    NodeOption,
-    NodePoolModel,
-    PodGroup,
-    ProvisioningResult,
-    RunningNode,
-    Scenario,
-    simulate,
-)
-from sizing.kube.scheduling import Taint, term_admits, tolerates_all
-from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
-from sizing.planning.pod_groups import PodGroupBuilder, PoolView
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"
 
 # The getting-started NodePool of the Karpenter docs, used when a description names no requirements.
-GETTING_STARTED_REQUIREMENTS: Tuple[Mapping[str, Any], ...] = (
+GETTING_STARTED_REQUIREMENTS: tuple[Mapping[str, Any], ...] = (
     MappingProxyType({"key": "kubernetes.io/arch", "operator": "In", "values": ("amd64",)}),
     MappingProxyType({"key": "kubernetes.io/os", "operator": "In", "values": ("linux",)}),
     MappingProxyType({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ("on-demand",)}),
@@ -80,7 +81,9 @@ SPOT_NOTE = (
     "spot is priced like on-demand (the catalog has no spot prices) and the simulation launches the "
     "cheapest type; Karpenter asks EC2 for price-capacity-optimized spot, which is not strictly the cheapest"
 )
-SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solver (sizing.binpack.solver) is not installed"
+SOLVER_MISSING_NOTE = (
+    "the optimal fleet was not computed: the bin-packing solver (sizing.binpack.solver) is not installed"
+)
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 CONSTRAINED_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
@@ -102,14 +105,14 @@ class NodePoolSpec:
     family (None: unknown, no type filtered).
     """
 
-    requirements: Tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
-    kubelet: Optional[KubeletConfig] = None
+    requirements: tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
+    kubelet: KubeletConfig | None = None
     limits: Mapping[str, Any] = field(default_factory=dict)
-    name: Optional[str] = None
+    name: str | None = None
     weight: int = 0
-    taints: Tuple[Taint, ...] = ()
+    taints: tuple[Taint, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
-    ami_family: Optional[str] = None
+    ami_family: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,19 +136,19 @@ class PlanInput:
     it has them, else Kubernetes' defaults with minReplicas 1).
     """
 
-    workloads: Tuple[Workload, ...]
+    workloads: tuple[Workload, ...]
     node_pool: NodePoolSpec = NodePoolSpec()
     region: str = "us-east-1"
-    zones: Tuple[str, ...] = ()
-    daemon_sets: Tuple[DaemonSet, ...] = DEFAULT_DAEMON_SETS
-    existing_nodes: Tuple[ExistingNode, ...] = ()
+    zones: tuple[str, ...] = ()
+    daemon_sets: tuple[DaemonSet, ...] = DEFAULT_DAEMON_SETS
+    existing_nodes: tuple[ExistingNode, ...] = ()
     headroom_percent: float = 10.0
-    max_pods_per_node: Optional[int] = None
+    max_pods_per_node: int | None = None
     price_overrides: Mapping[str, float] = field(default_factory=dict)
-    solver_work_limit: Optional[int] = DEFAULT_WORK_LIMIT
-    catalog: Optional[Tuple[InstanceType, ...]] = None
-    other_node_pools: Tuple[NodePoolSpec, ...] = ()
-    ignored: Tuple[str, ...] = ()
+    solver_work_limit: int | None = DEFAULT_WORK_LIMIT
+    catalog: tuple[InstanceType, ...] | None = None
+    other_node_pools: tuple[NodePoolSpec, ...] = ()
+    ignored: tuple[str, ...] = ()
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -189,7 +192,7 @@ class LimitsCheck:
         return all(run.placed_all for run in self.runs.values()) if self.runs else not self.result.pending
 
     @property
-    def failing(self) -> Tuple[str, ...]:
+    def failing(self) -> tuple[str, ...]:
         return tuple(name for name, run in self.runs.items() if not run.placed_all)
 
 
@@ -199,7 +202,7 @@ class FleetGap:
 
     nodes: int
     cost: float
-    percent: Optional[float]
+    percent: float | None
 
 
 @dataclass(frozen=True)
@@ -208,20 +211,20 @@ class CapacityPlan:
 
     input: PlanInput
     prices: PriceTable
-    instance_types: Tuple[str, ...]
-    node_options: Tuple[NodeOption, ...]
+    instance_types: tuple[str, ...]
+    node_options: tuple[NodeOption, ...]
     fleet: ProvisioningResult
     limits: NodePoolLimits
-    optimal: Optional[OptimalFleet]
-    gap: Optional[FleetGap]
+    optimal: OptimalFleet | None
+    gap: FleetGap | None
     recommendation: Recommendation
-    recommended_limits: Optional[NodePoolLimits]
-    current_limits: Optional[LimitsCheck]
-    notes: Tuple[str, ...]
+    recommended_limits: NodePoolLimits | None
+    current_limits: LimitsCheck | None
+    notes: tuple[str, ...]
     scenarios: Mapping[str, ScenarioRun] = field(default_factory=dict)
 
     @property
-    def node_pool_limits(self) -> Dict[str, str]:
+    def node_pool_limits(self) -> dict[str, str]:
         """`spec.limits` for the NodePool as it is, e.g. {"cpu": "24", "memory": "96Gi"}."""
         return self.limits.spec()
 
@@ -234,20 +237,20 @@ class CapacityPlan:
 class _Context:
     """The NodePool resolved against the catalog."""
 
-    options: Tuple[NodeOption, ...]
+    options: tuple[NodeOption, ...]
     instances: Mapping[str, InstanceType]
     labels: Mapping[str, Mapping[str, str]]
-    zones: Optional[FrozenSet[str]]
-    capacity_types: Tuple[str, ...]
-    groups: Tuple[PodGroup, ...]
-    running: Tuple[RunningNode, ...]
+    zones: frozenset[str] | None
+    capacity_types: tuple[str, ...]
+    groups: tuple[PodGroup, ...]
+    running: tuple[RunningNode, ...]
     prices: PriceTable
-    notes: Tuple[str, ...]
+    notes: tuple[str, ...]
     pool_name: str = "default"
     pool_limits: Mapping[str, int] = field(default_factory=dict)
     pool_weight: int = 0
     min_values: Mapping[str, int] = field(default_factory=dict)
-    other_pools: Tuple[NodePoolModel, ...] = ()
+    other_pools: tuple[NodePoolModel, ...] = ()
     constrained: bool = False
 
 
@@ -289,7 +292,7 @@ def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str]
     return sum((ds.requests for ds in daemon_sets if _daemon_runs(ds, labels, pool)), Resources())
 
 
-def _ports(scheduling) -> FrozenSet[Tuple[str, int]]:
+def _ports(scheduling) -> frozenset[tuple[str, int]]:
     return frozenset((port.protocol, port.port) for port in scheduling.host_ports)
 
 
@@ -298,8 +301,9 @@ def _daemon_ports(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], p
     return frozenset().union(*[_ports(ds.scheduling) for ds in daemon_sets if _daemon_runs(ds, labels, pool)])
 
 
-def _check_host_ports(workload: Workload, group: PodGroup, options: Sequence[NodeOption],
-                      daemon_sets: Sequence[DaemonSet]) -> None:
+def _check_host_ports(
+    workload: Workload, group: PodGroup, options: Sequence[NodeOption], daemon_sets: Sequence[DaemonSet]
+) -> None:
     """Raise when a DaemonSet binds one of the pod's host ports on every node the pod may use."""
     ports = _ports(workload.scheduling)
     allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
@@ -314,11 +318,11 @@ def _check_host_ports(workload: Workload, group: PodGroup, options: Sequence[Nod
     )
 
 
-def _all_pools(plan_input: PlanInput) -> Tuple[NodePoolSpec, ...]:
+def _all_pools(plan_input: PlanInput) -> tuple[NodePoolSpec, ...]:
     return (plan_input.node_pool,) + tuple(plan_input.other_node_pools)
 
 
-def _mentioned_zones(plan_input: PlanInput) -> List[str]:
+def _mentioned_zones(plan_input: PlanInput) -> list[str]:
     zones = set(plan_input.zones)
     for pool in _all_pools(plan_input):
         for requirement in pool.requirements:
@@ -347,7 +351,7 @@ def _check_selector(
     names = [p.name for p in pools]
     instances = [i for p in pools for i in p.instances]
     selectable = {i.name: i for i in list(instances) + list(running_instances)}.values()
-    allowed: Optional[FrozenSet[str]] = None
+    allowed: frozenset[str] | None = None
     for key, value in workload.node_selector.items():
         if key == ZONE_KEY:
             if all_zones is not None and value not in all_zones:
@@ -358,13 +362,13 @@ def _check_selector(
             if value not in kinds:
                 raise SizingInputError(f"{where} requires capacity type {value!r}; the NodePool allows {kinds}")
         elif key == NODEPOOL_KEY:
-            if all(name is not None for name in names) and value not in names and not any(
-                labels.get(key) == value for labels in running_labels
+            if (
+                all(name is not None for name in names)
+                and value not in names
+                and not any(labels.get(key) == value for labels in running_labels)
             ):
                 planned = names[0] if len(names) == 1 else names
-                raise SizingInputError(
-                    f"{where} selects NodePool {value!r}, but the plan is for NodePool {planned!r}"
-                )
+                raise SizingInputError(f"{where} selects NodePool {value!r}, but the plan is for NodePool {planned!r}")
         elif key in INSTANCE_KEYS:
             matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
             allowed = matching if allowed is None else allowed & matching
@@ -414,7 +418,7 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
     )
 
 
-def _pool_view(spec: NodePoolSpec, catalog, mentioned: Sequence[str], where: str, notes: List[str]):
+def _pool_view(spec: NodePoolSpec, catalog, mentioned: Sequence[str], where: str, notes: list[str]):
     """The NodePool resolved against the catalog: (view, requirements, usable capacity types)."""
     requirements = parse_requirements(list(spec.requirements), where)
     instances = launchable(filter_instance_types(catalog, requirements), spec.ami_family)
@@ -436,8 +440,9 @@ def _pool_view(spec: NodePoolSpec, catalog, mentioned: Sequence[str], where: str
                 f"{where}: minValues on {requirement.key} is not modelled (only on instance-type labels)"
             )
     zones = frozenset(allowed_zones(requirements, mentioned)) if mentioned else None
-    view = PoolView(spec.name or "default", instances, zones, usable_kinds, MappingProxyType(dict(spec.labels)),
-                    tuple(spec.taints))
+    view = PoolView(
+        spec.name or "default", instances, zones, usable_kinds, MappingProxyType(dict(spec.labels)), tuple(spec.taints)
+    )
     min_values = {r.key: r.min_values for r in requirements if r.min_values is not None and r.key in INSTANCE_KEYS}
     return view, min_values
 
@@ -445,14 +450,20 @@ def _pool_view(spec: NodePoolSpec, catalog, mentioned: Sequence[str], where: str
 def _resolve(plan_input: PlanInput) -> _Context:
     catalog = plan_input.catalog if plan_input.catalog is not None else load_catalog()
     known = catalog_by_name(catalog)
-    notes: List[str] = []
+    notes: list[str] = []
     mentioned = _mentioned_zones(plan_input)
     specs = _all_pools(plan_input)
     names = [spec.name or "default" for spec in specs]
     if len(set(names)) != len(names):
         raise SizingInputError(f"NodePool names must be unique, got {names}")
     resolved = [
-        _pool_view(spec, catalog, mentioned, "nodePool.requirements" if i == 0 else f"NodePool {names[i]!r} requirements", notes)
+        _pool_view(
+            spec,
+            catalog,
+            mentioned,
+            "nodePool.requirements" if i == 0 else f"NodePool {names[i]!r} requirements",
+            notes,
+        )
         for i, spec in enumerate(specs)
     ]
     views = [view for view, _ in resolved]
@@ -480,7 +491,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         )
 
     pool_options = [
-        tuple(node_option(i, spec, view) for i in view.instances) for spec, view in zip(specs, views)
+        tuple(node_option(i, spec, view) for i in view.instances) for spec, view in zip(specs, views, strict=False)
     ]
     options = pool_options[0]
     primary = views[0]
@@ -507,12 +518,19 @@ def _resolve(plan_input: PlanInput) -> _Context:
         while variants[-1].fallback is not None:
             variants.append(variants[-1].fallback)
 
-        def reachable(variant: PodGroup) -> List[NodeOption]:
-            return [o for view, opts in zip(views, pool_options)
-                    if variant.pools is None or view.name in variant.pools for o in opts]
+        def reachable(variant: PodGroup) -> list[NodeOption]:
+            return [
+                o
+                for view, opts in zip(views, pool_options, strict=False)
+                if variant.pools is None or view.name in variant.pools
+                for o in opts
+            ]
 
-        fitting = [v for v in variants
-                   if reachable(v) and (v.allowed_types is None or any(o.name in v.allowed_types for o in reachable(v)))]
+        fitting = [
+            v
+            for v in variants
+            if reachable(v) and (v.allowed_types is None or any(o.name in v.allowed_types for o in reachable(v)))
+        ]
         if not fitting:
             raise SizingInputError(
                 f"workload {workload.name!r}: its node selector and node affinity match none of the "
@@ -521,6 +539,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
         _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), plan_input.daemon_sets)
         groups.append(group)
+
     def running_option(node: ExistingNode) -> NodeOption:
         pool_view = next((v for v in views if v.name == node.node_pool), primary)
         return node_option(known[node.instance_type], specs[views.index(pool_view)], pool_view)
@@ -540,15 +559,23 @@ def _resolve(plan_input: PlanInput) -> _Context:
     )
     others = tuple(
         NodePoolModel(
-            view.name, opts, parse_limits(spec.limits, f"NodePool {view.name!r} limits"), view.zones,
-            view.capacity_types, spec.weight, mins, {i.name: i.labels() for i in view.instances},
+            view.name,
+            opts,
+            parse_limits(spec.limits, f"NodePool {view.name!r} limits"),
+            view.zones,
+            view.capacity_types,
+            spec.weight,
+            mins,
+            {i.name: i.labels() for i in view.instances},
         )
-        for spec, (view, mins), opts in zip(specs[1:], resolved[1:], pool_options[1:])
+        for spec, (view, mins), opts in zip(specs[1:], resolved[1:], pool_options[1:], strict=False)
     )
     primary_spec = specs[0]
-    fixed_limits = {
-        key: value for key, value in parse_limits(primary_spec.limits).items() if key in ("pods", "nodes")
-    } if primary_spec.limits else {}
+    fixed_limits = (
+        {key: value for key, value in parse_limits(primary_spec.limits).items() if key in ("pods", "nodes")}
+        if primary_spec.limits
+        else {}
+    )
     notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
     return _Context(
         options=options,
@@ -569,7 +596,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
     )
 
 
-def _normalised(group: PodGroup, all_pools: FrozenSet[str], all_nodes: FrozenSet[str]) -> PodGroup:
+def _normalised(group: PodGroup, all_pools: frozenset[str], all_nodes: frozenset[str]) -> PodGroup:
     """The group with `pools` / `nodes` left unset where they allow everything (as before they existed)."""
     fallback = _normalised(group.fallback, all_pools, all_nodes) if group.fallback is not None else None
     return replace(
@@ -580,7 +607,7 @@ def _normalised(group: PodGroup, all_pools: FrozenSet[str], all_nodes: FrozenSet
     )
 
 
-def node_options(plan_input: PlanInput) -> Tuple[NodeOption, ...]:
+def node_options(plan_input: PlanInput) -> tuple[NodeOption, ...]:
     """The NodePool's instance types with capacity, allocatable, DaemonSet overhead and price."""
     return _resolve(plan_input).options
 
@@ -598,8 +625,14 @@ def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[
             running_nodes=context.running,
         )
     primary = NodePoolModel(
-        context.pool_name, tuple(options), limits, context.zones, context.capacity_types, context.pool_weight,
-        context.min_values, context.labels,
+        context.pool_name,
+        tuple(options),
+        limits,
+        context.zones,
+        context.capacity_types,
+        context.pool_weight,
+        context.min_values,
+        context.labels,
     )
     return Scenario(
         node_options=tuple(options),
@@ -609,9 +642,9 @@ def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[
     )
 
 
-def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> Tuple[Resources, Tuple[PodGroup, ...]]:
+def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> tuple[Resources, tuple[PodGroup, ...]]:
     """Requests of the pods that do not land on running nodes, and those pods as groups."""
-    on_running: Dict[str, int] = {}
+    on_running: dict[str, int] = {}
     for node in unlimited.nodes:
         if node.existing:
             for workload, count in node.pods.items():
@@ -703,8 +736,8 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     unlimited = simulate_under({})
     demand, new_node_groups = _demand_for_new_nodes(context, unlimited)
 
-    optimal: Optional[OptimalFleet] = None
-    gap: Optional[FleetGap] = None
+    optimal: OptimalFleet | None = None
+    gap: FleetGap | None = None
     notes = list(context.notes)
     if plan_input.solver_work_limit is not None and context.constrained:
         notes.append(CONSTRAINED_NOTE)
@@ -712,7 +745,11 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         notes.append(SOLVER_MISSING_NOTE)
     elif plan_input.solver_work_limit is not None:
         optimal = optimal_fleet(
-            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_work_limit,
+            options,
+            new_node_groups,
+            context.zones,
+            context.capacity_types,
+            plan_input.solver_work_limit,
             known=unlimited,
         )
         karpenter_cost = sum(node.price for node in fleet.new_nodes)

@@ -10,8 +10,8 @@ ScheduleAnyway spreads count as required until relaxed. The relaxation order (ku
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import InstanceType
@@ -21,7 +21,6 @@ from sizing.kube.scheduling import (
     HOSTNAME_KEY,
     SCHEDULE_ANYWAY,
     LabelExpression,
-    PodAffinityTerm,
     TopologySpread,
     tolerates_all,
 )
@@ -36,26 +35,26 @@ class PoolView:
     """What pods see of a NodePool: its name, types, zones, capacity types, template labels and taints."""
 
     name: str
-    instances: Tuple[InstanceType, ...]
-    zones: Optional[FrozenSet[str]]
-    capacity_types: Tuple[str, ...]
+    instances: tuple[InstanceType, ...]
+    zones: frozenset[str] | None
+    capacity_types: tuple[str, ...]
     labels: Mapping[str, str] = field(default_factory=dict)
-    taints: Tuple = ()
+    taints: tuple = ()
 
 
 @dataclass
 class _Variant:
-    node_terms: List[Tuple[LabelExpression, ...]]
-    topology: List[Tuple[object, str]]  # (TopologySpread or PodAffinityTerm, description)
+    node_terms: list[tuple[LabelExpression, ...]]
+    topology: list[tuple[object, str]]  # (TopologySpread or PodAffinityTerm, description)
     prefer_no_schedule: bool = False
-    relaxed: Tuple[str, ...] = ()
+    relaxed: tuple[str, ...] = ()
 
 
-def _selector_expressions(workload: Workload) -> Tuple[LabelExpression, ...]:
+def _selector_expressions(workload: Workload) -> tuple[LabelExpression, ...]:
     return tuple(LabelExpression(key, "In", (value,)) for key, value in workload.node_selector.items())
 
 
-def _node_labels(node: ExistingNode, instance: InstanceType) -> Dict[str, str]:
+def _node_labels(node: ExistingNode, instance: InstanceType) -> dict[str, str]:
     labels = dict(instance.labels())
     if node.zone:
         labels[ZONE_KEY] = node.zone
@@ -70,8 +69,12 @@ def _node_labels(node: ExistingNode, instance: InstanceType) -> Dict[str, str]:
 class PodGroupBuilder:
     """Builds the pod groups of every workload against the same NodePools and running nodes."""
 
-    def __init__(self, pools: Sequence[PoolView], workloads: Sequence[Workload],
-                 running: Sequence[Tuple[ExistingNode, InstanceType]]):
+    def __init__(
+        self,
+        pools: Sequence[PoolView],
+        workloads: Sequence[Workload],
+        running: Sequence[tuple[ExistingNode, InstanceType]],
+    ):
         self.pools = list(pools)
         self.workloads = list(workloads)
         self.running = list(running)
@@ -84,9 +87,9 @@ class PodGroupBuilder:
     def _placement(self, workload: Workload, expressions: Sequence[LabelExpression], prefer_no_schedule: bool):
         """(allowed types, zones, capacity types, pools, running nodes) for pods with these requirements."""
         where = f"workload {workload.name!r}"
-        allowed: Optional[FrozenSet[str]] = None
-        zones: Optional[FrozenSet[str]] = None
-        kinds: Optional[FrozenSet[str]] = None
+        allowed: frozenset[str] | None = None
+        zones: frozenset[str] | None = None
+        kinds: frozenset[str] | None = None
         pools = []
         all_types = {i.name: i for p in self.pools for i in p.instances}
         all_types.update({i.name: i for _, i in self.running})
@@ -135,10 +138,9 @@ class PodGroupBuilder:
 
     # -- topology --------------------------------------------------------------------------
 
-    def _selects(self, owner: Workload, selector, namespaces) -> FrozenSet[str]:
+    def _selects(self, owner: Workload, selector, namespaces) -> frozenset[str]:
         return frozenset(
-            w.name for w in self.workloads
-            if w.scheduling.selected_by(selector, namespaces, owner.scheduling.namespace)
+            w.name for w in self.workloads if w.scheduling.selected_by(selector, namespaces, owner.scheduling.namespace)
         )
 
     def _rule(self, workload: Workload, term) -> TopologyRule:
@@ -150,14 +152,19 @@ class PodGroupBuilder:
                 f"supported keys are {sorted(TOPOLOGY_KEYS)}"
             )
         if isinstance(term, TopologySpread):
-            return TopologyRule("spread", key, self._selects(workload, term.selector, frozenset()),
-                                max_skew=term.max_skew, min_domains=term.min_domains)
+            return TopologyRule(
+                "spread",
+                key,
+                self._selects(workload, term.selector, frozenset()),
+                max_skew=term.max_skew,
+                min_domains=term.min_domains,
+            )
         kind = "anti-affinity" if term.anti else "affinity"
         return TopologyRule(kind, key, self._selects(workload, term.selector, term.namespaces))
 
     # -- variants --------------------------------------------------------------------------
 
-    def _variants(self, workload: Workload) -> List[_Variant]:
+    def _variants(self, workload: Workload) -> list[_Variant]:
         scheduling = workload.scheduling
         required = list(scheduling.required_node_terms) or [()]
         preferred_nodes = [term for _, term in sorted(scheduling.preferred_node_terms, key=lambda p: -p[0])]
@@ -173,7 +180,7 @@ class PodGroupBuilder:
         hard_spread = [s for s in scheduling.topology_spread if s.when_unsatisfiable != SCHEDULE_ANYWAY]
         soft_spread = [s for s in scheduling.topology_spread if s.when_unsatisfiable == SCHEDULE_ANYWAY]
         variants = []
-        relaxed: List[str] = []
+        relaxed: list[str] = []
 
         def add(prefer_no_schedule=False):
             node_terms = [required[0] + (preferred_nodes[0] if preferred_nodes else ())]
@@ -210,7 +217,7 @@ class PodGroupBuilder:
     def group(self, workload: Workload) -> PodGroup:
         """The workload's peak pods, with its relaxation chain as fallbacks."""
         base = _selector_expressions(workload)
-        groups: List[PodGroup] = []
+        groups: list[PodGroup] = []
         for variant in self._variants(workload):
             expressions = base + variant.node_terms[0]
             allowed, zones, kinds, pools, nodes = self._placement(workload, expressions, variant.prefer_no_schedule)
@@ -221,10 +228,21 @@ class PodGroupBuilder:
                     "give `zones` (or a zone requirement on the NodePool)"
                 )
             ports = frozenset((p.protocol, p.port) for p in workload.scheduling.host_ports)
-            groups.append(PodGroup(
-                workload.name, workload.requests, workload.peak_pods, allowed, zones, kinds,
-                pools=pools, nodes=nodes, topology=rules, host_ports=ports, relaxed=variant.relaxed,
-            ))
+            groups.append(
+                PodGroup(
+                    workload.name,
+                    workload.requests,
+                    workload.peak_pods,
+                    allowed,
+                    zones,
+                    kinds,
+                    pools=pools,
+                    nodes=nodes,
+                    topology=rules,
+                    host_ports=ports,
+                    relaxed=variant.relaxed,
+                )
+            )
         if all(not g.pools and not g.nodes for g in groups):
             raise SizingInputError(
                 f"workload {workload.name!r}: no NodePool and no running node can take its pods "
@@ -237,7 +255,7 @@ class PodGroupBuilder:
         return _with_fallback(groups[0], fallback)
 
 
-def _with_fallback(group: PodGroup, fallback: Optional[PodGroup]) -> PodGroup:
+def _with_fallback(group: PodGroup, fallback: PodGroup | None) -> PodGroup:
     from dataclasses import replace
 
     return replace(group, fallback=fallback)

@@ -15,13 +15,14 @@ candidates that cannot beat the best one found.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any
 
 from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_INSTANCE_TYPE, LABEL_SIZE
-from sizing.planning.fleet import fleet_lower_bound
 from sizing.karpenter.simulation import NodeOption, ProvisioningResult
 from sizing.kube.resources import Resources
+from sizing.planning.fleet import fleet_lower_bound
 
 KIND_CURRENT = "current"
 KIND_FAMILY = "family"
@@ -40,8 +41,8 @@ class Restriction:
 
     kind: str
     label: str
-    type_names: FrozenSet[str]
-    requirement: Optional[Mapping[str, Any]]
+    type_names: frozenset[str]
+    requirement: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class Outcome:
     max_pods_per_node: int
     pending: int
 
-    def acceptable(self, cap: Optional[int]) -> bool:
+    def acceptable(self, cap: int | None) -> bool:
         return self.pending == 0 and (cap is None or self.max_pods_per_node <= cap)
 
 
@@ -64,8 +65,8 @@ class Recommendation:
 
     chosen: Outcome
     current: Outcome
-    optimum_cost: Optional[float]
-    max_pods_per_node: Optional[int]
+    optimum_cost: float | None
+    max_pods_per_node: int | None
     evaluated: int
     skipped: int
     price_unit: str
@@ -74,15 +75,17 @@ class Recommendation:
     def changes_anything(self) -> bool:
         return self.chosen.restriction.kind != KIND_CURRENT
 
-    def above_optimum_percent(self, outcome: Outcome) -> Optional[float]:
+    def above_optimum_percent(self, outcome: Outcome) -> float | None:
         if self.optimum_cost is None or self.optimum_cost <= 0:
             return None
         return (outcome.cost / self.optimum_cost - 1) * 100
 
     def describe(self, outcome: Outcome) -> str:
         """E.g. "12 nodes, 2.304 USD/hour, 3 % above optimum, <= 29 pods per node"."""
-        parts = [f"{outcome.node_count} node{'s' if outcome.node_count != 1 else ''}",
-                 f"{outcome.cost:.3f} {self.price_unit}"]
+        parts = [
+            f"{outcome.node_count} node{'s' if outcome.node_count != 1 else ''}",
+            f"{outcome.cost:.3f} {self.price_unit}",
+        ]
         above = self.above_optimum_percent(outcome)
         if above is not None:
             parts.append(f"{above:.0f} % above optimum")
@@ -117,7 +120,7 @@ def _outcome(restriction: Restriction, result: ProvisioningResult) -> Outcome:
 
 def candidate_restrictions(
     labels: Mapping[str, Mapping[str, str]], optimal_types: Sequence[str] = ()
-) -> List[Restriction]:
+) -> list[Restriction]:
     """The NodePool as it is, then families, sizes, single types and the optimum's types.
 
     labels: instance-type name -> its node labels, for the types the NodePool allows.
@@ -127,7 +130,7 @@ def candidate_restrictions(
     names = frozenset(labels)
     restrictions = [Restriction(KIND_CURRENT, "the NodePool as it is", names, None)]
     for kind, key in ((KIND_FAMILY, LABEL_FAMILY), (KIND_SIZE, LABEL_SIZE)):
-        values: Dict[str, Set[str]] = {}
+        values: dict[str, set[str]] = {}
         for name, node_labels in labels.items():
             if key in node_labels:
                 values.setdefault(node_labels[key], set()).add(name)
@@ -137,30 +140,36 @@ def candidate_restrictions(
             if len(values[value]) < 2 or frozenset(values[value]) in {r.type_names for r in restrictions}:
                 continue  # a single type reads better as itself; the same set needs saying once
             restrictions.append(
-                Restriction(kind, f"{kind} {value}", frozenset(values[value]),
-                            {"key": key, "operator": "In", "values": [value]})
+                Restriction(
+                    kind, f"{kind} {value}", frozenset(values[value]), {"key": key, "operator": "In", "values": [value]}
+                )
             )
     if len(names) > 1:
         for name in sorted(names):
             restrictions.append(
-                Restriction(KIND_TYPE, name, frozenset({name}),
-                            {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": [name]})
+                Restriction(
+                    KIND_TYPE, name, frozenset({name}), {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": [name]}
+                )
             )
     chosen = frozenset(optimal_types) & names
     if 1 < len(chosen) < len(names) and chosen not in {r.type_names for r in restrictions}:
         restrictions.append(
-            Restriction(KIND_TYPES, ", ".join(sorted(chosen)), chosen,
-                        {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": sorted(chosen)})
+            Restriction(
+                KIND_TYPES,
+                ", ".join(sorted(chosen)),
+                chosen,
+                {"key": LABEL_INSTANCE_TYPE, "operator": "In", "values": sorted(chosen)},
+            )
         )
     return restrictions
 
 
-def cost_lower_bound(options: Sequence[NodeOption], demand: Resources, cap: Optional[int]) -> float:
+def cost_lower_bound(options: Sequence[NodeOption], demand: Resources, cap: int | None) -> float:
     """No fleet of these types costs less than this per hour for `demand` (cpu m, memory MiB, pods)."""
     return fleet_lower_bound(options, demand, cap)[0]
 
 
-def _rank(outcome: Outcome, cap: Optional[int]) -> Tuple[bool, bool, int, int, float, int, int, str]:
+def _rank(outcome: Outcome, cap: int | None) -> tuple[bool, bool, int, int, float, int, int, str]:
     over_cap = cap is not None and outcome.max_pods_per_node > cap
     return (
         outcome.pending > 0,
@@ -179,8 +188,8 @@ def recommend(
     labels: Mapping[str, Mapping[str, str]],
     simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
     demand: Resources,
-    max_pods_per_node: Optional[int] = None,
-    optimum_cost: Optional[float] = None,
+    max_pods_per_node: int | None = None,
+    optimum_cost: float | None = None,
     optimal_types: Sequence[str] = (),
     price_unit: str = "USD/hour",
 ) -> Recommendation:

@@ -10,15 +10,16 @@ eks-node-viewer shows them.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from sizing.karpenter.limits import NodePoolLimits
-from sizing.planning.planner import CapacityPlan
+from sizing.karpenter.simulation import PlacedNode, ProvisioningResult
 from sizing.kube.quantities import format_cpu
+from sizing.kube.resources import Resources
+from sizing.planning.planner import CapacityPlan
 from sizing.planning.recommendation import Outcome
 from sizing.planning.scenarios import ScenarioRun
-from sizing.kube.resources import Resources
-from sizing.karpenter.simulation import PlacedNode, ProvisioningResult
 
 HOURS_PER_MONTH = 730
 BAR_WIDTH = 30
@@ -39,7 +40,7 @@ def _bar(fraction_percent: float, width: int) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def _totals(nodes: Sequence[PlacedNode]) -> Dict[str, Resources]:
+def _totals(nodes: Sequence[PlacedNode]) -> dict[str, Resources]:
     return {
         "used": sum((n.used for n in nodes), Resources()),
         "allocatable": sum((n.allocatable for n in nodes), Resources()),
@@ -47,7 +48,7 @@ def _totals(nodes: Sequence[PlacedNode]) -> Dict[str, Resources]:
     }
 
 
-def _limits_yaml(limits: NodePoolLimits) -> List[str]:
+def _limits_yaml(limits: NodePoolLimits) -> list[str]:
     spec = limits.spec()
     return ["limits:", f'  cpu: "{spec["cpu"]}"', f"  memory: {spec['memory']}"]
 
@@ -59,7 +60,7 @@ def _pod_counts(plan: CapacityPlan) -> str:
     return "; ".join(parts)
 
 
-def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> List[str]:
+def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> list[str]:
     used, allocatable = node.used, node.allocatable
     cpu = _percent(used.cpu, allocatable.cpu)
     memory = _percent(used.memory, allocatable.memory)
@@ -75,7 +76,7 @@ def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> L
     return [first, second]
 
 
-def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_pools: bool = False) -> List[str]:
+def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_pools: bool = False) -> list[str]:
     nodes = result.nodes
     if not nodes:
         return ["no nodes"]
@@ -97,8 +98,11 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_p
         f"{result.placed_count} pods placed, {result.pending_count} pending",
     ]
     # Karpenter tried each of these and then dropped it to place some of the workload's pods.
-    lines += [f"Soft constraints relaxed for {workload}: {', '.join(steps)}"
-              for workload, steps in sorted(result.relaxed.items()) if steps]
+    lines += [
+        f"Soft constraints relaxed for {workload}: {', '.join(steps)}"
+        for workload, steps in sorted(result.relaxed.items())
+        if steps
+    ]
     lines.append("")
     name_width = max(len(n.name) for n in nodes)
     show_pool = several_pools or len(result.pool_remaining) > 1
@@ -109,7 +113,7 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_p
     return lines
 
 
-def _header_lines(plan: CapacityPlan) -> List[str]:
+def _header_lines(plan: CapacityPlan) -> list[str]:
     types = plan.instance_types
     shown = ", ".join(types[:8]) + (f", … ({len(types)} types)" if len(types) > 8 else "")
     return [
@@ -126,7 +130,7 @@ def _binding_text(limits: NodePoolLimits) -> str:
     return f"cpu set by the {cpu} scenario, memory by the {memory} scenario"
 
 
-def _scenario_lines(plan: CapacityPlan) -> List[str]:
+def _scenario_lines(plan: CapacityPlan) -> list[str]:
     if not plan.scenarios:
         return []
     cpu_binder, memory_binder = plan.limits.binding
@@ -134,7 +138,7 @@ def _scenario_lines(plan: CapacityPlan) -> List[str]:
     width = max(len(name) for name in plan.scenarios)
     for name, run in plan.scenarios.items():
         usage = run.usage
-        per_type: Dict[str, int] = {}
+        per_type: dict[str, int] = {}
         for node in run.result.nodes:
             if node.in_node_pool:
                 per_type[node.instance_type] = per_type.get(node.instance_type, 0) + 1
@@ -150,7 +154,7 @@ def _scenario_lines(plan: CapacityPlan) -> List[str]:
     return lines
 
 
-def _limits_lines(plan: CapacityPlan) -> List[str]:
+def _limits_lines(plan: CapacityPlan) -> list[str]:
     limits = plan.limits
     minimum = limits.minimum
     lines = [
@@ -173,11 +177,11 @@ def _limits_lines(plan: CapacityPlan) -> List[str]:
     return lines
 
 
-def _optimal_lines(plan: CapacityPlan) -> List[str]:
+def _optimal_lines(plan: CapacityPlan) -> list[str]:
     optimal, unit = plan.optimal, plan.prices.unit
     if optimal is None:
         return ["Optimal fleet: not computed"]
-    per_type: Dict[str, int] = {}
+    per_type: dict[str, int] = {}
     for group in optimal.groups:
         per_type[group.instance_type] = per_type.get(group.instance_type, 0) + group.count
     groups = ", ".join(f"{count} × {name}" for name, count in sorted(per_type.items())) or "no nodes"
@@ -195,19 +199,21 @@ def _optimal_lines(plan: CapacityPlan) -> List[str]:
     return lines
 
 
-def _recommendation_lines(plan: CapacityPlan) -> List[str]:
+def _recommendation_lines(plan: CapacityPlan) -> list[str]:
     lines = ["Recommendation: " + plan.recommendation.summary()]
     requirement = plan.recommendation.chosen.restriction.requirement
     if requirement is not None:
         values = ", ".join(str(v) for v in requirement["values"])
-        lines.append(f"  add to the NodePool requirements: {{key: {requirement['key']}, operator: In, values: [{values}]}}")
+        lines.append(
+            f"  add to the NodePool requirements: {{key: {requirement['key']}, operator: In, values: [{values}]}}"
+        )
         if plan.recommended_limits is not None:
             spec = plan.recommended_limits.spec()
             lines.append(f'  with limits: cpu: "{spec["cpu"]}", memory: {spec["memory"]}')
     return lines
 
 
-def _pending_lines(plan: CapacityPlan) -> List[str]:
+def _pending_lines(plan: CapacityPlan) -> list[str]:
     if not plan.fleet.pending:
         return ["Pending pods under the planned limits: none"]
     return ["Pending pods under the planned limits:"] + [
@@ -229,11 +235,11 @@ def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _resources(value: Resources) -> Dict[str, int]:
+def _resources(value: Resources) -> dict[str, int]:
     return {"cpu": value.cpu, "memory": value.memory, "pods": value.pods}
 
 
-def _node_data(node: PlacedNode) -> Dict[str, Any]:
+def _node_data(node: PlacedNode) -> dict[str, Any]:
     return {
         "name": node.name,
         "instanceType": node.instance_type,
@@ -251,7 +257,7 @@ def _node_data(node: PlacedNode) -> Dict[str, Any]:
     }
 
 
-def _fleet_data(result: ProvisioningResult) -> Dict[str, Any]:
+def _fleet_data(result: ProvisioningResult) -> dict[str, Any]:
     totals = _totals(result.nodes)
     return {
         "nodeCount": len(result.nodes),
@@ -267,7 +273,7 @@ def _fleet_data(result: ProvisioningResult) -> Dict[str, Any]:
     }
 
 
-def _limits_data(limits: Optional[NodePoolLimits]) -> Optional[Dict[str, Any]]:
+def _limits_data(limits: NodePoolLimits | None) -> dict[str, Any] | None:
     if limits is None:
         return None
     return {
@@ -279,9 +285,9 @@ def _limits_data(limits: Optional[NodePoolLimits]) -> Optional[Dict[str, Any]]:
     }
 
 
-def _scenario_data(run: ScenarioRun) -> Dict[str, Any]:
+def _scenario_data(run: ScenarioRun) -> dict[str, Any]:
     usage = run.usage
-    per_type: Dict[str, int] = {}
+    per_type: dict[str, int] = {}
     for node in run.result.nodes:
         if node.in_node_pool:
             per_type[node.instance_type] = per_type.get(node.instance_type, 0) + 1
@@ -297,7 +303,7 @@ def _scenario_data(run: ScenarioRun) -> Dict[str, Any]:
     }
 
 
-def _outcome_data(plan: CapacityPlan, outcome: Outcome) -> Dict[str, Any]:
+def _outcome_data(plan: CapacityPlan, outcome: Outcome) -> dict[str, Any]:
     restriction = outcome.restriction
     return {
         "restriction": restriction.label,
@@ -311,7 +317,7 @@ def _outcome_data(plan: CapacityPlan, outcome: Outcome) -> Dict[str, Any]:
     }
 
 
-def plan_data(plan: CapacityPlan) -> Dict[str, Any]:
+def plan_data(plan: CapacityPlan) -> dict[str, Any]:
     """The plan as JSON-able data (costs per hour in `priceUnit`, cpu in m, memory in MiB)."""
     inputs = plan.input
     optimal = plan.optimal
@@ -363,16 +369,20 @@ def plan_data(plan: CapacityPlan) -> Dict[str, Any]:
                 "lowerBound": {"cost": optimal.lower_bound_cost, "nodes": optimal.lower_bound_nodes},
                 "work": optimal.work,
                 "groups": [
-                    {"instanceType": g.instance_type, "capacityType": g.capacity_type, "zone": g.zone,
-                     "count": g.count, "price": g.price, "podsPerNode": dict(g.pods)}
+                    {
+                        "instanceType": g.instance_type,
+                        "capacityType": g.capacity_type,
+                        "zone": g.zone,
+                        "count": g.count,
+                        "price": g.price,
+                        "podsPerNode": dict(g.pods),
+                    }
                     for g in optimal.groups
                 ],
             }
         ),
         "gap": (
-            None
-            if plan.gap is None
-            else {"nodes": plan.gap.nodes, "cost": plan.gap.cost, "percent": plan.gap.percent}
+            None if plan.gap is None else {"nodes": plan.gap.nodes, "cost": plan.gap.cost, "percent": plan.gap.percent}
         ),
         "recommendation": {
             "summary": plan.recommendation.summary(),

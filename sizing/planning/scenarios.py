@@ -26,9 +26,9 @@ Units: cpu in millicores, memory in MiB, time in seconds.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.limits import NodePoolLimits, smallest_limits
@@ -80,7 +80,7 @@ class HpaScaleUp:
     """
 
     min_replicas: int = 1
-    policies: Tuple[ScalingPolicy, ...] = DEFAULT_SCALE_UP_POLICIES
+    policies: tuple[ScalingPolicy, ...] = DEFAULT_SCALE_UP_POLICIES
     select_policy: str = "Max"
     stabilization_window_seconds: int = 0
 
@@ -92,10 +92,14 @@ class HpaScaleUp:
                 f"HPA scaleUp.selectPolicy must be one of {list(SELECT_POLICIES)}, got {self.select_policy!r}"
             )
         if self.select_policy != "Disabled" and not self.policies:
-            raise SizingInputError("HPA scaleUp.policies is empty; list at least one policy or use selectPolicy Disabled")
+            raise SizingInputError(
+                "HPA scaleUp.policies is empty; list at least one policy or use selectPolicy Disabled"
+            )
         for policy in self.policies:
             if policy.type not in POLICY_TYPES:
-                raise SizingInputError(f"HPA scaleUp policy type must be one of {list(POLICY_TYPES)}, got {policy.type!r}")
+                raise SizingInputError(
+                    f"HPA scaleUp policy type must be one of {list(POLICY_TYPES)}, got {policy.type!r}"
+                )
             if not isinstance(policy.value, int) or policy.value < 1:
                 raise SizingInputError(f"HPA scaleUp policy value must be an integer >= 1, got {policy.value!r}")
             if not isinstance(policy.period_seconds, int) or not 1 <= policy.period_seconds <= 1800:
@@ -107,7 +111,7 @@ class HpaScaleUp:
             raise SizingInputError(f"HPA scaleUp.stabilizationWindowSeconds must be from 0 to 3600, got {window!r}")
 
 
-def _replicas_at(history: Sequence[Tuple[int, int]], moment: int) -> int:
+def _replicas_at(history: Sequence[tuple[int, int]], moment: int) -> int:
     value = history[0][1]
     for time, replicas in history:
         if time > moment:
@@ -116,7 +120,7 @@ def _replicas_at(history: Sequence[Tuple[int, int]], moment: int) -> int:
     return value
 
 
-def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) -> List[Tuple[int, int]]:
+def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) -> list[tuple[int, int]]:
     """(seconds after the load arrives, replicas) for each HPA step, starting with (0, min).
 
     The load asks for max_replicas at once; every HPA sync (15 s) allows, per policy,
@@ -128,7 +132,9 @@ def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) ->
     history = [(0, start)]
     if scale_up.select_policy == "Disabled" or start >= max_replicas:
         return history
-    first = max(HPA_SYNC_SECONDS, math.ceil(scale_up.stabilization_window_seconds / HPA_SYNC_SECONDS) * HPA_SYNC_SECONDS)
+    first = max(
+        HPA_SYNC_SECONDS, math.ceil(scale_up.stabilization_window_seconds / HPA_SYNC_SECONDS) * HPA_SYNC_SECONDS
+    )
     moment, current = first, start
     while current < max_replicas:
         limits = []
@@ -156,18 +162,18 @@ class ScenarioSetup:
     options: the NodePool's types; running: nodes up before any scenario.
     """
 
-    options: Tuple[NodeOption, ...]
-    peak_groups: Tuple[PodGroup, ...]
-    surge_groups: Tuple[PodGroup, ...]
-    ramps: Tuple[Tuple[Tuple[int, int], ...], ...]
-    zones: Optional[frozenset]
-    capacity_types: Tuple[str, ...]
-    running: Tuple[RunningNode, ...] = ()
+    options: tuple[NodeOption, ...]
+    peak_groups: tuple[PodGroup, ...]
+    surge_groups: tuple[PodGroup, ...]
+    ramps: tuple[tuple[tuple[int, int], ...], ...]
+    zones: frozenset | None
+    capacity_types: tuple[str, ...]
+    running: tuple[RunningNode, ...] = ()
     registration_seconds: int = REGISTRATION_SECONDS
     # The NodePools when there are several or they carry more than types, zones and capacity
     # types (the first is the planned one, whose limits the scenarios vary), and the limits the
     # planned pool keeps whatever is searched (`nodes`, `pods`).
-    node_pools: Tuple[NodePoolModel, ...] = ()
+    node_pools: tuple[NodePoolModel, ...] = ()
     pool_limits: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -226,15 +232,17 @@ def _simulate(setup: ScenarioSetup, groups, limits, running, options=None) -> Pr
     )
 
 
-def _options_by_pool(setup: ScenarioSetup) -> Dict[Tuple[str, str], NodeOption]:
+def _options_by_pool(setup: ScenarioSetup) -> dict[tuple[str, str], NodeOption]:
     """(NodePool, instance type) -> the option a node of that pool runs as (DaemonSets differ by pool)."""
     pools = setup.node_pools or (NodePoolModel(DEFAULT_POOL, setup.options),)
     by_type = {(pool.name, option.name): option for pool in pools for option in pool.node_options}
-    by_type.update({(running.node_pool or pools[0].name, running.option.name): running.option for running in setup.running})
+    by_type.update(
+        {(running.node_pool or pools[0].name, running.option.name): running.option for running in setup.running}
+    )
     return by_type
 
 
-def _option_of(by_type: Mapping[Tuple[str, str], NodeOption], node: PlacedNode) -> NodeOption:
+def _option_of(by_type: Mapping[tuple[str, str], NodeOption], node: PlacedNode) -> NodeOption:
     return by_type[(node.node_pool, node.instance_type)]
 
 
@@ -256,12 +264,12 @@ class _Fleet:
 
     def __init__(self, setup: ScenarioSetup, prefix: str):
         self.by_type = _options_by_pool(setup)
-        self.relaxed: Dict[str, List[str]] = {}
+        self.relaxed: dict[str, list[str]] = {}
         self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
-        self.running: Dict[str, RunningNode] = {node.name: node for node in setup.running}
-        self.placed: Dict[str, PlacedNode] = {}
-        self.pods: Dict[str, Dict[str, int]] = {}
-        self.launched_at: Dict[str, int] = {}
+        self.running: dict[str, RunningNode] = {node.name: node for node in setup.running}
+        self.placed: dict[str, PlacedNode] = {}
+        self.pods: dict[str, dict[str, int]] = {}
+        self.launched_at: dict[str, int] = {}
         self.prefix = prefix
         self.count = 0
 
@@ -289,17 +297,20 @@ class _Fleet:
                 pods=MappingProxyType(dict(counts)),
             )
             self.placed[name] = placed
-            self.running[name] = replace(
-                _as_running(node, _option_of(self.by_type, node), registered(name)), name=name
-            )
+            self.running[name] = replace(_as_running(node, _option_of(self.by_type, node), registered(name)), name=name)
 
     def refresh(self, registered) -> None:
         for name, node in self.running.items():
             if name in self.launched_at:
                 self.running[name] = replace(node, capacity_reported=registered(name))
 
-    def result(self, pending: Sequence[PendingPods], limits: Mapping[str, int], remaining: Mapping[str, int],
-               reserved: Resources) -> ProvisioningResult:
+    def result(
+        self,
+        pending: Sequence[PendingPods],
+        limits: Mapping[str, int],
+        remaining: Mapping[str, int],
+        reserved: Resources,
+    ) -> ProvisioningResult:
         order = list(self.placed)
         nodes = tuple(self.placed[name] for name in order)
         return ProvisioningResult(
@@ -313,8 +324,8 @@ class _Fleet:
         )
 
 
-def _pending_groups(pending: Sequence[PendingPods], by_workload: Mapping[str, PodGroup]) -> List[PodGroup]:
-    counts: Dict[str, int] = {}
+def _pending_groups(pending: Sequence[PendingPods], by_workload: Mapping[str, PodGroup]) -> list[PodGroup]:
+    counts: dict[str, int] = {}
     for group in pending:
         counts[group.workload] = counts.get(group.workload, 0) + group.count
     return [replace(by_workload[name], count=count) for name, count in counts.items()]
@@ -334,7 +345,7 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
     delay = setup.registration_seconds
     batches = 0
     reserved = Resources()
-    pending: List[PendingPods] = []
+    pending: list[PendingPods] = []
     result = None
 
     def registered_at(moment):
@@ -342,7 +353,7 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
 
     for moment in moments + [last + delay]:
         groups = _pending_groups(pending, by_workload)
-        for group, ramp in zip(setup.peak_groups, setup.ramps):
+        for group, ramp in zip(setup.peak_groups, setup.ramps, strict=False):
             before = _replicas_at(ramp, moment - 1) if moment > 0 else 0
             added = _replicas_at(ramp, moment) - before
             if added > 0:
@@ -362,7 +373,9 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
         HPA_RAMP,
         f"HPA scale-up from minReplicas in {steps} step(s) of {HPA_SYNC_SECONDS} s; "
         f"nodes count against the limits {delay} s after launch",
-        final, batches, reserved,
+        final,
+        batches,
+        reserved,
     )
 
 
@@ -370,9 +383,7 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
     fleet = _Fleet(setup, "nodeclaim")
     fleet.count = len(peak.result.new_nodes)
     fleet.placed = {node.name: node for node in peak.result.nodes}
-    fleet.running = {
-        node.name: _as_running(node, _option_of(fleet.by_type, node)) for node in peak.result.nodes
-    }
+    fleet.running = {node.name: _as_running(node, _option_of(fleet.by_type, node)) for node in peak.result.nodes}
     fleet.pods = {node.name: dict(node.pods) for node in peak.result.nodes}
     fleet.relaxed = {workload: list(items) for workload, items in peak.result.relaxed.items()}
     surge = [group for group in setup.surge_groups if group.count > 0]
@@ -386,12 +397,15 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
         pending, remaining, batches = list(result.pending), result.remaining, 2
         reserved += _reserved(result)
     return ScenarioRun(
-        ROLLOUT, "rollout at peak: every workload's maxSurge pods as one more batch on the peak fleet",
-        fleet.result(pending, limits, remaining, reserved), batches, reserved,
+        ROLLOUT,
+        "rollout at peak: every workload's maxSurge pods as one more batch on the peak fleet",
+        fleet.result(pending, limits, remaining, reserved),
+        batches,
+        reserved,
     )
 
 
-def _largest_node(nodes: Sequence[PlacedNode]) -> Optional[PlacedNode]:
+def _largest_node(nodes: Sequence[PlacedNode]) -> PlacedNode | None:
     candidates = [node for node in nodes if node.in_node_pool]
     if not candidates:
         return None
@@ -412,30 +426,47 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     group = PodGroup(f"pods of {node.name}", Resources(pods.cpu, pods.memory, max(pods.pods, 1)), 1)
     result = _simulate(setup, [group], left, (), [option])
     replaced = [
-        replace(new, name=f"replacement-of-{node.name}", instance_type=node.instance_type, pods=node.pods,
-                reserved=node.reserved, pod_requests=node.pod_requests, price=node.price,
-                capacity=node.capacity, allocatable=node.allocatable, node_pool=node.node_pool)
+        replace(
+            new,
+            name=f"replacement-of-{node.name}",
+            instance_type=node.instance_type,
+            pods=node.pods,
+            reserved=node.reserved,
+            pod_requests=node.pod_requests,
+            price=node.price,
+            capacity=node.capacity,
+            allocatable=node.allocatable,
+            node_pool=node.node_pool,
+        )
         for new in result.new_nodes
     ]
-    pending = [PendingPods(workload, count, result.pending[0].reason) for workload, count in node.pods.items()] \
-        if result.pending else []
+    pending = (
+        [PendingPods(workload, count, result.pending[0].reason) for workload, count in node.pods.items()]
+        if result.pending
+        else []
+    )
     combined = ProvisioningResult(
         nodes=peak.result.nodes + tuple(replaced),
         pending=tuple(pending),
         limits=MappingProxyType(dict(limits)),
         remaining=result.remaining,
-        reserved=MappingProxyType({"cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
-                                   "memory": peak.reserved.memory + result.reserved.get("memory", 0)}),
+        reserved=MappingProxyType(
+            {
+                "cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
+                "memory": peak.reserved.memory + result.reserved.get("memory", 0),
+            }
+        ),
         primary_pool=peak.result.primary_pool,
         relaxed=peak.result.relaxed,
     )
     return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result))
 
 
-def run_scenarios(setup: ScenarioSetup, limits: Mapping[str, int],
-                  only: Sequence[str] = SCENARIO_NAMES) -> Dict[str, ScenarioRun]:
+def run_scenarios(
+    setup: ScenarioSetup, limits: Mapping[str, int], only: Sequence[str] = SCENARIO_NAMES
+) -> dict[str, ScenarioRun]:
     """The scenarios named in `only` under `limits` (cpu m, memory MiB; {} for none)."""
-    runs: Dict[str, ScenarioRun] = {}
+    runs: dict[str, ScenarioRun] = {}
     peak = run_peak(setup, limits)
     if PEAK in only:
         runs[PEAK] = peak
@@ -453,7 +484,7 @@ class ScenarioRunner:
 
     def __init__(self, setup: ScenarioSetup):
         self.setup = setup
-        self._peaks: Dict[Tuple, ScenarioRun] = {}
+        self._peaks: dict[tuple, ScenarioRun] = {}
         self.simulations = 0
 
     def peak(self, limits: Mapping[str, int]) -> ScenarioRun:
@@ -475,7 +506,7 @@ class ScenarioRunner:
             return run_disruption(self.setup, limits, self.peak(limits))
         raise ValueError(f"unknown scenario {name!r}")
 
-    def run_all(self, limits: Mapping[str, int]) -> Dict[str, ScenarioRun]:
+    def run_all(self, limits: Mapping[str, int]) -> dict[str, ScenarioRun]:
         return {name: self.run(name, limits) for name in SCENARIO_NAMES}
 
 
@@ -493,7 +524,7 @@ def _lower_bound(run: ScenarioRun) -> Resources:
     return total
 
 
-def search_limits(setup: ScenarioSetup, headroom_percent: float) -> Tuple[NodePoolLimits, Dict[str, ScenarioRun]]:
+def search_limits(setup: ScenarioSetup, headroom_percent: float) -> tuple[NodePoolLimits, dict[str, ScenarioRun]]:
     """The planned limits (see `sizing.karpenter.limits`) and every scenario's fleet under them."""
     runner = ScenarioRunner(setup)
     unlimited = runner.run_all({})
@@ -506,14 +537,14 @@ def search_limits(setup: ScenarioSetup, headroom_percent: float) -> Tuple[NodePo
 
     others = [pool.name for pool in setup.node_pools[1:]]
 
-    def overflow(run: ScenarioRun) -> Tuple[int, ...]:
+    def overflow(run: ScenarioRun) -> tuple[int, ...]:
         return tuple(run.result.limit_usage(pool)["nodes"] for pool in others)
 
     def places_all(name: str, cpu: int, memory: int) -> bool:
         # Placed as without limits: pods that would overflow to the other NodePools because the
         # planned one is at its limits do not count as placed.
         run = runner.run(name, {"cpu": cpu, "memory": memory})
-        return run.placed_all and all(a <= b for a, b in zip(overflow(run), overflow(unlimited[name])))
+        return run.placed_all and all(a <= b for a, b in zip(overflow(run), overflow(unlimited[name]), strict=False))
 
     limits = smallest_limits(places_all, _PROBE_ORDER, lower, upper, headroom_percent)
     return limits, runner.run_all(limits.for_simulation())

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Dict, Iterator, List, Set, Tuple
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = (
-    "benchmarks", "components", "iam", "offline", "policies", "provider", "scripts", "security", "sizing", "stackconfig",
+    "benchmarks",
+    "components",
+    "iam",
+    "offline",
+    "policies",
+    "provider",
+    "scripts",
+    "security",
+    "sizing",
+    "stackconfig",
 )
 
 
@@ -19,7 +28,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def project_modules() -> Dict[str, Path]:
+def project_modules() -> dict[str, Path]:
     modules = {}
     for package in PACKAGES:
         for path in sorted((REPO_ROOT / package).rglob("*.py")):
@@ -29,7 +38,7 @@ def project_modules() -> Dict[str, Path]:
     return modules
 
 
-def _imported_names(path: Path) -> Iterator[Tuple[str, int]]:
+def _imported_names(path: Path) -> Iterator[tuple[str, int]]:
     tree = ast.parse(path.read_text(), filename=str(path))
     package = module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else module_name(path)
     for node in ast.walk(tree):
@@ -47,11 +56,11 @@ def _imported_names(path: Path) -> Iterator[Tuple[str, int]]:
                 yield f"{base}.{alias.name}", node.lineno
 
 
-def project_imports(modules: Dict[str, Path]) -> Dict[str, List[Tuple[str, int]]]:
+def project_imports(modules: dict[str, Path]) -> dict[str, list[tuple[str, int]]]:
     """For each project module, the project modules it imports (anywhere in its body) with the line."""
-    graph: Dict[str, List[Tuple[str, int]]] = {}
+    graph: dict[str, list[tuple[str, int]]] = {}
     for name, path in modules.items():
-        targets: Dict[str, int] = {}
+        targets: dict[str, int] = {}
         for imported, line in _imported_names(path):
             candidate = imported
             while candidate and candidate not in modules:
@@ -62,13 +71,13 @@ def project_imports(modules: Dict[str, Path]) -> Dict[str, List[Tuple[str, int]]
     return graph
 
 
-def cycles(graph: Dict[str, List[Tuple[str, int]]]) -> List[List[str]]:
+def cycles(graph: dict[str, list[tuple[str, int]]]) -> list[list[str]]:
     """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index: Dict[str, int] = {}
-    low: Dict[str, int] = {}
-    stack: List[str] = []
-    on_stack: Set[str] = set()
-    found: List[List[str]] = []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
     counter = [0]
 
     def visit(node: str) -> None:

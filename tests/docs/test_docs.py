@@ -188,7 +188,17 @@ def test_architecture_has_a_diagram_of_every_component():
 def test_architecture_has_a_diagram_of_the_layers():
     blocks = mermaid_blocks((PROJECT_DIR / "docs" / "architecture.md").read_text())
     block = next((block for block in blocks if "binpack/" in block), "")
-    for layer in ("__main__.py", "components/", "stackconfig/", "iam/", "commands/", "planning/", "karpenter/", "kube/", "binpack/"):
+    for layer in (
+        "__main__.py",
+        "components/",
+        "stackconfig/",
+        "iam/",
+        "commands/",
+        "planning/",
+        "karpenter/",
+        "kube/",
+        "binpack/",
+    ):
         assert layer in block, layer
 
 
@@ -303,7 +313,7 @@ def test_the_limits_worked_example_matches_the_dev_plan(dev_plan):
     guide = (PROJECT_DIR / "docs" / "sizing.md").read_text()
     example = guide[guide.index("Worked example, the dev stack") : guide.index("6. **The optimum")]
     assert f"{rollout.cpu // 1000} cpu and\n   {rollout.memory}Mi" in example or f"{rollout.memory}Mi" in example
-    assert f'`cpu: "{limits["cpu"]}"`' in example and f'`memory: {limits["memory"]}`' in example
+    assert f'`cpu: "{limits["cpu"]}"`' in example and f"`memory: {limits['memory']}`" in example
     assert "so 4 cores and 15Gi" in example and dev_plan.limits.binding == ("rollout", "rollout")
     readme = (PROJECT_DIR / "README.md").read_text()
     assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in readme and f"{rollout.memory}Mi" in readme

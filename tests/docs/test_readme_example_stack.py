@@ -12,7 +12,9 @@ from security.gates import run_gates
 from stackconfig.load import load_stack_file
 
 README = (PROJECT_DIR / "README.md").read_text()
-STACK_EXAMPLES = [block for block in re.findall(r"```yaml\n(.*?)```", README, flags=re.S) if block.startswith("config:")]
+STACK_EXAMPLES = [
+    block for block in re.findall(r"```yaml\n(.*?)```", README, flags=re.S) if block.startswith("config:")
+]
 
 
 def test_the_readme_shows_a_stack():

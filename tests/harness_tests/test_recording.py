@@ -7,7 +7,7 @@ import pytest
 from tests.harness import ProgramFailed, run_program
 
 PROGRAM = textwrap.dedent(
-    '''
+    """
     import pulumi
     import pulumi_aws as aws
 
@@ -28,7 +28,7 @@ PROGRAM = textwrap.dedent(
         raise pulumi.RunError("stopped on purpose")
     pulumi.export("plain", base.name)
     pulumi.export("hidden", pulumi.Output.secret("s"))
-    '''
+    """
 )
 
 

@@ -48,9 +48,15 @@ def test_policy_size_ignores_whitespace():
 def test_require_within_limit_returns_small_documents_and_refuses_large_ones():
     small = policy({"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"})
     assert require_within_limit("small", small) is small
-    large = policy(*({"Effect": "Allow", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::bucket-{i:04d}/*"}
-                     for i in range(200)))
-    with pytest.raises(PolicySizeError, match=r"^policy 'large' is \d+ characters without whitespace, over the IAM limit of 6144"):
+    large = policy(
+        *(
+            {"Effect": "Allow", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::bucket-{i:04d}/*"}
+            for i in range(200)
+        )
+    )
+    with pytest.raises(
+        PolicySizeError, match=r"^policy 'large' is \d+ characters without whitespace, over the IAM limit of 6144"
+    ):
         require_within_limit("large", large)
 
 
@@ -64,7 +70,9 @@ def test_require_within_limit_returns_small_documents_and_refuses_large_ones():
     ],
 )
 def test_wildcard_actions_are_flagged(statement):
-    findings = statements_allowing_wildcard_action(policy({"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}, statement))
+    findings = statements_allowing_wildcard_action(
+        policy({"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}, statement)
+    )
     assert [(f.statement_index, f.sid) for f in findings] == [(1, "All")]
 
 
@@ -75,15 +83,42 @@ def test_wildcard_in_a_deny_is_not_flagged():
 @pytest.mark.parametrize(
     ("statement", "reason"),
     [
-        ({"Effect": "Allow", "Action": "iam:PassRole", "Resource": "*",
-          "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}}, "wildcard"),
-        ({"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/*",
-          "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}}, "wildcard"),
-        ({"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/node"}, "PassedToService"),
+        (
+            {
+                "Effect": "Allow",
+                "Action": "iam:PassRole",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+            },
+            "wildcard",
+        ),
+        (
+            {
+                "Effect": "Allow",
+                "Action": "iam:PassRole",
+                "Resource": "arn:aws:iam::111122223333:role/*",
+                "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+            },
+            "wildcard",
+        ),
+        (
+            {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/node"},
+            "PassedToService",
+        ),
         ({"Effect": "Allow", "Action": "iam:*", "Resource": "arn:aws:iam::111122223333:role/node"}, "PassedToService"),
-        ({"Effect": "Allow", "Action": "IAM:passrole", "Resource": "arn:aws:iam::111122223333:role/node",
-          "Condition": {"StringEquals": {"aws:RequestedRegion": "eu-west-3"}}}, "PassedToService"),
-        ({"Effect": "Allow", "NotAction": "s3:*", "Resource": "arn:aws:iam::111122223333:role/node"}, "PassedToService"),
+        (
+            {
+                "Effect": "Allow",
+                "Action": "IAM:passrole",
+                "Resource": "arn:aws:iam::111122223333:role/node",
+                "Condition": {"StringEquals": {"aws:RequestedRegion": "eu-west-3"}},
+            },
+            "PassedToService",
+        ),
+        (
+            {"Effect": "Allow", "NotAction": "s3:*", "Resource": "arn:aws:iam::111122223333:role/node"},
+            "PassedToService",
+        ),
     ],
 )
 def test_unscoped_pass_role_is_flagged(statement, reason):
@@ -92,21 +127,35 @@ def test_unscoped_pass_role_is_flagged(statement, reason):
 
 
 def test_scoped_pass_role_passes():
-    scoped = {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/node",
-              "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}}}
+    scoped = {
+        "Effect": "Allow",
+        "Action": "iam:PassRole",
+        "Resource": "arn:aws:iam::111122223333:role/node",
+        "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+    }
     assert unscoped_pass_role(policy(scoped)) == []
 
 
 @pytest.mark.parametrize(
     ("statement", "flagged"),
     [
-        ({"Effect": "Allow", "Action": ["ec2:DescribeInstances", "ec2:TerminateInstances"], "Resource": "*"},
-         ["ec2:TerminateInstances"]),
+        (
+            {"Effect": "Allow", "Action": ["ec2:DescribeInstances", "ec2:TerminateInstances"], "Resource": "*"},
+            ["ec2:TerminateInstances"],
+        ),
         ({"Effect": "Allow", "Action": "ec2:*", "Resource": "*"}, ["ec2:*"]),
-        ({"Effect": "Allow", "Action": "ec2:RunInstances", "Resource": "arn:aws:ec2:eu-west-3:*:instance/*"},
-         ["ec2:RunInstances"]),
-        ({"Effect": "Allow", "Action": "ec2:DeleteSecurityGroup", "Resource": "arn:aws:ec2:eu-west-3:*:security-group/*"},
-         ["ec2:DeleteSecurityGroup"]),
+        (
+            {"Effect": "Allow", "Action": "ec2:RunInstances", "Resource": "arn:aws:ec2:eu-west-3:*:instance/*"},
+            ["ec2:RunInstances"],
+        ),
+        (
+            {
+                "Effect": "Allow",
+                "Action": "ec2:DeleteSecurityGroup",
+                "Resource": "arn:aws:ec2:eu-west-3:*:security-group/*",
+            },
+            ["ec2:DeleteSecurityGroup"],
+        ),
     ],
 )
 def test_mutating_ec2_without_condition_is_flagged(statement, flagged):
@@ -117,10 +166,17 @@ def test_mutating_ec2_without_condition_is_flagged(statement, flagged):
 def test_read_only_conditioned_and_launch_reference_statements_pass():
     document = policy(
         {"Effect": "Allow", "Action": ["ec2:DescribeSubnets", "ec2:GetConsoleOutput"], "Resource": "*"},
-        {"Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": "*",
-         "Condition": {"StringEquals": {"aws:ResourceTag/owner": "me"}}},
-        {"Effect": "Allow", "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
-         "Resource": ["arn:aws:ec2:eu-west-3::image/*", "arn:aws:ec2:eu-west-3:*:subnet/*"]},
+        {
+            "Effect": "Allow",
+            "Action": "ec2:TerminateInstances",
+            "Resource": "*",
+            "Condition": {"StringEquals": {"aws:ResourceTag/owner": "me"}},
+        },
+        {
+            "Effect": "Allow",
+            "Action": ["ec2:RunInstances", "ec2:CreateFleet"],
+            "Resource": ["arn:aws:ec2:eu-west-3::image/*", "arn:aws:ec2:eu-west-3:*:subnet/*"],
+        },
         {"Effect": "Deny", "Action": "ec2:*", "Resource": "*"},
     )
     assert mutating_ec2_actions_without_condition(document) == []

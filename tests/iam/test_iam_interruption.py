@@ -100,12 +100,15 @@ def test_queue_name_is_the_cluster_name_within_the_sqs_limit():
         assert QUEUE_NAME.fullmatch(name)
 
 
-@pytest.mark.parametrize(("function", "arguments", "argument"), [
-    (queue_name, ("bad name",), "cluster_name"),
-    (rule_name, ("demo", "Spot Interruption"), "name_suffix"),
-    (rule_name, ("demo", "x" * 41), "name_suffix"),
-    (rule_name, ("", "rebalance"), "cluster_name"),
-])
+@pytest.mark.parametrize(
+    ("function", "arguments", "argument"),
+    [
+        (queue_name, ("bad name",), "cluster_name"),
+        (rule_name, ("demo", "Spot Interruption"), "name_suffix"),
+        (rule_name, ("demo", "x" * 41), "name_suffix"),
+        (rule_name, ("", "rebalance"), "cluster_name"),
+    ],
+)
 def test_bad_names_are_refused_naming_the_argument(function, arguments, argument):
     with pytest.raises(IamInputError, match=rf"^{argument}="):
         function(*arguments)

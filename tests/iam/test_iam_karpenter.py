@@ -127,9 +127,12 @@ def test_ssm_reads_only_public_aws_service_parameters(policies, karpenter_args):
 def test_instance_profile_changes_are_tag_scoped(policies, karpenter_args):
     profile_arn = f"arn:aws:iam::{karpenter_args['account_id']}:instance-profile/*"
     changing = [
-        s for s in statements(policies)
-        if any(a.startswith("iam:") and "InstanceProfile" in a and not a.startswith(("iam:Get", "iam:List"))
-               for a in as_list(s["Action"]))
+        s
+        for s in statements(policies)
+        if any(
+            a.startswith("iam:") and "InstanceProfile" in a and not a.startswith(("iam:Get", "iam:List"))
+            for a in as_list(s["Action"])
+        )
     ]
     assert len(changing) == 3
     for statement in changing:
@@ -162,9 +165,7 @@ def test_both_supported_versions_give_the_same_documents(karpenter_args):
 def test_unsupported_versions_are_refused_naming_the_supported_ones(karpenter_args, version):
     with pytest.raises(UnsupportedVersionError) as raised:
         controller_policies(version, **karpenter_args)
-    assert str(raised.value) == (
-        f"no controller IAM policy bundled for Karpenter {version}; bundled: 1.14.0, 1.14.1"
-    )
+    assert str(raised.value) == (f"no controller IAM policy bundled for Karpenter {version}; bundled: 1.14.0, 1.14.1")
 
 
 @pytest.mark.parametrize(

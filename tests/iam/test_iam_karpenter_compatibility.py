@@ -36,17 +36,27 @@ def test_matrix_cases(karpenter, kubernetes, supported):
 @pytest.mark.parametrize(
     ("karpenter", "expected"),
     [
-        ("0.28.0", ("1.23", "1.27")), ("0.30.2", ("1.23", "1.27")),
-        ("0.31.0", ("1.23", "1.28")), ("0.33.1", ("1.23", "1.28")),
-        ("0.34.0", ("1.23", "1.29")), ("0.36.5", ("1.23", "1.29")),
+        ("0.28.0", ("1.23", "1.27")),
+        ("0.30.2", ("1.23", "1.27")),
+        ("0.31.0", ("1.23", "1.28")),
+        ("0.33.1", ("1.23", "1.28")),
+        ("0.34.0", ("1.23", "1.29")),
+        ("0.36.5", ("1.23", "1.29")),
         ("0.37.7", ("1.23", "1.30")),
-        ("1.0.0", ("1.25", "1.30")), ("1.0.4", ("1.25", "1.30")),
-        ("1.0.5", ("1.25", "1.31")), ("1.0.9", ("1.25", "1.31")), ("1.1", ("1.25", "1.31")),
-        ("1.2", ("1.25", "1.32")), ("1.4.0", ("1.25", "1.32")),
+        ("1.0.0", ("1.25", "1.30")),
+        ("1.0.4", ("1.25", "1.30")),
+        ("1.0.5", ("1.25", "1.31")),
+        ("1.0.9", ("1.25", "1.31")),
+        ("1.1", ("1.25", "1.31")),
+        ("1.2", ("1.25", "1.32")),
+        ("1.4.0", ("1.25", "1.32")),
         ("1.5", ("1.26", "1.33")),
-        ("1.6", ("1.26", "1.34")), ("1.8.4", ("1.26", "1.34")),
-        ("1.9", ("1.26", "1.35")), ("1.12.1", ("1.26", "1.35")),
-        ("1.13", ("1.26", "1.36")), ("1.14.1", ("1.26", "1.36")),
+        ("1.6", ("1.26", "1.34")),
+        ("1.8.4", ("1.26", "1.34")),
+        ("1.9", ("1.26", "1.35")),
+        ("1.12.1", ("1.26", "1.35")),
+        ("1.13", ("1.26", "1.36")),
+        ("1.14.1", ("1.26", "1.36")),
     ],
 )
 def test_every_row_of_the_matrix(karpenter, expected):
@@ -78,15 +88,20 @@ def test_minor_1_0_needs_a_patch_because_its_patches_differ():
 
 @pytest.mark.parametrize("version", ["0.27.0", "1.15.0", "2.0"])
 def test_versions_outside_the_matrix_are_refused(version):
-    with pytest.raises(UnsupportedVersionError, match=rf"Karpenter {version}; the bundled matrix covers 0.28.0 to 1.14.x"):
+    with pytest.raises(
+        UnsupportedVersionError, match=rf"Karpenter {version}; the bundled matrix covers 0.28.0 to 1.14.x"
+    ):
         karpenter_supports_kubernetes(version, "1.30")
 
 
-@pytest.mark.parametrize(("argument", "karpenter", "kubernetes"), [
-    ("karpenter_version", "v1.14.1", "1.35"),
-    ("karpenter_version", "latest", "1.35"),
-    ("kubernetes_version", "1.14.1", "1.35-eks"),
-])
+@pytest.mark.parametrize(
+    ("argument", "karpenter", "kubernetes"),
+    [
+        ("karpenter_version", "v1.14.1", "1.35"),
+        ("karpenter_version", "latest", "1.35"),
+        ("kubernetes_version", "1.14.1", "1.35-eks"),
+    ],
+)
 def test_malformed_versions_are_refused_naming_the_argument(argument, karpenter, kubernetes):
     with pytest.raises(IamInputError, match=rf"^{argument}="):
         karpenter_supports_kubernetes(karpenter, kubernetes)

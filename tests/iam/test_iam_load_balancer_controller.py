@@ -43,8 +43,12 @@ def test_policy_shape_for_3_5_0():
 
 def test_policy_keeps_the_tag_on_create_statement():
     statements = controller_policy("3.5.0")["Statement"]
-    add_tags = [s for s in statements if s["Action"] == ["elasticloadbalancing:AddTags"]
-                and "elasticloadbalancing:CreateAction" in s.get("Condition", {}).get("StringEquals", {})]
+    add_tags = [
+        s
+        for s in statements
+        if s["Action"] == ["elasticloadbalancing:AddTags"]
+        and "elasticloadbalancing:CreateAction" in s.get("Condition", {}).get("StringEquals", {})
+    ]
     assert len(add_tags) == 1
 
 

@@ -101,7 +101,10 @@ def test_ec2_trust_policy_rejects_a_bad_suffix():
         ({"namespace": "Kube_System"}, "namespace"),
         ({"service_account": "karpenter*"}, "service_account"),
         ({"service_account": ""}, "service_account"),
-        ({"oidc_provider_arn": "arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/X"}, "oidc_provider_arn"),
+        (
+            {"oidc_provider_arn": "arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/X"},
+            "oidc_provider_arn",
+        ),
         ({"oidc_provider_arn": "*"}, "oidc_provider_arn"),
     ],
 )

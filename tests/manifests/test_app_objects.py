@@ -11,8 +11,8 @@ from components.app_objects import (
     MANIFEST_DIR,
     MANIFEST_FILES,
     alb_tags_annotation,
-    load_manifest,
     app_objects,
+    load_manifest,
 )
 from stackconfig.app import AppConfig
 
@@ -100,7 +100,11 @@ def restricted_violations(pod_spec: dict) -> list[str]:
 
 
 def _objects(app: AppConfig = AppConfig(), **overrides) -> dict[str, dict]:
-    arguments: dict[str, Any] = {"nodepool_name": REFERENCE_NODEPOOL, "vpc_cidr": REFERENCE_VPC_CIDR, "tags": REFERENCE_TAGS}
+    arguments: dict[str, Any] = {
+        "nodepool_name": REFERENCE_NODEPOOL,
+        "vpc_cidr": REFERENCE_VPC_CIDR,
+        "tags": REFERENCE_TAGS,
+    }
     arguments.update(overrides)
     return {obj["kind"]: obj for obj in app_objects(app, **arguments)}
 
@@ -122,9 +126,7 @@ CUSTOM = AppConfig.model_validate_json(
 
 
 def test_default_config_reproduces_the_manifest_files():
-    built = app_objects(
-        AppConfig(), nodepool_name=REFERENCE_NODEPOOL, vpc_cidr=REFERENCE_VPC_CIDR, tags=REFERENCE_TAGS
-    )
+    built = app_objects(AppConfig(), nodepool_name=REFERENCE_NODEPOOL, vpc_cidr=REFERENCE_VPC_CIDR, tags=REFERENCE_TAGS)
     assert built == [load_manifest(MANIFEST_DIR / filename) for filename in MANIFEST_FILES]
 
 

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_GENERATION
 from stackconfig.errors import StackConfigError
-from stackconfig.nodepool import ZONE_KEY, DEFAULT_BUDGETS, NodePoolConfig, validate_zones
+from stackconfig.nodepool import DEFAULT_BUDGETS, ZONE_KEY, NodePoolConfig, validate_zones
 
 
 def _only_error(text: str) -> tuple[str, str, str]:
@@ -66,22 +66,46 @@ def test_a_full_configuration_is_accepted():
 @pytest.mark.parametrize(
     "text, key, fragments",
     [
-        (_requirements({"key": "example.com/tier", "operator": "In", "values": ["a"]}), "requirements",
-         ["requirements[0].key 'example.com/tier' is not supported", "allowed keys are"]),
-        (_requirements({"key": "kubernetes.io/arch", "operator": "In"}), "requirements",
-         ["operator In needs at least one value"]),
-        (_requirements({"key": LABEL_GENERATION, "operator": "Gt", "values": ["two"]}), "requirements",
-         ["needs exactly one non-negative integer value"]),
-        (_requirements({"key": "kubernetes.io/arch", "operator": "Exists", "values": ["amd64"]}), "requirements",
-         ["operator Exists takes no values"]),
-        (_requirements({"key": LABEL_FAMILY, "operator": "In", "values": ["m5"], "minValues": 3}), "requirements",
-         ["minValues 3 needs at least that many values"]),
-        (_requirements({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["cheap"]}), "requirements",
-         ["unknown capacity types ['cheap']"]),
-        (_requirements({"key": ZONE_KEY, "operator": "In", "values": ["us-east-1a"]}), "requirements",
-         ["requirements[0]: set zones with nodePool.zones"]),
-        (_requirements({"key": "kubernetes.io/hostname", "operator": "Exists"}), "requirements",
-         ["'kubernetes.io/hostname' is set by Karpenter itself"]),
+        (
+            _requirements({"key": "example.com/tier", "operator": "In", "values": ["a"]}),
+            "requirements",
+            ["requirements[0].key 'example.com/tier' is not supported", "allowed keys are"],
+        ),
+        (
+            _requirements({"key": "kubernetes.io/arch", "operator": "In"}),
+            "requirements",
+            ["operator In needs at least one value"],
+        ),
+        (
+            _requirements({"key": LABEL_GENERATION, "operator": "Gt", "values": ["two"]}),
+            "requirements",
+            ["needs exactly one non-negative integer value"],
+        ),
+        (
+            _requirements({"key": "kubernetes.io/arch", "operator": "Exists", "values": ["amd64"]}),
+            "requirements",
+            ["operator Exists takes no values"],
+        ),
+        (
+            _requirements({"key": LABEL_FAMILY, "operator": "In", "values": ["m5"], "minValues": 3}),
+            "requirements",
+            ["minValues 3 needs at least that many values"],
+        ),
+        (
+            _requirements({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["cheap"]}),
+            "requirements",
+            ["unknown capacity types ['cheap']"],
+        ),
+        (
+            _requirements({"key": ZONE_KEY, "operator": "In", "values": ["us-east-1a"]}),
+            "requirements",
+            ["requirements[0]: set zones with nodePool.zones"],
+        ),
+        (
+            _requirements({"key": "kubernetes.io/hostname", "operator": "Exists"}),
+            "requirements",
+            ["'kubernetes.io/hostname' is set by Karpenter itself"],
+        ),
         ('{"requirements": []}', "requirements", ["requirements is empty"]),
         ('{"zones": []}', "zones", ["zones is empty"]),
         ('{"zones": ["tokyo-a"]}', "zones", ["'tokyo-a' is not an availability zone name"]),

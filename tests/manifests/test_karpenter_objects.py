@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
+from components.app_objects import load_manifest
 from components.karpenter_objects import (
     MANIFEST_DIR,
     NODEPOOL_PRESETS,
     ec2_node_class,
     node_pool,
 )
-from components.app_objects import load_manifest
 from sizing.karpenter.catalog import load_catalog
 from sizing.karpenter.requirements import filter_instance_types, parse_requirements
 from stackconfig.ami import DEFAULT_AMI_ALIAS

@@ -17,12 +17,12 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.karpenter_objects import ec2_node_class, node_pool
-from components.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
 from components.app_objects import MANIFEST_DIR as TEST_APP_DIR
-from components.app_objects import MANIFEST_FILES, load_manifest, app_objects
-from stackconfig.app import AppConfig
+from components.app_objects import MANIFEST_FILES, app_objects, load_manifest
+from components.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
+from components.karpenter_objects import ec2_node_class, node_pool
 from stackconfig.ami import DEFAULT_AMI_ALIAS
+from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
 from tests import schemas
 
@@ -85,9 +85,7 @@ def _karpenter_objects():
         for config in NON_DEFAULT_POOLS
     ]
     classes = [
-        ec2_node_class(
-            name="default", role_name="node-role", cluster_name="c1", ami_alias=DEFAULT_AMI_ALIAS, tags={}
-        ),
+        ec2_node_class(name="default", role_name="node-role", cluster_name="c1", ami_alias=DEFAULT_AMI_ALIAS, tags={}),
         ec2_node_class(
             name="spot",
             role_name="KarpenterNodeRole-big",

@@ -8,7 +8,15 @@ import pytest
 import yaml
 
 from offline import run_program
-from offline.plan import MARKER, PlanDirectoryError, Presenter, iam_documents, kubernetes_objects, resource_label, write_plan
+from offline.plan import (
+    MARKER,
+    PlanDirectoryError,
+    Presenter,
+    iam_documents,
+    kubernetes_objects,
+    resource_label,
+    write_plan,
+)
 from offline.program import PROJECT_DIR
 
 
@@ -50,10 +58,14 @@ def test_manifests_equal_what_the_mocks_recorded(recording, plan_dir):
 
 def test_manifests_start_with_api_version_kind_metadata_spec(plan_dir):
     for path in (plan_dir / "manifests").glob("*.yaml"):
-        top_level = [line.split(":")[0] for line in path.read_text().splitlines() if line and not line[0].isspace() and not line.startswith("-")]
+        top_level = [
+            line.split(":")[0]
+            for line in path.read_text().splitlines()
+            if line and not line[0].isspace() and not line.startswith("-")
+        ]
         expected = [key for key in ("apiVersion", "kind", "metadata", "spec") if key in top_level]
         assert top_level[: len(expected)] == expected, path.name
-        assert top_level[len(expected):] == sorted(top_level[len(expected):]), path.name
+        assert top_level[len(expected) :] == sorted(top_level[len(expected) :]), path.name
 
 
 def test_helm_releases_name_chart_version_repository_and_values(recording, plan_dir):
@@ -109,7 +121,10 @@ def test_capacity_report_is_written(plan_dir):
 def test_the_command_writes_where_it_says(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "offline", "plan", "--stack", "dev", "--output", str(tmp_path / "out")],
-        cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120,
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert f"to {tmp_path / 'out'}" in result.stdout
@@ -118,15 +133,25 @@ def test_the_command_writes_where_it_says(tmp_path):
 
 
 def test_unknown_stack(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "offline", "plan", "--stack", "nope"], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "plan", "--stack", "nope"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "no stack file Pulumi.nope.yaml" in result.stderr
 
 
 # --- every resource's inputs, for review before `pulumi up` ---------------------------------------
 
+
 def _resource_file(plan_dir, type_, name):
-    (path,) = [p for p in (plan_dir / "resources").glob("*.yaml") if yaml.safe_load(p.read_text())["name"] == name
-               and yaml.safe_load(p.read_text())["type"] == type_]
+    (path,) = [
+        p
+        for p in (plan_dir / "resources").glob("*.yaml")
+        if yaml.safe_load(p.read_text())["name"] == name and yaml.safe_load(p.read_text())["type"] == type_
+    ]
     return yaml.safe_load(path.read_text())
 
 
@@ -168,16 +193,23 @@ def test_the_prod_plan_shows_what_up_and_destroy_rely_on(tmp_path):
     write_plan(recording, plan)
     group = _resource_file(plan, "aws:cloudwatch/logGroup:LogGroup", "cluster-control-plane-logs")["inputs"]
     assert (group["name"], group["retentionInDays"]) == ("/aws/eks/autoscaling-prod/cluster", 365)
-    assert "aws:cloudwatch/logGroup:LogGroup::cluster-control-plane-logs" in _resource_file(plan, "eks:index:Cluster", "cluster-eks")["dependsOn"]
+    assert (
+        "aws:cloudwatch/logGroup:LogGroup::cluster-control-plane-logs"
+        in _resource_file(plan, "eks:index:Cluster", "cluster-eks")["dependsOn"]
+    )
     vpc_cni = _resource_file(plan, "aws:eks/addon:Addon", "cluster-vpc-cni")["inputs"]
     assert json.loads(vpc_cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
     controller = _resource_file(plan, "kubernetes:helm.sh/v3:Release", "addons-aws-load-balancer-controller")["inputs"]
     assert controller["values"]["enableServiceMutatorWebhook"] is False
-    node_class = _resource_file(plan, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-node-class-ec2nodeclass")
+    node_class = _resource_file(
+        plan, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-node-class-ec2nodeclass"
+    )
     assert "aws:ec2/securityGroup:SecurityGroup::cluster-node-sg" in node_class["dependsOn"]
     graph = (plan / "graph.dot").read_text()
-    assert ('"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::karpenter-node-class-ec2nodeclass" -> '
-            '"aws:ec2/securityGroup:SecurityGroup::cluster-node-sg"') in graph
+    assert (
+        '"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::karpenter-node-class-ec2nodeclass" -> '
+        '"aws:ec2/securityGroup:SecurityGroup::cluster-node-sg"'
+    ) in graph
 
 
 def test_secrets_are_masked(recording, plan_dir):
@@ -196,7 +228,11 @@ def test_no_invented_certificate_authority(plan_dir):
 
 def test_floats_carry_no_binary_noise():
     show = Presenter({})
-    assert show({"cost": 0.1 + 0.2, "price": 4.0680000000000005, "count": 2.0}) == {"cost": 0.3, "price": 4.068, "count": 2}
+    assert show({"cost": 0.1 + 0.2, "price": 4.0680000000000005, "count": 2.0}) == {
+        "cost": 0.3,
+        "price": 4.068,
+        "count": 2,
+    }
     assert show([1.23456789]) == [1.23457]
 
 
@@ -205,7 +241,8 @@ def test_the_plan_has_no_float_noise(plan_dir):
 
     noisy = [
         (path.name, match)
-        for path in plan_dir.rglob("*") if path.is_file() and path.suffix in (".json", ".yaml")
+        for path in plan_dir.rglob("*")
+        if path.is_file() and path.suffix in (".json", ".yaml")
         for match in re.findall(r"\d+\.\d{7,}", path.read_text())
     ]
     assert noisy == []
@@ -215,7 +252,11 @@ def test_two_plans_are_identical(recording, plan_dir, tmp_path):
     again = run_program("dev")
     write_plan(again, tmp_path / "again", capacity_report=lambda: "capacity report\n")
     first = {path.relative_to(plan_dir): path.read_bytes() for path in plan_dir.rglob("*") if path.is_file()}
-    second = {path.relative_to(tmp_path / "again"): path.read_bytes() for path in (tmp_path / "again").rglob("*") if path.is_file()}
+    second = {
+        path.relative_to(tmp_path / "again"): path.read_bytes()
+        for path in (tmp_path / "again").rglob("*")
+        if path.is_file()
+    }
     assert first.keys() == second.keys()
     assert [name for name in first if first[name] != second[name]] == []
 
@@ -226,6 +267,7 @@ def test_the_program_warnings_are_written(recording, plan_dir):
 
 
 # --- the output folder ------------------------------------------------------------------------------
+
 
 def test_a_folder_with_a_users_file_is_refused_untouched(recording, tmp_path):
     target = tmp_path / "x"
@@ -245,7 +287,10 @@ def test_the_command_refuses_a_users_folder(tmp_path):
     (target / "keep.txt").write_text("keep\n")
     result = subprocess.run(
         [sys.executable, "-m", "offline", "plan", "--stack", "dev", "--output", str(target)],
-        cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120,
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 2
     assert f"{target} is not empty and has no {MARKER} file" in result.stderr and "Traceback" not in result.stderr
@@ -254,8 +299,11 @@ def test_the_command_refuses_a_users_folder(tmp_path):
 
 @pytest.mark.parametrize(
     "own_files",
-    [{"manifests/my-app.yaml": "kind: Deployment\n"}, {"outputs.json": "{}\n", "iam/role.json": "{}\n"},
-     {"resources.txt": "my notes\n"}],
+    [
+        {"manifests/my-app.yaml": "kind: Deployment\n"},
+        {"outputs.json": "{}\n", "iam/role.json": "{}\n"},
+        {"resources.txt": "my notes\n"},
+    ],
     ids=["manifests", "outputs-and-iam", "resources-txt-of-its-own"],
 )
 def test_a_users_folder_named_like_a_plans_parts_is_refused_untouched(recording, tmp_path, own_files):
@@ -308,9 +356,15 @@ def test_a_failed_write_leaves_the_previous_plan(recording, tmp_path):
 
 # --- make plan and make plan-diff ---------------------------------------------------------------------
 
+
 def _make_dry_run(*arguments):
-    result = subprocess.run(["make", "-n", "-o", ".venv/.installed", *arguments], cwd=PROJECT_DIR,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", *arguments],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -72,7 +72,7 @@ def test_a_vanished_name_is_reported_with_the_version_and_the_way_out(monkeypatc
 
 def test_the_names_were_checked_against_the_pinned_pulumi():
     pinned = re.search(r"^pulumi==(\S+)$", (PROJECT_DIR / "requirements.txt").read_text(), re.MULTILINE).group(1)
-    assert pulumi_internals.CHECKED_WITH == pinned, (
+    assert pinned == pulumi_internals.CHECKED_WITH, (
         f"requirements.txt pins pulumi {pinned} but offline/pulumi_internals.py was checked against "
         f"{pulumi_internals.CHECKED_WITH}: run tests/offline/test_pulumi_internals.py, fix any name it reports, "
         "then set CHECKED_WITH"
@@ -85,6 +85,8 @@ def test_no_other_offline_module_reaches_into_pulumi_privately():
         if path.name == "pulumi_internals.py":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            if re.search(r"\b(rpc|settings|sync_await|runtime_config|mocks)\._[a-z]|\b_sync_await\b|\.resources\[", line):
+            if re.search(
+                r"\b(rpc|settings|sync_await|runtime_config|mocks)\._[a-z]|\b_sync_await\b|\.resources\[", line
+            ):
                 offenders.append(f"offline/{path.name}:{number}: {line.strip()}")
     assert offenders == []

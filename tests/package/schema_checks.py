@@ -43,12 +43,16 @@ def check_value(value: Any, prop: dict, path: str) -> list[str]:
     if ref:
         if not ref.startswith(TYPE_PREFIX):
             return []
-        return _check_object(value, SCHEMA["types"][ref[len(TYPE_PREFIX):]]["properties"], path)
+        return _check_object(value, SCHEMA["types"][ref[len(TYPE_PREFIX) :]]["properties"], path)
     kind = prop.get("type")
     if kind == "array":
         if not isinstance(value, list):
             return [f"{path}: expected a list, got {value!r}"]
-        return [problem for index, item in enumerate(value) for problem in check_value(item, prop["items"], f"{path}[{index}]")]
+        return [
+            problem
+            for index, item in enumerate(value)
+            for problem in check_value(item, prop["items"], f"{path}[{index}]")
+        ]
     if kind == "object":
         if not isinstance(value, dict):
             return [f"{path}: expected a map, got {value!r}"]

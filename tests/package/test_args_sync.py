@@ -73,7 +73,7 @@ def _written_as(annotation: Any) -> str:
 def _schema_kind(prop: dict) -> tuple[str, Any]:
     ref = prop.get("$ref", "")
     if ref.startswith(TYPE_PREFIX):
-        return "object-type", SCHEMA["types"][ref[len(TYPE_PREFIX):]]["properties"]
+        return "object-type", SCHEMA["types"][ref[len(TYPE_PREFIX) :]]["properties"]
     if ref == "pulumi.json#/Any":
         return "any", None
     if prop.get("type") == "array":

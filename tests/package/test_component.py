@@ -40,7 +40,9 @@ def test_existing_vpc_builds_no_network_and_uses_the_given_subnets(existing_vpc)
     assert eks.input("publicSubnetIds") == ["subnet-0aa1", "subnet-0bb2", "subnet-0cc3"]
     node_class = existing_vpc.one(NODE_CLASS)
     assert node_class.input("spec.subnetSelectorTerms") == [
-        {"id": "subnet-1aa1"}, {"id": "subnet-1bb2"}, {"id": "subnet-1cc3"}
+        {"id": "subnet-1aa1"},
+        {"id": "subnet-1bb2"},
+        {"id": "subnet-1cc3"},
     ]
     release = existing_vpc.one("kubernetes:helm.sh/v3:Release", "autoscaling-addons-aws-load-balancer-controller")
     assert release.input("values.vpcId") == "vpc-0a1b2c3d4e5f60718"
@@ -60,8 +62,12 @@ def test_without_the_test_app_the_node_pool_is_planned_from_the_workloads(existi
 
 
 def test_children_are_named_after_the_component(existing_vpc):
-    owned = [r for r in existing_vpc.resources if r.type.startswith(("eks-autoscaling:", "aws:", "kubernetes:", "eks:"))]
-    assert owned and all(r.name.startswith("autoscaling") for r in owned), [r.name for r in owned if not r.name.startswith("autoscaling")]
+    owned = [
+        r for r in existing_vpc.resources if r.type.startswith(("eks-autoscaling:", "aws:", "kubernetes:", "eks:"))
+    ]
+    assert owned and all(r.name.startswith("autoscaling") for r in owned), [
+        r.name for r in owned if not r.name.startswith("autoscaling")
+    ]
     top = existing_vpc.one("eks-autoscaling:index:EksAutoscaling")
     assert top.name == "autoscaling" and existing_vpc.component_outputs.get(top.urn)
 
@@ -73,12 +79,12 @@ def test_the_stack_exports_every_output_of_the_schema():
     assert dev.one("eks-autoscaling:cluster:Cluster").parent == top.urn
 
 
-TWO_COMPONENTS = '''
+TWO_COMPONENTS = """
 from components.eks_autoscaling import EksAutoscaling
 blue = EksAutoscaling("blue", {"cluster_name": "blue", "cluster": {"acknowledge_open_endpoint": True}})
 green = EksAutoscaling("green", {"cluster_name": "green", "cluster": {"acknowledge_open_endpoint": True},
                                  "network": {"cidr": "10.1.0.0/16"}})
-'''
+"""
 
 
 def test_two_components_live_in_one_program(tmp_path):
@@ -93,40 +99,87 @@ def test_two_components_live_in_one_program(tmp_path):
 BAD_INPUTS = [
     pytest.param({"vpc_id": "vpc-1"}, ["`vpcId` given without `publicSubnetIds`, `privateSubnetIds`"], id="half-a-vpc"),
     pytest.param(
-        {"vpc_id": "vpc-1", "public_subnet_ids": ["s-1"], "private_subnet_ids": ["s-2"], "network": {"nat_gateways": "single"}},
+        {
+            "vpc_id": "vpc-1",
+            "public_subnet_ids": ["s-1"],
+            "private_subnet_ids": ["s-2"],
+            "network": {"nat_gateways": "single"},
+        },
         ["`network.natGateways` applies to a VPC the component builds", "`network.cidr` is required with vpcId"],
         id="nat-gateways-with-existing-vpc",
     ),
-    pytest.param({"node_group": {"min_size": 3, "max_size": 2}}, ["nodeGroup", "minSize (3) is greater than maxSize (2)"], id="same-message-as-a-stack"),
+    pytest.param(
+        {"node_group": {"min_size": 3, "max_size": 2}},
+        ["nodeGroup", "minSize (3) is greater than maxSize (2)"],
+        id="same-message-as-a-stack",
+    ),
     pytest.param({"node_group": {"min_sise": 3}}, ["unknown key `nodeGroup.min_sise`"], id="unknown-key"),
-    pytest.param({"deploy_test_app": False}, ["deployTestApp is false and capacity.workloads is empty"], id="nothing-to-plan"),
-    pytest.param({"region": "us-west-2"}, ["`region` is 'us-west-2'", "creates everything in 'ap-northeast-1'", "leave `region` out"],
-                 id="region-other-than-the-providers"),
+    pytest.param(
+        {"deploy_test_app": False}, ["deployTestApp is false and capacity.workloads is empty"], id="nothing-to-plan"
+    ),
+    pytest.param(
+        {"region": "us-west-2"},
+        ["`region` is 'us-west-2'", "creates everything in 'ap-northeast-1'", "leave `region` out"],
+        id="region-other-than-the-providers",
+    ),
     # The bad values a stack file is refused for, given as inputs: the same messages, named by the input.
-    pytest.param({"node_group": {"instance_types": ["m5.largee"]}},
-                 ["nodeGroup.instance_types", "'m5.largee' not in the bundled instance-type catalog", "m5.large"],
-                 id="instance-type-not-in-catalog"),
-    pytest.param({"node_group": {"instance_types": ["m6g.large"]}},
-                 ["m6g.large (arm64) cannot boot amiType AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD"],
-                 id="instance-type-of-the-other-architecture"),
-    pytest.param({"node_group": {"instance_types": ["t3.micro"]}},
-                 ["t3.micro leaves", "less than one karpenter replica requests"], id="instance-type-too-small"),
-    pytest.param({"region": "us-east-7"}, ["`region`: 'us-east-7' is not an AWS region; such as us-east-1"],
-                 id="region-that-does-not-exist"),
-    pytest.param({"region": "mars-north-1"}, ["`region`: 'mars-north-1' is not an AWS region"], id="region-of-another-planet"),
-    pytest.param({"cluster": {"acknowledge_open_endpoint": True, "version": 1.3}},
-                 ["`cluster.version`: text is expected, not the number 1.3", "write it in quotes, such as \"1.35\""],
-                 id="version-as-a-number"),
-    pytest.param({"app": {"hpa": {"max_replicas": 1000000}}},
-                 ["2000000 pods", "network.cidr 10.0.0.0/16", "32746 pod addresses"], id="peak-beyond-the-vpc"),
-    pytest.param({"app": {"hpa": {"max_replicas": -5}}}, ["maxReplicas must be at least 1, got -5"], id="negative-max-replicas"),
-    pytest.param({"node_pool": {"limits": {"cpu": "1"}}}, ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario"],
-                 id="limits-below-the-peak"),
-    pytest.param({"capacity": {"daemon_sets": [{"name": "agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
-                 ["the DaemonSets request 2125m cpu on every node", "no pod fits beside them"], id="oversized-daemon-set"),
-    pytest.param({"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2,
-                                              "replicas": 3}]}},
-                 ["unknown key `capacity.workloads[0].replicas`"], id="unknown-key-in-the-first-workload"),
+    pytest.param(
+        {"node_group": {"instance_types": ["m5.largee"]}},
+        ["nodeGroup.instance_types", "'m5.largee' not in the bundled instance-type catalog", "m5.large"],
+        id="instance-type-not-in-catalog",
+    ),
+    pytest.param(
+        {"node_group": {"instance_types": ["m6g.large"]}},
+        ["m6g.large (arm64) cannot boot amiType AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD"],
+        id="instance-type-of-the-other-architecture",
+    ),
+    pytest.param(
+        {"node_group": {"instance_types": ["t3.micro"]}},
+        ["t3.micro leaves", "less than one karpenter replica requests"],
+        id="instance-type-too-small",
+    ),
+    pytest.param(
+        {"region": "us-east-7"},
+        ["`region`: 'us-east-7' is not an AWS region; such as us-east-1"],
+        id="region-that-does-not-exist",
+    ),
+    pytest.param(
+        {"region": "mars-north-1"}, ["`region`: 'mars-north-1' is not an AWS region"], id="region-of-another-planet"
+    ),
+    pytest.param(
+        {"cluster": {"acknowledge_open_endpoint": True, "version": 1.3}},
+        ["`cluster.version`: text is expected, not the number 1.3", 'write it in quotes, such as "1.35"'],
+        id="version-as-a-number",
+    ),
+    pytest.param(
+        {"app": {"hpa": {"max_replicas": 1000000}}},
+        ["2000000 pods", "network.cidr 10.0.0.0/16", "32746 pod addresses"],
+        id="peak-beyond-the-vpc",
+    ),
+    pytest.param(
+        {"app": {"hpa": {"max_replicas": -5}}}, ["maxReplicas must be at least 1, got -5"], id="negative-max-replicas"
+    ),
+    pytest.param(
+        {"node_pool": {"limits": {"cpu": "1"}}},
+        ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario"],
+        id="limits-below-the-peak",
+    ),
+    pytest.param(
+        {"capacity": {"daemon_sets": [{"name": "agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
+        ["the DaemonSets request 2125m cpu on every node", "no pod fits beside them"],
+        id="oversized-daemon-set",
+    ),
+    pytest.param(
+        {
+            "capacity": {
+                "workloads": [
+                    {"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}
+                ]
+            }
+        },
+        ["unknown key `capacity.workloads[0].replicas`"],
+        id="unknown-key-in-the-first-workload",
+    ),
 ]
 
 

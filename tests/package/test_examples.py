@@ -83,7 +83,8 @@ def _python_inputs(path):
     """Keyword inputs of the EksAutoscaling call, camelCased; values that are not literals are UNKNOWN."""
     tree = ast.parse(path.read_text())
     calls = [
-        node for node in ast.walk(tree)
+        node
+        for node in ast.walk(tree)
         if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "EksAutoscaling"
     ]
     assert len(calls) == 1
@@ -96,13 +97,12 @@ def _python_inputs(path):
 def _literal(node):
     if isinstance(node, ast.Dict):
         # Dict keys of the generated SDK's input types are Python names; of free-form maps, as written.
-        return {key.value: _literal(value) for key, value in zip(node.keys, node.values)}
+        return {key.value: _literal(value) for key, value in zip(node.keys, node.values, strict=False)}
     if isinstance(node, ast.List):
         return [_literal(item) for item in node.elts]
     if isinstance(node, ast.Constant):
         return node.value
     return UNKNOWN
-
 
 
 def test_python_example_uses_the_schema():

@@ -14,7 +14,11 @@ from stackconfig.model import StackConfig
 
 PROJECT_TEXT = (PROJECT_DIR / "Pulumi.yaml").read_text()
 PROJECT_FILE = yaml.safe_load(PROJECT_TEXT)
-DECLARED = {key.split(":", 1)[1]: spec for key, spec in (PROJECT_FILE.get("config") or {}).items() if key.startswith(f"{PROJECT}:")}
+DECLARED = {
+    key.split(":", 1)[1]: spec
+    for key, spec in (PROJECT_FILE.get("config") or {}).items()
+    if key.startswith(f"{PROJECT}:")
+}
 
 # The types a project file may declare (the CLI's project schema, Pulumi 3.44 and later); `array` needs `items`.
 CLI_CONFIG_TYPES = {"string", "integer", "boolean", "array"}

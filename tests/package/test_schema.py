@@ -21,7 +21,7 @@ def schema():
 
 
 def test_checked_in_schema_is_current(schema):
-    assert CHECKED_IN == schema, "schema.json is stale: run `make schema`"
+    assert schema == CHECKED_IN, "schema.json is stale: run `make schema`"
 
 
 def test_generated_tables_are_current(capsys):
@@ -40,7 +40,9 @@ def _undocumented(schema) -> list[str]:
     places = [("input", resource["inputProperties"]), ("output", resource["properties"])]
     places += [(f"type {token.rsplit(':', 1)[-1]}", spec["properties"]) for token, spec in schema["types"].items()]
     for where, properties in places:
-        missing += [f"{where} {name}" for name, prop in properties.items() if not (prop.get("description") or "").strip()]
+        missing += [
+            f"{where} {name}" for name, prop in properties.items() if not (prop.get("description") or "").strip()
+        ]
     missing += [token for token, spec in schema["types"].items() if not (spec.get("description") or "").strip()]
     return missing
 
@@ -105,7 +107,10 @@ def test_the_plugin_serves_the_checked_in_schema(tmp_path):
     # The engine address is only dialled when a component is constructed.
     plugin = subprocess.Popen(
         [sys.executable, str(PROJECT_DIR / "provider"), "127.0.0.1:1"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         port = plugin.stdout.readline().strip()

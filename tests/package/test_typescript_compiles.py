@@ -27,7 +27,11 @@ def compile_errors(program: str, tmp_path) -> list[str]:
     (tmp_path / "index.ts").write_text(program)
     result = subprocess.run(
         [TSC, "--noEmit", "--strict", "--target", "es2020", "--module", "commonjs", "eks-autoscaling.d.ts", "index.ts"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     errors = [line for line in result.stdout.splitlines() if "error TS" in line]
     assert bool(errors) == (result.returncode != 0), result.stdout + result.stderr

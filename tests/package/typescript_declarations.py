@@ -25,7 +25,7 @@ def _interface_name(token: str) -> str:
 def ts_type(prop: dict) -> str:
     ref = prop.get("$ref")
     if ref:
-        return _interface_name(ref[len(TYPE_PREFIX):]) if ref.startswith(TYPE_PREFIX) else "any"
+        return _interface_name(ref[len(TYPE_PREFIX) :]) if ref.startswith(TYPE_PREFIX) else "any"
     kind = prop.get("type")
     if kind == "array":
         return f"{ts_type(prop['items'])}[]"

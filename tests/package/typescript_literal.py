@@ -26,7 +26,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
     while position < len(text):
         match = TOKEN.match(text, position)
         if not match:
-            raise ValueError(f"cannot read TypeScript at {text[position:position + 30]!r}")
+            raise ValueError(f"cannot read TypeScript at {text[position : position + 30]!r}")
         position = match.end()
         kind = match.lastgroup
         if kind:
@@ -38,7 +38,7 @@ def component_arguments(source: str, class_name: str) -> list[tuple[str, Any]]:
     """(resource name, args) of every `new <module>.<class_name>("name", {...})` in the source."""
     found = []
     for match in re.finditer(rf"new\s+(?:[\w$]+\.)?{class_name}\s*\(", source):
-        parser = _Parser(tokens(source[match.end():]))
+        parser = _Parser(tokens(source[match.end() :]))
         name = parser.value()
         parser.expect(",")
         found.append((name, parser.value()))

@@ -32,7 +32,7 @@ def role_of(recording, component):
 def policies_of(recording, component):
     prefix = f"identities-{component}-"
     return {
-        p.name[len(prefix):]: json.loads(p.input("policy"))
+        p.name[len(prefix) :]: json.loads(p.input("policy"))
         for p in recording.of_type(POLICY)
         if p.name.startswith(prefix)
     }
@@ -62,13 +62,18 @@ def test_irsa_trust_policies_are_exact(dev, component, subject):
     assert trust_has_sub_and_aud(trust)
 
 
-@pytest.mark.parametrize("component, service_account", [("aws-load-balancer-controller", "aws-load-balancer-controller"), ("karpenter", "karpenter")])
+@pytest.mark.parametrize(
+    "component, service_account",
+    [("aws-load-balancer-controller", "aws-load-balancer-controller"), ("karpenter", "karpenter")],
+)
 def test_pod_identity_trust_and_association(pod_identity, component, service_account):
     trust = json.loads(role_of(pod_identity, component).input("assumeRolePolicy"))
     (statement,) = trust["Statement"]
     assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert sorted(statement["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
-    association = pod_identity.one("aws:eks/podIdentityAssociation:PodIdentityAssociation", f"identities-{component}-association")
+    association = pod_identity.one(
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation", f"identities-{component}-association"
+    )
     assert association.input("namespace") == "kube-system"
     assert association.input("serviceAccount") == service_account
     assert association.input("clusterName") == "karpenter-test"
@@ -86,7 +91,13 @@ def test_irsa_has_no_association(dev):
 
 def test_karpenter_policies_are_scoped(dev):
     policies = policies_of(dev, "karpenter")
-    assert set(policies) == {"node-lifecycle", "iam-integration", "eks-integration", "interruption", "resource-discovery"}
+    assert set(policies) == {
+        "node-lifecycle",
+        "iam-integration",
+        "eks-integration",
+        "interruption",
+        "resource-discovery",
+    }
     node_role_arn = dev.one(ROLE, "karpenter-nodes-node-role").outputs["arn"]
     queue_arn = dev.one("aws:sqs/queue:Queue").outputs["arn"]
     statements = [s for document in policies.values() for s in document["Statement"]]
@@ -97,8 +108,14 @@ def test_karpenter_policies_are_scoped(dev):
     pass_role = [s for s in statements if s["Action"] == "iam:PassRole" or "iam:PassRole" in s["Action"]]
     assert [s["Resource"] for s in pass_role] == [node_role_arn]
     describe_cluster = [s for s in statements if "eks:DescribeCluster" in json.dumps(s["Action"])]
-    assert [s["Resource"] for s in describe_cluster] == ["arn:aws:eks:ap-northeast-1:123456789012:cluster/karpenter-test"]
-    sqs = [s for s in statements if any(a.startswith("sqs:") for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))]
+    assert [s["Resource"] for s in describe_cluster] == [
+        "arn:aws:eks:ap-northeast-1:123456789012:cluster/karpenter-test"
+    ]
+    sqs = [
+        s
+        for s in statements
+        if any(a.startswith("sqs:") for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
+    ]
     assert sqs and all(s["Resource"] == queue_arn for s in sqs)
 
 
@@ -122,8 +139,17 @@ def test_karpenter_node_role_and_access_entry(dev):
     role = dev.one(ROLE, "karpenter-nodes-node-role")
     trust = json.loads(role.input("assumeRolePolicy"))
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
-    attached = {a.input("policyArn").rsplit("/", 1)[-1] for a in dev.of_type(ATTACHMENT) if a.name.startswith("karpenter-nodes-node-")}
-    assert attached == {"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
+    attached = {
+        a.input("policyArn").rsplit("/", 1)[-1]
+        for a in dev.of_type(ATTACHMENT)
+        if a.name.startswith("karpenter-nodes-node-")
+    }
+    assert attached == {
+        "AmazonEKSWorkerNodePolicy",
+        "AmazonEKS_CNI_Policy",
+        "AmazonEC2ContainerRegistryPullOnly",
+        "AmazonSSMManagedInstanceCore",
+    }
     entry = dev.one("aws:eks/accessEntry:AccessEntry")
     assert entry.input("type") == "EC2_LINUX"
     assert entry.input("principalArn") == role.outputs["arn"]
@@ -171,7 +197,9 @@ def test_helm_release_values(dev):
     assert lbc.input("values.vpcId") == dev.outputs["vpcId"]
     assert lbc.input("values.replicaCount") == 2
     assert lbc.input("values.serviceAccount.name") == "aws-load-balancer-controller"
-    assert lbc.input("values.serviceAccount.annotations") == {"eks.amazonaws.com/role-arn": dev.outputs["loadBalancerControllerRoleArn"]}
+    assert lbc.input("values.serviceAccount.annotations") == {
+        "eks.amazonaws.com/role-arn": dev.outputs["loadBalancerControllerRoleArn"]
+    }
     assert lbc.input("values.nodeSelector")["node-role"] == "system"
 
     karpenter = release(dev, "karpenter")
@@ -179,7 +207,10 @@ def test_helm_release_values(dev):
     assert karpenter.input("version") == "1.14.1"
     assert karpenter.input("namespace") == "kube-system"
     assert karpenter.input("skipCrds") is True
-    assert karpenter.input("values.settings") == {"clusterName": "karpenter-test", "interruptionQueue": "karpenter-test"}
+    assert karpenter.input("values.settings") == {
+        "clusterName": "karpenter-test",
+        "interruptionQueue": "karpenter-test",
+    }
     assert karpenter.input("values.serviceAccount") == {
         "name": "karpenter",
         "annotations": {"eks.amazonaws.com/role-arn": dev.outputs["karpenterControllerRoleArn"]},
@@ -206,7 +237,10 @@ def test_releases_depend_on_their_identities_and_the_nodes(dev):
     for chart in ("metrics-server", "aws-load-balancer-controller", "karpenter-crd", "karpenter"):
         assert dev.depends_on(release(dev, chart), nodes), chart
         assert dev.depends_on(release(dev, chart), coredns), chart
-    for chart, component in (("aws-load-balancer-controller", "aws-load-balancer-controller"), ("karpenter", "karpenter")):
+    for chart, component in (
+        ("aws-load-balancer-controller", "aws-load-balancer-controller"),
+        ("karpenter", "karpenter"),
+    ):
         assert dev.depends_on(release(dev, chart), role_of(dev, component))
         for attachment in dev.of_type(ATTACHMENT):
             if attachment.name.startswith(f"identities-{component}-"):
@@ -219,7 +253,9 @@ def test_releases_depend_on_their_identities_and_the_nodes(dev):
 
 def test_pod_identity_releases_depend_on_the_association(pod_identity):
     for component in ("aws-load-balancer-controller", "karpenter"):
-        association = pod_identity.one("aws:eks/podIdentityAssociation:PodIdentityAssociation", f"identities-{component}-association")
+        association = pod_identity.one(
+            "aws:eks/podIdentityAssociation:PodIdentityAssociation", f"identities-{component}-association"
+        )
         assert pod_identity.depends_on(release(pod_identity, component), association)
 
 
@@ -245,7 +281,12 @@ def test_destroy_order_of_karpenter_and_its_aws_side(dev):
     karpenter = release(dev, "karpenter")
     node_class = dev.one("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
     assert order.index(node_class) < order.index(karpenter)
-    for later in (dev.one("aws:sqs/queue:Queue"), role_of(dev, "karpenter"), dev.one("eks:index:ManagedNodeGroup"), dev.one("eks:index:Cluster")):
+    for later in (
+        dev.one("aws:sqs/queue:Queue"),
+        role_of(dev, "karpenter"),
+        dev.one("eks:index:ManagedNodeGroup"),
+        dev.one("eks:index:Cluster"),
+    ):
         assert order.index(karpenter) < order.index(later), later
 
 
@@ -254,7 +295,10 @@ def test_destroy_order_of_karpenter_and_its_aws_side(dev):
     [
         ({"identity": "kiam"}, ["`identity`", "'irsa' or 'podIdentity'", "kiam"]),
         ({"addons": {"karpenter": {"version": "1.13.0"}}}, ["addons.karpenter.version", "1.13.0", "1.14.0, 1.14.1"]),
-        ({"addons": {"loadBalancerController": {"version": "3.4.0"}}}, ["addons.loadBalancerController.version", "3.4.0", "bundled: 3.5.0"]),
+        (
+            {"addons": {"loadBalancerController": {"version": "3.4.0"}}},
+            ["addons.loadBalancerController.version", "3.4.0", "bundled: 3.5.0"],
+        ),
         ({"addons": {"karpenter": {"replicas": 3}}}, ["addons.karpenter.replicas is 3", "room for 2"]),
         ({"nodeGroup": {"minSize": 1, "desiredSize": 1}}, ["addons.karpenter.replicas is 2", "room for 1"]),
         ({"addons": {"karpenter": {"amiAlias": "al2023@latest"}}}, ["amiAlias", "latest"]),
@@ -273,7 +317,9 @@ def test_karpenter_outside_the_compatibility_matrix(monkeypatch):
     # exercised with a Kubernetes version the bundled release does not know.
     from stackconfig import foundation
 
-    monkeypatch.setattr(foundation, "SUPPORTED_KUBERNETES_VERSIONS", (*foundation.SUPPORTED_KUBERNETES_VERSIONS, "1.37"))
+    monkeypatch.setattr(
+        foundation, "SUPPORTED_KUBERNETES_VERSIONS", (*foundation.SUPPORTED_KUBERNETES_VERSIONS, "1.37")
+    )
     with pytest.raises(ProgramFailed) as failure:
         run_program("dev", {"cluster": {"version": "1.37"}})
     assert "Karpenter 1.14.1 supports Kubernetes 1.26 to 1.36" in str(failure.value)

@@ -66,9 +66,15 @@ def test_every_aws_resource_uses_the_one_provider(with_settings):
         ({"aws:defaultTags": {"tags": {"team": "x"}}}, ["`aws:defaultTags`", "eks-autoscaling:tags"]),
         ({"aws:accessKey": "AKIAEXAMPLE"}, ["`aws:accessKey`", "AWS_PROFILE"]),
         ({"aws:assumeRole": {"roleArn": ROLE}}, ["`aws:assumeRole`", "aws:assumeRoles: [{roleArn"]),
-        ({"aws:assumeRoles": [{"roleArn": ROLE}, {"roleArn": ROLE}]}, ["`aws:assumeRoles`", "2 roles given", "cannot chain roles"]),
+        (
+            {"aws:assumeRoles": [{"roleArn": ROLE}, {"roleArn": ROLE}]},
+            ["`aws:assumeRoles`", "2 roles given", "cannot chain roles"],
+        ),
         ({"aws:assumeRoles": [{"roleArn": "deployer"}]}, ["aws:assumeRoles[0].roleArn", "'deployer'", "IAM role ARN"]),
-        ({"aws:assumeRoles": [{"roleArn": ROLE, "externalId": "x"}]}, ["aws:assumeRoles[0].externalId", "roleArn, sessionName, duration"]),
+        (
+            {"aws:assumeRoles": [{"roleArn": ROLE, "externalId": "x"}]},
+            ["aws:assumeRoles[0].externalId", "roleArn, sessionName, duration"],
+        ),
         ({"aws:allowedAccountIds": ["1234"]}, ["aws:allowedAccountIds", "'1234'", "12-digit"]),
     ],
 )

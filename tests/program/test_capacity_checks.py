@@ -36,8 +36,8 @@ def test_private_subnets_as_awsx_lays_them_out(cidr, zones, sizes):
 @pytest.mark.parametrize(
     "pods, addresses",
     [
-        (0, 20),   # the primary ENI and the warm one, 10 addresses each
-        (9, 20),   # nine pods fill the primary ENI's secondary addresses; one warm ENI
+        (0, 20),  # the primary ENI and the warm one, 10 addresses each
+        (9, 20),  # nine pods fill the primary ENI's secondary addresses; one warm ENI
         (10, 30),  # a second ENI for the tenth pod, and a warm third
         (27, 30),  # capped at m5.large's three ENIs
     ],
@@ -56,14 +56,19 @@ def test_standard_vcpus_above_the_default_quota_warn_per_capacity_type():
     warnings = quota_warnings([("m5.xlarge", "on-demand"), ("m5.xlarge", "on-demand"), ("c5.2xlarge", "spot")])
     assert len(warnings) == 2
     assert f"8 on-demand vCPUs of standard instance families, above {DEFAULT_STANDARD_VCPU_QUOTA}" in warnings[0]
-    assert "8 spot vCPUs" in warnings[1] and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" in warnings[1]
+    assert (
+        "8 spot vCPUs" in warnings[1]
+        and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" in warnings[1]
+    )
 
 
 def test_the_quota_warning_says_the_default_is_for_new_accounts_and_how_to_read_the_applied_value():
     on_demand, spot = quota_warnings([("m5.2xlarge", "on-demand"), ("m5.2xlarge", "spot")], "eu-west-1")
     assert "the default value for new accounts" in on_demand and "applied value is often higher" in on_demand
-    assert ("`aws service-quotas get-service-quota --service-code ec2 --quota-code L-1216C47A --region eu-west-1`"
-            in on_demand)
+    assert (
+        "`aws service-quotas get-service-quota --service-code ec2 --quota-code L-1216C47A --region eu-west-1`"
+        in on_demand
+    )
     assert "--quota-code L-34B43A08 --region eu-west-1`" in spot
 
 

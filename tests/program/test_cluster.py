@@ -156,7 +156,16 @@ def test_system_node_role_policies(dev):
 def test_node_group_sizes_and_types_from_config():
     recording = run_program(
         "dev",
-        {"nodeGroup": {"instanceTypes": ["m6i.large", "m5.large"], "minSize": 3, "desiredSize": 3, "maxSize": 6, "diskSize": 50, "labels": {"node-role": "system", "team": "platform"}}},
+        {
+            "nodeGroup": {
+                "instanceTypes": ["m6i.large", "m5.large"],
+                "minSize": 3,
+                "desiredSize": 3,
+                "maxSize": 6,
+                "diskSize": 50,
+                "labels": {"node-role": "system", "team": "platform"},
+            }
+        },
     )
     nodes = recording.one("eks:index:ManagedNodeGroup")
     assert nodes.input("instanceTypes") == ["m6i.large", "m5.large"]
@@ -174,8 +183,16 @@ def test_kubernetes_provider_uses_the_cluster_kubeconfig(dev):
 
 def test_outputs(dev):
     expected = {
-        "clusterName", "endpoint", "kubeconfig", "oidcProviderArn", "oidcIssuerUrl", "vpcId",
-        "publicSubnetIds", "privateSubnetIds", "nodeGroupName", "nodeSecurityGroupId",
+        "clusterName",
+        "endpoint",
+        "kubeconfig",
+        "oidcProviderArn",
+        "oidcIssuerUrl",
+        "vpcId",
+        "publicSubnetIds",
+        "privateSubnetIds",
+        "nodeGroupName",
+        "nodeSecurityGroupId",
     }
     assert expected <= set(dev.outputs)
     assert dev.outputs["clusterName"] == "karpenter-test"
@@ -319,7 +336,9 @@ def test_endpoint_cidrs_that_admit_nobody_are_refused(cidr, named):
 
 @pytest.mark.parametrize("cidr", ["0.0.0.0/0", "52.94.0.0/22", "1.1.1.1/32", "192.0.0.0/16", "198.0.0.0/8"])
 def test_public_endpoint_cidrs_are_accepted(cidr):
-    config = parse_stack_config({"aws:region": "ap-northeast-1", "eks-autoscaling:cluster": json.dumps({"publicAccessCidrs": [cidr]})})
+    config = parse_stack_config(
+        {"aws:region": "ap-northeast-1", "eks-autoscaling:cluster": json.dumps({"publicAccessCidrs": [cidr]})}
+    )
     assert config.cluster.public_access_cidrs == (cidr,)
 
 
@@ -333,8 +352,22 @@ def test_the_refused_ranges_are_the_ones_python_knows_as_not_public():
         network = ipaddress.IPv4Network(block)
         assert _not_public(network.network_address) and _not_public(network.broadcast_address), block
     # And addresses of each kind Python's registry knows, sampled, are refused.
-    for address in ("0.1.2.3", "10.9.9.9", "100.100.0.1", "127.0.0.1", "169.254.0.1", "172.31.0.1", "192.0.0.1",
-                    "192.0.2.1", "192.168.0.1", "198.18.0.1", "198.51.100.1", "203.0.113.1", "224.0.0.1", "240.0.0.1"):
+    for address in (
+        "0.1.2.3",
+        "10.9.9.9",
+        "100.100.0.1",
+        "127.0.0.1",
+        "169.254.0.1",
+        "172.31.0.1",
+        "192.0.0.1",
+        "192.0.2.1",
+        "192.168.0.1",
+        "198.18.0.1",
+        "198.51.100.1",
+        "203.0.113.1",
+        "224.0.0.1",
+        "240.0.0.1",
+    ):
         assert _not_public(ipaddress.IPv4Address(address)), address
         assert non_public_range(ipaddress.IPv4Network(f"{address}/32")) is not None, address
     assert non_public_range(ipaddress.IPv4Network("52.94.0.0/22")) is None

@@ -2,49 +2,127 @@
 
 import pytest
 
+from offline.program import DELETE, PROJECT_DIR
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file, parse_stack_config
 from tests.harness import ProgramFailed, run_program
-from offline.program import DELETE, PROJECT_DIR
 
 BAD_INPUTS = [
-    pytest.param({"network": {"cidr": "10.0.0/16"}}, ["network.cidr", "'10.0.0/16'", "IPv4 CIDR block"], id="malformed-cidr"),
+    pytest.param(
+        {"network": {"cidr": "10.0.0/16"}}, ["network.cidr", "'10.0.0/16'", "IPv4 CIDR block"], id="malformed-cidr"
+    ),
     pytest.param({"network": {"cidr": "10.0.0.1/16"}}, ["network.cidr", "10.0.0.1/16"], id="cidr-host-bits"),
     pytest.param({"network": {"cidr": "10.0.0.0/8"}}, ["network.cidr", "/16 and /24"], id="cidr-too-large"),
-    pytest.param({"network": {"availabilityZones": 1}}, ["network.availabilityZones", "greater than or equal to 2", "got 1"], id="too-few-azs"),
-    pytest.param({"network": {"availabilityZones": 7}}, ["network.availabilityZones", "less than or equal to 6", "got 7"], id="too-many-azs"),
-    pytest.param({"network": {"natGateways": "perAz"}}, ["network.natGateways", "'single' or 'onePerAz'", "perAz"], id="unknown-nat-strategy"),
-    pytest.param({"nodeGroup": {"minSize": 3, "maxSize": 2, "desiredSize": 2}}, ["nodeGroup", "minSize (3) is greater than maxSize (2)"], id="min-above-max"),
-    pytest.param({"nodeGroup": {"desiredSize": 5}}, ["nodeGroup", "desiredSize (5)", "between minSize (2) and maxSize (3)"], id="desired-above-max"),
-    pytest.param({"nodeGroup": {"minSize": 2, "desiredSize": 1}}, ["desiredSize (1)", "between minSize (2)"], id="desired-below-min"),
-    pytest.param({"cluster": {"version": "1.29"}}, ["cluster.version", "'1.29'", "1.33, 1.34, 1.35, 1.36"], id="unsupported-version"),
-    pytest.param({"cluster": {"version": 1.35}}, ["cluster.version", "number 1.35", "quotes", "\"1.35\""], id="version-as-number"),
+    pytest.param(
+        {"network": {"availabilityZones": 1}},
+        ["network.availabilityZones", "greater than or equal to 2", "got 1"],
+        id="too-few-azs",
+    ),
+    pytest.param(
+        {"network": {"availabilityZones": 7}},
+        ["network.availabilityZones", "less than or equal to 6", "got 7"],
+        id="too-many-azs",
+    ),
+    pytest.param(
+        {"network": {"natGateways": "perAz"}},
+        ["network.natGateways", "'single' or 'onePerAz'", "perAz"],
+        id="unknown-nat-strategy",
+    ),
+    pytest.param(
+        {"nodeGroup": {"minSize": 3, "maxSize": 2, "desiredSize": 2}},
+        ["nodeGroup", "minSize (3) is greater than maxSize (2)"],
+        id="min-above-max",
+    ),
+    pytest.param(
+        {"nodeGroup": {"desiredSize": 5}},
+        ["nodeGroup", "desiredSize (5)", "between minSize (2) and maxSize (3)"],
+        id="desired-above-max",
+    ),
+    pytest.param(
+        {"nodeGroup": {"minSize": 2, "desiredSize": 1}},
+        ["desiredSize (1)", "between minSize (2)"],
+        id="desired-below-min",
+    ),
+    pytest.param(
+        {"cluster": {"version": "1.29"}},
+        ["cluster.version", "'1.29'", "1.33, 1.34, 1.35, 1.36"],
+        id="unsupported-version",
+    ),
+    pytest.param(
+        {"cluster": {"version": 1.35}}, ["cluster.version", "number 1.35", "quotes", '"1.35"'], id="version-as-number"
+    ),
     pytest.param({"nodeGroup": {"minSise": 2}}, ["unknown key `nodeGroup.minSise`", "minSize"], id="typo-in-section"),
     pytest.param({"nodeGrup": {"minSize": 2}}, ["unknown key `nodeGrup`", "nodeGroup"], id="typo-at-top"),
     pytest.param({"nodeGroup": {"minSize": "2"}}, ["nodeGroup.minSize", "valid integer", "'2'"], id="wrong-type"),
-    pytest.param({"nodeGroup": {"instanceTypes": ["m5large"]}}, ["nodeGroup.instanceTypes", "'m5large'", "m5.large"], id="bad-instance-type"),
+    pytest.param(
+        {"nodeGroup": {"instanceTypes": ["m5large"]}},
+        ["nodeGroup.instanceTypes", "'m5large'", "m5.large"],
+        id="bad-instance-type",
+    ),
     pytest.param({"nodeGroup": {"labels": {}}}, ["nodeGroup.labels", "at least one label"], id="no-system-label"),
-    pytest.param({"cluster": {"publicAccessCidrs": ["my-office"]}}, ["cluster.publicAccessCidrs", "'my-office'"], id="bad-endpoint-cidr"),
-    pytest.param({"cluster": {"publicAccessCidrs": []}}, ["publicAccessCidrs is empty"], id="public-endpoint-without-cidrs"),
-    pytest.param({"cluster": {"logTypes": ["api", "audits"]}}, ["cluster.logTypes[1]", "audits"], id="unknown-log-type"),
-    pytest.param({"clusterName": "karpenter test"}, ["clusterName", "'karpenter test'", "letters, digits"], id="bad-cluster-name"),
+    pytest.param(
+        {"cluster": {"publicAccessCidrs": ["my-office"]}},
+        ["cluster.publicAccessCidrs", "'my-office'"],
+        id="bad-endpoint-cidr",
+    ),
+    pytest.param(
+        {"cluster": {"publicAccessCidrs": []}}, ["publicAccessCidrs is empty"], id="public-endpoint-without-cidrs"
+    ),
+    pytest.param(
+        {"cluster": {"logTypes": ["api", "audits"]}}, ["cluster.logTypes[1]", "audits"], id="unknown-log-type"
+    ),
+    pytest.param(
+        {"clusterName": "karpenter test"}, ["clusterName", "'karpenter test'", "letters, digits"], id="bad-cluster-name"
+    ),
     pytest.param({"tags": {"aws:owner": "x"}}, ["tags", "aws:"], id="reserved-tag"),
     pytest.param({"aws:region": DELETE}, ["aws:region", "pulumi config set aws:region"], id="missing-region"),
-    pytest.param({"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": "alias/mine"}}}, ["cluster.secretsEncryption.kmsKeyArn", "alias/mine", "KMS key ARN"], id="bad-kms-key"),
+    pytest.param(
+        {"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": "alias/mine"}}},
+        ["cluster.secretsEncryption.kmsKeyArn", "alias/mine", "KMS key ARN"],
+        id="bad-kms-key",
+    ),
     pytest.param({"network": "single"}, ["`network`", "structured value"], id="scalar-for-section"),
-    pytest.param({"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}]}},
-                 ["unknown key `capacity.workloads[0].replicas`", "maxReplicas, maxSurge, name, nodeSelector, requests"], id="capacity-workload-typo"),
-    pytest.param({"capacity": {"daemonSets": [{"name": "agent"}, {"name": "log", "requests": {"cpu": "a lot"}}]}},
-                 ["`capacity.daemonSets[1].requests.cpu`", "cpu quantity such as 100m", "'a lot'"], id="capacity-daemonset-quantity"),
-    pytest.param({"cluster": {"logRetentionDays": 45}}, ["cluster.logRetentionDays", "45", "30, 60, 90"], id="log-retention-not-offered"),
-    pytest.param({"cluster": {"logKmsKeyArn": "alias/logs"}}, ["cluster.logKmsKeyArn", "alias/logs", "KMS key ARN"], id="bad-log-key"),
+    pytest.param(
+        {
+            "capacity": {
+                "workloads": [
+                    {"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}
+                ]
+            }
+        },
+        ["unknown key `capacity.workloads[0].replicas`", "maxReplicas, maxSurge, name, nodeSelector, requests"],
+        id="capacity-workload-typo",
+    ),
+    pytest.param(
+        {"capacity": {"daemonSets": [{"name": "agent"}, {"name": "log", "requests": {"cpu": "a lot"}}]}},
+        ["`capacity.daemonSets[1].requests.cpu`", "cpu quantity such as 100m", "'a lot'"],
+        id="capacity-daemonset-quantity",
+    ),
+    pytest.param(
+        {"cluster": {"logRetentionDays": 45}},
+        ["cluster.logRetentionDays", "45", "30, 60, 90"],
+        id="log-retention-not-offered",
+    ),
+    pytest.param(
+        {"cluster": {"logKmsKeyArn": "alias/logs"}},
+        ["cluster.logKmsKeyArn", "alias/logs", "KMS key ARN"],
+        id="bad-log-key",
+    ),
     pytest.param(
         {"cluster": {"logKmsKeyArn": "arn:aws:kms:us-east-1:111122223333:key/0f1e2d3c-4b5a-6978-8695-a4b3c2d1e0f9"}},
         ["cluster.logKmsKeyArn", "us-east-1", "ap-northeast-1"],
         id="log-key-of-another-region",
     ),
-    pytest.param({"cluster": {"publicAccessCidrs": ["203.0.113.0/24"]}}, ["cluster.publicAccessCidrs", "'203.0.113.0/24'", "TEST-NET-3"], id="documentation-endpoint-cidr"),
-    pytest.param({"addons": {"karpenter": {"createSpotServiceLinkedRole": "yes"}}}, ["addons.karpenter.createSpotServiceLinkedRole", "valid boolean"], id="spot-role-not-a-bool"),
+    pytest.param(
+        {"cluster": {"publicAccessCidrs": ["203.0.113.0/24"]}},
+        ["cluster.publicAccessCidrs", "'203.0.113.0/24'", "TEST-NET-3"],
+        id="documentation-endpoint-cidr",
+    ),
+    pytest.param(
+        {"addons": {"karpenter": {"createSpotServiceLinkedRole": "yes"}}},
+        ["addons.karpenter.createSpotServiceLinkedRole", "valid boolean"],
+        id="spot-role-not-a-bool",
+    ),
 ]
 
 
@@ -109,44 +187,84 @@ def test_defaults_reproduce_the_reference_setup():
 # Bad input that used to pass silently or with a weak message: each stops before any resource,
 # naming the key, the value and what is allowed.
 MORE_BAD_INPUTS = [
-    pytest.param({"nodeGroup": {"instanceTypes": ["m5.largee"]}},
-                 ["nodeGroup.instanceTypes", "'m5.largee'", "not in the bundled instance-type catalog", "m5.large"],
-                 id="instance-type-not-in-catalog"),
-    pytest.param({"nodeGroup": {"instanceTypes": ["m6g.large"]}},
-                 ["nodeGroup", "m6g.large (arm64)", "AL2023_x86_64_STANDARD", "amd64", "AL2023_ARM_64_STANDARD"],
-                 id="instance-type-of-the-other-architecture"),
-    pytest.param({"nodeGroup": {"amiType": "AL2023_ARM_64_STANDARD"}},
-                 ["m5.large (amd64)", "AL2023_ARM_64_STANDARD", "an arm64 AMI", "AL2023_x86_64_STANDARD"],
-                 id="arm-ami-with-an-x86-type"),
-    pytest.param({"nodeGroup": {"instanceTypes": ["t3.micro"]}},
-                 ["nodeGroup.instanceTypes", "t3.micro", "548 MiB memory", "karpenter replica", "1024 MiB"],
-                 id="instance-type-too-small-for-karpenter"),
-    pytest.param({"nodeGroup": {"instanceTypes": ["m5.large", "t3.micro"]}},
-                 ["t3.micro", "karpenter replica"], id="smallest-listed-type-decides"),
-    pytest.param({"aws:region": "us-east-7"},
-                 ["`aws:region`", "'us-east-7' is not an AWS region; such as us-east-1", "us-east-1"], id="region-that-does-not-exist"),
-    pytest.param({"aws:region": "mars-north-1"},
-                 ["`aws:region`", "'mars-north-1' is not an AWS region; such as us-east-1"], id="region-of-another-planet"),
-    pytest.param({"cluster": {"version": 1.3}},
-                 ["cluster.version", "number 1.3", "1.30 even becomes 1.3", "write it in quotes", '"1.35"'],
-                 id="unquoted-version-1.30"),
-    pytest.param({"app": {"hpa": {"maxReplicas": -5}}},
-                 ["app.hpa.maxReplicas", "maxReplicas must be at least 1, got -5"], id="negative-max-replicas"),
-    pytest.param({"app": {"hpa": {"maxReplicas": 0}}},
-                 ["app.hpa.maxReplicas", "at least 1, got 0"], id="zero-max-replicas"),
-    pytest.param({"app": {"hpa": {"maxReplicas": 1000000}}},
-                 ["2000000 pods", "app.hpa.maxReplicas", "network.cidr 10.0.0.0/16", "32746 pod addresses", "VPC CNI"],
-                 id="peak-beyond-the-vpc-pods"),
+    pytest.param(
+        {"nodeGroup": {"instanceTypes": ["m5.largee"]}},
+        ["nodeGroup.instanceTypes", "'m5.largee'", "not in the bundled instance-type catalog", "m5.large"],
+        id="instance-type-not-in-catalog",
+    ),
+    pytest.param(
+        {"nodeGroup": {"instanceTypes": ["m6g.large"]}},
+        ["nodeGroup", "m6g.large (arm64)", "AL2023_x86_64_STANDARD", "amd64", "AL2023_ARM_64_STANDARD"],
+        id="instance-type-of-the-other-architecture",
+    ),
+    pytest.param(
+        {"nodeGroup": {"amiType": "AL2023_ARM_64_STANDARD"}},
+        ["m5.large (amd64)", "AL2023_ARM_64_STANDARD", "an arm64 AMI", "AL2023_x86_64_STANDARD"],
+        id="arm-ami-with-an-x86-type",
+    ),
+    pytest.param(
+        {"nodeGroup": {"instanceTypes": ["t3.micro"]}},
+        ["nodeGroup.instanceTypes", "t3.micro", "548 MiB memory", "karpenter replica", "1024 MiB"],
+        id="instance-type-too-small-for-karpenter",
+    ),
+    pytest.param(
+        {"nodeGroup": {"instanceTypes": ["m5.large", "t3.micro"]}},
+        ["t3.micro", "karpenter replica"],
+        id="smallest-listed-type-decides",
+    ),
+    pytest.param(
+        {"aws:region": "us-east-7"},
+        ["`aws:region`", "'us-east-7' is not an AWS region; such as us-east-1", "us-east-1"],
+        id="region-that-does-not-exist",
+    ),
+    pytest.param(
+        {"aws:region": "mars-north-1"},
+        ["`aws:region`", "'mars-north-1' is not an AWS region; such as us-east-1"],
+        id="region-of-another-planet",
+    ),
+    pytest.param(
+        {"cluster": {"version": 1.3}},
+        ["cluster.version", "number 1.3", "1.30 even becomes 1.3", "write it in quotes", '"1.35"'],
+        id="unquoted-version-1.30",
+    ),
+    pytest.param(
+        {"app": {"hpa": {"maxReplicas": -5}}},
+        ["app.hpa.maxReplicas", "maxReplicas must be at least 1, got -5"],
+        id="negative-max-replicas",
+    ),
+    pytest.param(
+        {"app": {"hpa": {"maxReplicas": 0}}}, ["app.hpa.maxReplicas", "at least 1, got 0"], id="zero-max-replicas"
+    ),
+    pytest.param(
+        {"app": {"hpa": {"maxReplicas": 1000000}}},
+        ["2000000 pods", "app.hpa.maxReplicas", "network.cidr 10.0.0.0/16", "32746 pod addresses", "VPC CNI"],
+        id="peak-beyond-the-vpc-pods",
+    ),
     # 24000 pods fit the 32746 addresses, but 18 pods a node hold three ENIs of ten addresses each.
-    pytest.param({"app": {"hpa": {"maxReplicas": 12000}}},
-                 ["needs about 40", "VPC addresses", "1337 nodes with 24009 pods", "warm ENI", "WARM_ENI_TARGET=1",
-                  "network.cidr 10.0.0.0/16", "hold 32746", "already /16"],
-                 id="peak-nodes-and-warm-enis-beyond-the-vpc"),
-    pytest.param({"capacity": {"daemonSets": [{"name": "big-agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
-                 ["capacity: the DaemonSets request 2125m cpu on every node", "(m5.large)", "no pod fits beside them"],
-                 id="oversized-daemon-set-is-blamed"),
-    pytest.param({"nodePool": {"limits": {"cpu": "1"}}},
-                 ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "10 in the rollout scenario"], id="limits-count-pods-not-groups"),
+    pytest.param(
+        {"app": {"hpa": {"maxReplicas": 12000}}},
+        [
+            "needs about 40",
+            "VPC addresses",
+            "1337 nodes with 24009 pods",
+            "warm ENI",
+            "WARM_ENI_TARGET=1",
+            "network.cidr 10.0.0.0/16",
+            "hold 32746",
+            "already /16",
+        ],
+        id="peak-nodes-and-warm-enis-beyond-the-vpc",
+    ),
+    pytest.param(
+        {"capacity": {"daemonSets": [{"name": "big-agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
+        ["capacity: the DaemonSets request 2125m cpu on every node", "(m5.large)", "no pod fits beside them"],
+        id="oversized-daemon-set-is-blamed",
+    ),
+    pytest.param(
+        {"nodePool": {"limits": {"cpu": "1"}}},
+        ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "10 in the rollout scenario"],
+        id="limits-count-pods-not-groups",
+    ),
 ]
 
 
@@ -184,16 +302,23 @@ def test_a_boolean_is_not_a_limit():
 
 
 def test_an_arm_node_group_with_arm_types_is_accepted():
-    config = parse_stack_config({
-        "aws:region": "us-east-1",
-        "eks-autoscaling:nodeGroup": {"instanceTypes": ["m6g.large", "m7g.large"], "amiType": "AL2023_ARM_64_STANDARD"},
-    })
+    config = parse_stack_config(
+        {
+            "aws:region": "us-east-1",
+            "eks-autoscaling:nodeGroup": {
+                "instanceTypes": ["m6g.large", "m7g.large"],
+                "amiType": "AL2023_ARM_64_STANDARD",
+            },
+        }
+    )
     assert config.node_group.instance_types == ("m6g.large", "m7g.large")
 
 
 def test_a_small_type_that_holds_the_controllers_is_accepted():
     # t3.medium: 3246 MiB allocatable holds a Karpenter replica (1 GiB) beside the DaemonSets.
-    config = parse_stack_config({"aws:region": "us-east-1", "eks-autoscaling:nodeGroup": {"instanceTypes": ["t3.medium"]}})
+    config = parse_stack_config(
+        {"aws:region": "us-east-1", "eks-autoscaling:nodeGroup": {"instanceTypes": ["t3.medium"]}}
+    )
     assert config.node_group.instance_types == ("t3.medium",)
 
 
@@ -201,11 +326,13 @@ def test_too_few_system_nodes_for_every_system_pod():
     # One Karpenter replica fits a t3.small node, but two t3.small nodes cannot hold every system pod
     # once metrics-server and the Load Balancer Controller run five replicas each.
     with pytest.raises(StackConfigError) as failure:
-        parse_stack_config({
-            "aws:region": "us-east-1",
-            "eks-autoscaling:nodeGroup": {"instanceTypes": ["t3.small"]},
-            "eks-autoscaling:addons": {"metricsServer": {"replicas": 5}, "loadBalancerController": {"replicas": 5}},
-        })
+        parse_stack_config(
+            {
+                "aws:region": "us-east-1",
+                "eks-autoscaling:nodeGroup": {"instanceTypes": ["t3.small"]},
+                "eks-autoscaling:addons": {"metricsServer": {"replicas": 5}, "loadBalancerController": {"replicas": 5}},
+            }
+        )
     message = str(failure.value)
     assert "2 node(s) of t3.small" in message and "nodeGroup.minSize" in message
     assert "karpenter x2, metrics-server x5, aws-load-balancer-controller x5, coredns x2" in message
@@ -229,11 +356,14 @@ def test_the_program_warns_above_the_default_vcpu_quota(dev):
 
 # --- the stack file itself ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "text, fragments",
     [
-        ("config:\n  aws:region: us-east-1\n  eks-autoscaling:network: {cidr: 10.0.0.0/16\n",
-         ["YAML syntax error at line 4, column 1", "flow mapping", "opened at line 3, column 28"]),
+        (
+            "config:\n  aws:region: us-east-1\n  eks-autoscaling:network: {cidr: 10.0.0.0/16\n",
+            ["YAML syntax error at line 4, column 1", "flow mapping", "opened at line 3, column 28"],
+        ),
         ("config:\n  - aws:region: us-east-1\n", ["`config` must be a map of keys to values", "not a list"]),
         ("- config\n- aws:region\n", ["the top level must be a map with a `config:` key, not a list"]),
         ("just some text\n", ["the top level must be a map", "not a string ('just some text')"]),

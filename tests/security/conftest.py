@@ -28,8 +28,11 @@ def recording_of():
 def with_inputs(recording: Recording, type_: str, name: str, inputs: dict) -> Recording:
     """A copy of `recording` in which one resource's inputs are replaced (the original is untouched)."""
     target = recording.one(type_, name)
-    copy = dataclasses.replace(recording, resources=[
-        dataclasses.replace(resource, inputs=inputs) if resource is target else resource
-        for resource in recording.resources
-    ])
+    copy = dataclasses.replace(
+        recording,
+        resources=[
+            dataclasses.replace(resource, inputs=inputs) if resource is target else resource
+            for resource in recording.resources
+        ],
+    )
     return copy

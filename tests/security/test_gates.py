@@ -96,7 +96,9 @@ def test_irsa_trust_without_aud_fails(recording_of):
 def test_irsa_trust_for_every_service_account_fails(recording_of):
     def any_account(document):
         condition = document["Statement"][0]["Condition"]
-        condition["StringLike"] = {k: "system:serviceaccount:*" for k in condition["StringEquals"] if k.endswith(":sub")}
+        condition["StringLike"] = {
+            k: "system:serviceaccount:*" for k in condition["StringEquals"] if k.endswith(":sub")
+        }
         for key in condition["StringLike"]:
             del condition["StringEquals"][key]
 
@@ -113,7 +115,9 @@ def test_pod_identity_trust_that_adds_a_principal_fails(recording_of):
 
 def test_a_service_account_role_trusting_something_else_fails(recording_of):
     def trust_ec2(document):
-        document["Statement"] = [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]
+        document["Statement"] = [
+            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ]
 
     (finding,) = service_account_trust(_with_trust(recording_of("prod"), KARPENTER_ROLE, trust_ec2)).findings
     assert "trusts neither a cluster OIDC provider (IRSA) nor pods.eks.amazonaws.com" in finding
@@ -176,7 +180,9 @@ def test_a_tag_pinned_image_not_pulled_always_fails(recording_of, image, policy)
             container["imagePullPolicy"] = policy
 
     (finding,) = image_pull_policy(_with_pod(recording_of("dev"), change)).findings
-    assert finding.startswith("Deployment test-app/test-app: container httpbin pulls ghcr.io/mccutchen/go-httpbin:2.25.0")
+    assert finding.startswith(
+        "Deployment test-app/test-app: container httpbin pulls ghcr.io/mccutchen/go-httpbin:2.25.0"
+    )
     assert "must be pulled Always" in finding
 
 

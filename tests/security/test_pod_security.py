@@ -140,8 +140,7 @@ def test_findings_name_the_container_and_the_field():
 def test_a_pod_level_seccomp_profile_covers_every_container():
     pod = _with(lambda p: None)
     assert all(
-        "seccompProfile" not in container["securityContext"]
-        for container in pod["containers"] + pod["initContainers"]
+        "seccompProfile" not in container["securityContext"] for container in pod["containers"] + pod["initContainers"]
     )
     assert "Seccomp" not in _controls(restricted_violations(pod))
 
@@ -159,7 +158,10 @@ def test_safe_sysctls_and_localhost_seccomp_are_allowed():
 def test_an_unconfined_apparmor_annotation_is_found():
     annotations = {"container.apparmor.security.beta.kubernetes.io/app": "unconfined"}
     assert "AppArmor" in _controls(restricted_violations(RESTRICTED_POD, annotations))
-    assert restricted_violations(RESTRICTED_POD, {"container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}) == []
+    assert (
+        restricted_violations(RESTRICTED_POD, {"container.apparmor.security.beta.kubernetes.io/app": "runtime/default"})
+        == []
+    )
 
 
 def test_the_test_app_manifest_is_restricted():

@@ -47,7 +47,9 @@ def test_a_failed_check_is_reported_with_its_resource():
         expected_resources=2,
     )
     (failure,) = report.failures
-    assert str(failure) == "CKV_K8S_23 Minimize the admission of root containers: Deployment.a.b (a--deployment--b.yaml)"
+    assert (
+        str(failure) == "CKV_K8S_23 Minimize the admission of root containers: Deployment.a.b (a--deployment--b.yaml)"
+    )
 
 
 def test_a_clean_report_has_no_failures():
@@ -81,7 +83,9 @@ def test_checkov_runs_offline_on_the_object_files_with_the_listed_skips(tmp_path
     (tmp_path / "manifests" / "helm" / "karpenter.yaml").write_text("chart: karpenter\n")
     files = manifest_files(tmp_path)
     assert [path.name for path in files] == ["test-app--deployment--test-app.yaml"]
-    command = checkov_command("checkov", files, [CheckovSkip("CKV_K8S_43", "t", "r"), CheckovSkip("CKV_K8S_15", "t", "r")])
+    command = checkov_command(
+        "checkov", files, [CheckovSkip("CKV_K8S_43", "t", "r"), CheckovSkip("CKV_K8S_15", "t", "r")]
+    )
     assert command[command.index("--framework") + 1] == "kubernetes"
     assert "--skip-download" in command
     assert command[command.index("--skip-check") + 1] == "CKV_K8S_43,CKV_K8S_15"
@@ -109,15 +113,32 @@ def test_findings_name_their_policy_statement_and_actions(policy_file):
     action_line = next(number for number, text in enumerate(lines, start=1) if "ec2:RunInstance" in text)
     output = "\n".join(
         [
-            json.dumps({"issue": "RESOURCE_STAR", "title": "Unnecessary use of Resource *", "severity": "LOW",
-                        "detail": ["ec2:DescribeInstances"], "location": {"line": 4, "filepath": str(policy_file)}}),
-            json.dumps({"issue": "UNKNOWN_ACTION", "title": "Unknown action", "severity": "LOW",
-                        "detail": "Unknown action ec2:RunInstance",
-                        "location": {"string": "ec2:RunInstance", "line": action_line, "filepath": str(policy_file)}}),
+            json.dumps(
+                {
+                    "issue": "RESOURCE_STAR",
+                    "title": "Unnecessary use of Resource *",
+                    "severity": "LOW",
+                    "detail": ["ec2:DescribeInstances"],
+                    "location": {"line": 4, "filepath": str(policy_file)},
+                }
+            ),
+            json.dumps(
+                {
+                    "issue": "UNKNOWN_ACTION",
+                    "title": "Unknown action",
+                    "severity": "LOW",
+                    "detail": "Unknown action ec2:RunInstance",
+                    "location": {"string": "ec2:RunInstance", "line": action_line, "filepath": str(policy_file)},
+                }
+            ),
         ]
     )
     star, unknown = parse_parliament_output(output)
-    assert (star.policy, star.statement, star.actions) == ("identities-demo-policy", "Describe", frozenset({"ec2:DescribeInstances"}))
+    assert (star.policy, star.statement, star.actions) == (
+        "identities-demo-policy",
+        "Describe",
+        frozenset({"ec2:DescribeInstances"}),
+    )
     assert (unknown.statement, unknown.actions) == ("#1", frozenset({"ec2:RunInstance"}))
     assert str(unknown) == "LOW UNKNOWN_ACTION (Unknown action) on identities-demo-policy #1: ec2:RunInstance"
 
@@ -170,7 +191,9 @@ def test_an_entry_accepts_only_the_exact_finding_it_names():
 
 def test_statement_and_condition_narrow_an_entry():
     entry = _ignore({"ec2:RunInstances"}, issue="RESOURCE_MISMATCH", statement="AllowScoped")
-    assert apply_ignores([_finding({"ec2:RunInstances"}, issue="RESOURCE_MISMATCH", statement="Other")], [entry])[1] == []
+    assert (
+        apply_ignores([_finding({"ec2:RunInstances"}, issue="RESOURCE_MISMATCH", statement="Other")], [entry])[1] == []
+    )
     condition_entry = _ignore({"elasticloadbalancing:AddTags"}, issue="UNKNOWN_CONDITION_FOR_ACTION", condition="a:B")
     other_condition = _finding({"elasticloadbalancing:AddTags"}, issue="UNKNOWN_CONDITION_FOR_ACTION", condition="a:C")
     assert apply_ignores([other_condition], [condition_entry])[1] == []

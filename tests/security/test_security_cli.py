@@ -32,6 +32,16 @@ def test_check_refuses_to_run_without_its_tools(tmp_path, capsys):
 def test_check_refuses_to_run_without_a_plan(tmp_path, capsys):
     tool = tmp_path / "tool"
     tool.write_text("")
-    arguments = ["check", "--stack", "dev", "--checkov", str(tool), "--parliament", str(tool), "--plan-dir", str(tmp_path)]
+    arguments = [
+        "check",
+        "--stack",
+        "dev",
+        "--checkov",
+        str(tool),
+        "--parliament",
+        str(tool),
+        "--plan-dir",
+        str(tmp_path),
+    ]
     assert main(arguments) == 2
     assert "run `python -m offline plan --stack dev` first" in capsys.readouterr().err

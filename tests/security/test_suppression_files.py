@@ -29,7 +29,10 @@ def test_parliament_ignores_parse_and_each_has_a_reason():
 
 def test_the_accepted_upstream_quirks_are_listed():
     described = {ignore.describe() for ignore in load_parliament_ignores()}
-    assert "UNKNOWN_ACTION on identities-aws-load-balancer-controller-policy: elasticloadbalancing:ModifyIpPools" in described
+    assert (
+        "UNKNOWN_ACTION on identities-aws-load-balancer-controller-policy: elasticloadbalancing:ModifyIpPools"
+        in described
+    )
     assert (
         "UNKNOWN_CONDITION_FOR_ACTION on identities-aws-load-balancer-controller-policy: "
         "elasticloadbalancing:AddTags condition elasticloadbalancing:CreateAction"
@@ -74,7 +77,10 @@ REASON = "  reason: " + "the statement is scoped by a tag condition upstream" + 
         ("- policy: p\n  issue: RESOURCE_STAR\n  actions: []\n" + REASON, "actions must list"),
         ("- policy: p\n  issue: RESOURCE_STAR\n  actions: ['*']\n" + REASON, "'*' is not an IAM action"),
         ("- policy: p\n  issue: resource star\n  actions: [ec2:CreateTags]\n" + REASON, "not a parliament issue code"),
-        ("- policy: p\n  issue: RESOURCE_STAR\n  actions: [ec2:CreateTags]\n  line: 4\n" + REASON, "unknown key 'line'"),
+        (
+            "- policy: p\n  issue: RESOURCE_STAR\n  actions: [ec2:CreateTags]\n  line: 4\n" + REASON,
+            "unknown key 'line'",
+        ),
     ],
     ids=["no reason", "no actions", "wildcard action", "bad issue", "unknown key"],
 )
@@ -84,4 +90,3 @@ def test_malformed_parliament_ignores_are_refused(tmp_path, text, problem):
     with pytest.raises(SuppressionFileError) as error:
         load_parliament_ignores(path)
     assert problem in str(error.value)
-

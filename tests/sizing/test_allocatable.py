@@ -2,6 +2,7 @@
 
 import pytest
 
+from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import (
     KubeletConfig,
     ReservedResources,
@@ -15,7 +16,6 @@ from sizing.karpenter.allocatable import (
     node_overhead,
 )
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
-from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
 
 

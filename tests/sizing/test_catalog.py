@@ -7,6 +7,7 @@ import pytest
 
 from scripts.generate_catalog import main as generate_main
 from scripts.generate_catalog import read_instance_types_csv, render_catalog
+from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import (
     BUNDLED_CATALOG_PATH,
     InstanceType,
@@ -15,7 +16,6 @@ from sizing.karpenter.catalog import (
     dump_catalog_document,
     load_catalog,
 )
-from sizing.errors import SizingInputError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE_CSV = REPO_ROOT.parent / "shared" / "data" / "instance-types.csv"
@@ -34,7 +34,14 @@ def test_bundled_catalog_contents():
     assert len(BY_NAME) == len(CATALOG)
     assert load_catalog() is CATALOG, "the bundled catalog is loaded once"
     m5 = BY_NAME["m5.large"]
-    assert (m5.category, m5.family, m5.generation, m5.size, m5.arch, m5.hypervisor) == ("m", "m5", 5, "large", "amd64", "nitro")
+    assert (m5.category, m5.family, m5.generation, m5.size, m5.arch, m5.hypervisor) == (
+        "m",
+        "m5",
+        5,
+        "large",
+        "amd64",
+        "nitro",
+    )
     assert (m5.vcpu, m5.memory_mib, m5.max_enis, m5.ipv4_per_eni, m5.gpu_count) == (2, 8192, 3, 10, 0)
     assert dict(m5.prices) == {"us-east-1": 0.096} and m5.price("ap-northeast-1") is None
     assert BY_NAME["c6g.xlarge"].arch == "arm64"
@@ -105,9 +112,18 @@ CSV_HEADER = (
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("m5.large,m,m5,five,large,amd64,nitro,2,8192,3,10,0,0.096\n", "CSV line 2: generation must be an integer, got 'five'"),
-        ("m5.large,m,m5,5,large,amd64,nitro,2,8192,3,10,0,cheap\n", "CSV line 2: od_price_usd_hr_us_east_1 must be a number or empty"),
-        ("m5.large,m,m5,5,large,x86_64,nitro,2,8192,3,10,0,0.096\n", "arch must be one of ['amd64', 'arm64'], got 'x86_64'"),
+        (
+            "m5.large,m,m5,five,large,amd64,nitro,2,8192,3,10,0,0.096\n",
+            "CSV line 2: generation must be an integer, got 'five'",
+        ),
+        (
+            "m5.large,m,m5,5,large,amd64,nitro,2,8192,3,10,0,cheap\n",
+            "CSV line 2: od_price_usd_hr_us_east_1 must be a number or empty",
+        ),
+        (
+            "m5.large,m,m5,5,large,x86_64,nitro,2,8192,3,10,0,0.096\n",
+            "arch must be one of ['amd64', 'arm64'], got 'x86_64'",
+        ),
     ],
 )
 def test_generator_rejects_bad_rows(tmp_path, capsys, body, message):
@@ -146,16 +162,34 @@ def good_entry(**changes):
         ({"formatVersion": 1, "instanceTypes": []}, r"instanceTypes is empty"),
         ({"formatVersion": 1, "instanceTypes": [good_entry(), good_entry()]}, r"listed more than once: \['m5.large'\]"),
         ({"formatVersion": 1, "instanceTypes": ["m5.large"]}, r"instanceTypes\[0\]: expected an object, got str"),
-        ({"formatVersion": 1, "instanceTypes": [good_entry(arch="x86_64")]}, r"'m5.large': arch must be one of \['amd64', 'arm64'\], got 'x86_64'"),
+        (
+            {"formatVersion": 1, "instanceTypes": [good_entry(arch="x86_64")]},
+            r"'m5.large': arch must be one of \['amd64', 'arm64'\], got 'x86_64'",
+        ),
         ({"formatVersion": 1, "instanceTypes": [good_entry(hypervisor="kvm")]}, r"hypervisor must be one of"),
         ({"formatVersion": 1, "instanceTypes": [good_entry(vcpu=-2)]}, r"vcpu must be a non-negative integer, got -2"),
         ({"formatVersion": 1, "instanceTypes": [good_entry(vcpu=0)]}, r"vcpu and memory_mib must be at least 1"),
-        ({"formatVersion": 1, "instanceTypes": [good_entry(max_enis=True)]}, r"max_enis must be a non-negative integer, got True"),
-        ({"formatVersion": 1, "instanceTypes": [good_entry(memory_mib=8192.5)]}, r"memory_mib must be a non-negative integer"),
-        ({"formatVersion": 1, "instanceTypes": [good_entry(name="m5large")]}, r"name must look like 'family.size', got 'm5large'"),
+        (
+            {"formatVersion": 1, "instanceTypes": [good_entry(max_enis=True)]},
+            r"max_enis must be a non-negative integer, got True",
+        ),
+        (
+            {"formatVersion": 1, "instanceTypes": [good_entry(memory_mib=8192.5)]},
+            r"memory_mib must be a non-negative integer",
+        ),
+        (
+            {"formatVersion": 1, "instanceTypes": [good_entry(name="m5large")]},
+            r"name must look like 'family.size', got 'm5large'",
+        ),
         ({"formatVersion": 1, "instanceTypes": [good_entry(family=5)]}, r"family must be a string, got 5"),
-        ({"formatVersion": 1, "instanceTypes": [good_entry(prices={"us-east-1": 0})]}, r"prices\['us-east-1'\] must be a positive number of USD/hour, got 0"),
-        ({"formatVersion": 1, "instanceTypes": [good_entry(prices=[0.1])]}, r"prices must be an object region -> USD/hour"),
+        (
+            {"formatVersion": 1, "instanceTypes": [good_entry(prices={"us-east-1": 0})]},
+            r"prices\['us-east-1'\] must be a positive number of USD/hour, got 0",
+        ),
+        (
+            {"formatVersion": 1, "instanceTypes": [good_entry(prices=[0.1])]},
+            r"prices must be an object region -> USD/hour",
+        ),
         ({"formatVersion": 1, "instanceTypes": [good_entry(cores=2)]}, r"unknown fields \['cores'\]"),
         ({"formatVersion": 1, "instanceTypes": [{"name": "m5.large"}]}, r"missing fields \['arch', 'category'"),
     ],

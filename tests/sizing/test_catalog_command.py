@@ -95,14 +95,18 @@ def test_requirements_from_a_nodepool_yaml(tmp_path, capsys):
 
 def test_requirements_from_a_json_list(tmp_path, capsys):
     path = tmp_path / "requirements.json"
-    path.write_text(json.dumps([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c6g.xlarge"]}]))
+    path.write_text(
+        json.dumps([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c6g.xlarge"]}])
+    )
     (entry,) = run_json(capsys, "--requirements", str(path))
     assert entry["allocatable"] == {"cpu": 3920, "memory": 6525, "pods": 58}
 
 
 def test_multi_document_file_with_one_nodepool(tmp_path, capsys):
     path = tmp_path / "manifests.yaml"
-    path.write_text("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\n---\n" + NODEPOOL_YAML)
+    path.write_text(
+        "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\n---\n" + NODEPOOL_YAML
+    )
     assert [entry["name"] for entry in run_json(capsys, "--requirements", str(path))] == ["m5.large", "m5.xlarge"]
 
 
@@ -134,21 +138,57 @@ def write(tmp_path, name, text):
 @pytest.mark.parametrize(
     "setup, fragment",
     [
-        (lambda p: ["--requirements", write(p, "r.yaml", "- {key: foo.io/bar, operator: In, values: [a]}\n")], "key 'foo.io/bar' is not supported; allowed keys are"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "- {key: kubernetes.io/arch, operator: Equals, values: [a]}\n")], "operator 'Equals' is not supported; allowed operators are"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "- {key: kubernetes.io/arch, operator: In, values: [s390x]}\n")], "the NodePool requirements leave no instance type: kubernetes.io/arch In [s390x]"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "- {key: karpenter.sh/capacity-type, operator: DoesNotExist}\n")], "leave no capacity type"),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "- {key: foo.io/bar, operator: In, values: [a]}\n")],
+            "key 'foo.io/bar' is not supported; allowed keys are",
+        ),
+        (
+            lambda p: [
+                "--requirements",
+                write(p, "r.yaml", "- {key: kubernetes.io/arch, operator: Equals, values: [a]}\n"),
+            ],
+            "operator 'Equals' is not supported; allowed operators are",
+        ),
+        (
+            lambda p: [
+                "--requirements",
+                write(p, "r.yaml", "- {key: kubernetes.io/arch, operator: In, values: [s390x]}\n"),
+            ],
+            "the NodePool requirements leave no instance type: kubernetes.io/arch In [s390x]",
+        ),
+        (
+            lambda p: [
+                "--requirements",
+                write(p, "r.yaml", "- {key: karpenter.sh/capacity-type, operator: DoesNotExist}\n"),
+            ],
+            "leave no capacity type",
+        ),
         (lambda p: ["--requirements", write(p, "r.yaml", "- {key: [unclosed\n")], "not valid YAML or JSON"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "")], "is empty; expected a list of requirements or a NodePool object"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "kind: NodePool\nspec: {}\n")], "a NodePool object needs spec.template.spec.requirements"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "kind: A\n---\nkind: B\n")], "needs exactly one NodePool, found 0"),
-        (lambda p: ["--requirements", write(p, "r.yaml", "42\n")], "expected a list of requirements or a NodePool object, got int"),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "")],
+            "is empty; expected a list of requirements or a NodePool object",
+        ),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "kind: NodePool\nspec: {}\n")],
+            "a NodePool object needs spec.template.spec.requirements",
+        ),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "kind: A\n---\nkind: B\n")],
+            "needs exactly one NodePool, found 0",
+        ),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "42\n")],
+            "expected a list of requirements or a NodePool object, got int",
+        ),
         (lambda p: ["--requirements", str(p / "absent.yaml")], "absent.yaml': cannot be read"),
         (lambda p: ["--catalog", write(p, "c.json", "[]")], "expected an object with an 'instanceTypes' list"),
         (lambda p: ["--region", "Tokyo"], "region must be an AWS region name such as 'us-east-1', got 'Tokyo'"),
         (lambda p: ["--output", str(p / "x.json")], "--output is only used with --refresh"),
         (lambda p: ["--refresh"], "--refresh needs --output FILE"),
-        (lambda p: ["--refresh", "--json", "--output", str(p / "x.json")], "--refresh takes only --region and --output, not --json"),
+        (
+            lambda p: ["--refresh", "--json", "--output", str(p / "x.json")],
+            "--refresh takes only --region and --output, not --json",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, setup, fragment):

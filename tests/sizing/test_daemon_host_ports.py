@@ -14,8 +14,9 @@ from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 
 PORT = ("TCP", 9100)
 FREE = NodeOption("free", Resources(4000, 8192, 110), Resources(4000, 8192, 110), price=2.0)
-EXPORTER = NodeOption("exporter", Resources(4000, 8192, 110), Resources(4000, 8192, 110), price=1.0,
-                      daemon_ports=frozenset({PORT}))
+EXPORTER = NodeOption(
+    "exporter", Resources(4000, 8192, 110), Resources(4000, 8192, 110), price=1.0, daemon_ports=frozenset({PORT})
+)
 
 
 def _pods(count, ports=frozenset({PORT})):
@@ -51,8 +52,14 @@ M5 = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["
 
 
 def _agent(**scheduling):
-    return Workload("agent", 100, 128, replicas=2, max_surge=0,
-                    scheduling=PodScheduling(labels={"app": "agent"}, host_ports=(HostPort(9100),), **scheduling))
+    return Workload(
+        "agent",
+        100,
+        128,
+        replicas=2,
+        max_surge=0,
+        scheduling=PodScheduling(labels={"app": "agent"}, host_ports=(HostPort(9100),), **scheduling),
+    )
 
 
 def _exporter(**kwargs):
@@ -61,20 +68,31 @@ def _exporter(**kwargs):
 
 def test_planner_refuses_a_workload_whose_host_port_a_daemon_set_binds_everywhere():
     with pytest.raises(SizingInputError, match=r"'agent': host port 9100/TCP is bound by DaemonSet node-exporter"):
-        plan_capacity(PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5),
-                                daemon_sets=DEFAULT_DAEMON_SETS + (_exporter(),),
-                                solver_work_limit=None))
+        plan_capacity(
+            PlanInput(
+                workloads=(_agent(),),
+                node_pool=NodePoolSpec(requirements=M5),
+                daemon_sets=DEFAULT_DAEMON_SETS + (_exporter(),),
+                solver_work_limit=None,
+            )
+        )
 
 
 def test_planner_sends_the_pods_to_types_the_daemon_set_does_not_select():
     # The exporter runs only on m5.large (node selector), so the agent pods go to m5.xlarge.
     exporter = _exporter(node_selector={"node.kubernetes.io/instance-type": "m5.large"})
-    plan = plan_capacity(PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5),
-                                   daemon_sets=DEFAULT_DAEMON_SETS + (exporter,),
-                                   solver_work_limit=None))
+    plan = plan_capacity(
+        PlanInput(
+            workloads=(_agent(),),
+            node_pool=NodePoolSpec(requirements=M5),
+            daemon_sets=DEFAULT_DAEMON_SETS + (exporter,),
+            solver_work_limit=None,
+        )
+    )
     assert not plan.fleet.pending
     assert {node.instance_type for node in plan.fleet.nodes if node.pods.get("agent")} == {"m5.xlarge"}
     # Without that DaemonSet the cheaper m5.large takes them.
-    plain = plan_capacity(PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5),
-                                    solver_work_limit=None))
+    plain = plan_capacity(
+        PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5), solver_work_limit=None)
+    )
     assert {node.instance_type for node in plain.fleet.nodes if node.pods.get("agent")} == {"m5.large"}

@@ -18,14 +18,20 @@ def _slow_clock(monkeypatch):
 def test_the_solver_spends_the_same_work_on_a_slow_machine(monkeypatch):
     problem = Problem(
         (BinType("s", {"cpu": 40, "memory": 64}, 1.0), BinType("l", {"cpu": 100, "memory": 128}, 2.5)),
-        tuple(ItemType(f"w{k}", {"cpu": 3 + 7 * k % 19, "memory": 5 + 11 * k % 23}, 2 * (1 + k % 3)) for k in range(10)),
+        tuple(
+            ItemType(f"w{k}", {"cpu": 3 + 7 * k % 19, "memory": 5 + 11 * k % 23}, 2 * (1 + k % 3)) for k in range(10)
+        ),
         work_limit=300,
     )
     fast = solve(problem)
     _slow_clock(monkeypatch)
     slow = solve(problem)
     assert (slow.status, slow.cost, slow.bins, slow.lower_bound, slow.work) == (
-        fast.status, fast.cost, fast.bins, fast.lower_bound, fast.work,
+        fast.status,
+        fast.cost,
+        fast.bins,
+        fast.lower_bound,
+        fast.work,
     )
 
 

@@ -45,7 +45,10 @@ def test_the_search_returns_the_smallest_value_each_scenario_accepts_and_names_t
     needs = {"a": (7, 3), "b": (5, 9)}
     limits = smallest_limits(
         lambda name, cpu, memory: cpu >= needs[name][0] * 1000 and memory >= needs[name][1] * 1024,
-        ("a", "b"), Resources(1000, 1024), Resources(50_000, 50 * 1024), 0,
+        ("a", "b"),
+        Resources(1000, 1024),
+        Resources(50_000, 50 * 1024),
+        0,
     )
     assert (limits.minimum.cpu, limits.minimum.memory) == (7000, 9 * 1024)
     assert limits.binding == ("a", "b")

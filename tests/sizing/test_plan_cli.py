@@ -211,7 +211,7 @@ def test_a_binary_manifest_is_one_clear_line(tmp_path, capsys):
 
 
 def test_an_oversized_daemon_set_is_blamed_not_the_app(tmp_path, capsys):
-    text = DEV + "daemonSets:\n  - {name: big-agent, requests: {cpu: \"2\", memory: 64Mi}}\n"
+    text = DEV + 'daemonSets:\n  - {name: big-agent, requests: {cpu: "2", memory: 64Mi}}\n'
     status, out, err = run(capsys, write(tmp_path, text))
     assert status == 2 and out == ""
     assert "the DaemonSets request 2125m cpu on every node" in err

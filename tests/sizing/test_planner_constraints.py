@@ -31,8 +31,7 @@ def _plan(workloads, pool=NodePoolSpec(requirements=M5), **kwargs):
 
 
 def _web(replicas=12, **scheduling):
-    return Workload("web", 100, 128, replicas=replicas, max_surge=0,
-                    scheduling=PodScheduling(labels=APP, **scheduling))
+    return Workload("web", 100, 128, replicas=replicas, max_surge=0, scheduling=PodScheduling(labels=APP, **scheduling))
 
 
 def test_required_hostname_anti_affinity_needs_one_node_per_replica():
@@ -73,10 +72,17 @@ def test_pods_without_a_toleration_never_land_on_a_tainted_pool():
     tainted = NodePoolSpec(requirements=M5, name="tainted", taints=(taint,), weight=100)
     plain = NodePoolSpec(requirements=M5, name="plain")
     # batch is larger, so it is scheduled first and opens a NodeClaim on the heavier tainted pool.
-    tolerant = Workload("batch", 600, 512, replicas=2, max_surge=0, scheduling=PodScheduling(
-        tolerations=(Toleration("dedicated", "Equal", "gpu", "NoSchedule"),)))
-    plan = _plan([Workload("api", 500, 512, replicas=2, max_surge=0), tolerant], pool=plain,
-                 other_node_pools=(tainted,))
+    tolerant = Workload(
+        "batch",
+        600,
+        512,
+        replicas=2,
+        max_surge=0,
+        scheduling=PodScheduling(tolerations=(Toleration("dedicated", "Equal", "gpu", "NoSchedule"),)),
+    )
+    plan = _plan(
+        [Workload("api", 500, 512, replicas=2, max_surge=0), tolerant], pool=plain, other_node_pools=(tainted,)
+    )
     placed = {(node.node_pool, workload) for node in plan.fleet.nodes for workload in node.pods}
     assert ("tainted", "api") not in placed and ("plain", "api") in placed
     assert ("tainted", "batch") in placed
@@ -110,12 +116,18 @@ def test_daemon_sets_count_on_nodes_whose_pool_labels_they_select():
 
 def test_al2023_node_class_cannot_launch_a1_types():
     """aws/karpenter-provider-aws v1.14.1 compatibility.go amiFamilyCheck: a1.* is not offered on AL2023."""
-    a1 = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["a1", "m6g"]},
-          {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]})
+    a1 = (
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["a1", "m6g"]},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]},
+    )
     names = {o.name for o in node_options(PlanInput(workloads=(_web(1),), node_pool=NodePoolSpec(requirements=a1)))}
     assert any(n.startswith("a1.") for n in names) or not any(i.name.startswith("a1.") for i in load_catalog())
-    al2023 = {o.name for o in node_options(PlanInput(
-        workloads=(_web(1),), node_pool=NodePoolSpec(requirements=a1, ami_family="AL2023")))}
+    al2023 = {
+        o.name
+        for o in node_options(
+            PlanInput(workloads=(_web(1),), node_pool=NodePoolSpec(requirements=a1, ami_family="AL2023"))
+        )
+    }
     assert al2023 and not any(n.startswith("a1.") for n in al2023)
 
 

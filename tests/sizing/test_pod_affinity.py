@@ -8,8 +8,8 @@ the others are first principles.
 from collections import Counter
 
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, TopologyRule, simulate
-from sizing.kube.resources import Resources
 from sizing.kube.objects import read_objects
+from sizing.kube.resources import Resources
 from sizing.kube.scheduling import HOSTNAME_KEY, ZONE_KEY, LabelSelector, PodAffinityTerm, PodScheduling
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
@@ -40,11 +40,13 @@ def test_pod_affinity_by_hostname_lands_on_the_target_pods_node():
     """upstream: It("should respect pod affinity (hostname)"): ten pods spread one per node, a target
     pod and a pod with hostname affinity to it; the last two share a node."""
     spread = TopologyRule("spread", "hostname", frozenset({"spread"}), max_skew=1)
-    result = _run([
-        _pods("spread", 10, topology=(spread,)),
-        _pods("target", 1),
-        _pods("follower", 1, topology=(_affinity("hostname", "target"),)),
-    ])
+    result = _run(
+        [
+            _pods("spread", 10, topology=(spread,)),
+            _pods("target", 1),
+            _pods("follower", 1, topology=(_affinity("hostname", "target"),)),
+        ]
+    )
     assert not result.pending
     (target_node,) = _nodes_of(result, "target")
     (follower_node,) = _nodes_of(result, "follower")
@@ -90,10 +92,12 @@ def test_matching_affinities_with_incompatible_zones_open_two_nodes():
     incompatible selectors"): both pods carry the same label and zone self-affinity, one limited to
     zone b, the other to zone c."""
     rule = _affinity("zone", "one", "two")
-    result = _run([
-        _pods("one", 1, topology=(rule,), zones=frozenset({"b"})),
-        _pods("two", 1, topology=(rule,), zones=frozenset({"c"})),
-    ])
+    result = _run(
+        [
+            _pods("one", 1, topology=(rule,), zones=frozenset({"b"})),
+            _pods("two", 1, topology=(rule,), zones=frozenset({"c"})),
+        ]
+    )
     assert not result.pending
     assert _nodes_of(result, "one")[0].zones == ("b",)
     assert _nodes_of(result, "two")[0].zones == ("c",)
@@ -111,10 +115,12 @@ def test_affinity_to_a_pod_that_does_not_exist_leaves_the_pods_pending():
 def test_zone_affinity_to_an_unconstrained_target_waits_for_its_zone():
     """upstream: It("should support pod affinity with zone topology (unconstrained target)"): the
     target's NodeClaim is not committed to a zone, so in this batch only the target schedules."""
-    result = _run([
-        _pods("follower", 10, topology=(_affinity("zone", "target"),)),
-        _pods("target", 1),
-    ])
+    result = _run(
+        [
+            _pods("follower", 10, topology=(_affinity("zone", "target"),)),
+            _pods("target", 1),
+        ]
+    )
     assert result.placed_count == 1 and _nodes_of(result, "target")
     assert result.pending_count == 10
     assert {p.workload for p in result.pending} == {"follower"}
@@ -123,10 +129,12 @@ def test_zone_affinity_to_an_unconstrained_target_waits_for_its_zone():
 def test_zone_affinity_to_a_constrained_target_follows_it_into_its_zone():
     """upstream: It("should support pod affinity with zone topology (constrained target)"): the
     followers come first in the queue, fail, and land in the target's zone on the second round."""
-    result = _run([
-        _pods("follower", 10, topology=(_affinity("zone", "target"),)),
-        _pods("target", 1, zones=frozenset({"a"})),
-    ])
+    result = _run(
+        [
+            _pods("follower", 10, topology=(_affinity("zone", "target"),)),
+            _pods("target", 1, zones=frozenset({"a"})),
+        ]
+    )
     assert not result.pending
     per_zone = Counter()
     for node in result.nodes:
@@ -136,12 +144,14 @@ def test_zone_affinity_to_a_constrained_target_follows_it_into_its_zone():
 
 def test_dependent_hostname_affinities_all_schedule_together():
     """upstream: It("should handle multiple dependent affinities"): db <- web <- cache <- ui by hostname."""
-    result = _run([
-        _pods("db", 1),
-        _pods("web", 1, topology=(_affinity("hostname", "db"),)),
-        _pods("cache", 1, topology=(_affinity("hostname", "web"),)),
-        _pods("ui", 1, topology=(_affinity("hostname", "cache"),)),
-    ])
+    result = _run(
+        [
+            _pods("db", 1),
+            _pods("web", 1, topology=(_affinity("hostname", "db"),)),
+            _pods("cache", 1, topology=(_affinity("hostname", "web"),)),
+            _pods("ui", 1, topology=(_affinity("hostname", "cache"),)),
+        ]
+    )
     assert not result.pending
     assert len(result.nodes) == 1 and result.nodes[0].pod_count == 4
 
@@ -150,10 +160,13 @@ def test_affinity_to_pods_scheduled_later_is_met_when_the_queue_retries():
     """First principles (Karpenter's Queue retries failed pods while it makes progress): pods are taken
     largest first, so the 1-cpu app pods with hostname affinity to a 100m agent fail first, then join
     the agent's node."""
-    result = _run([
-        _pods("app", 3, cpu=1000, topology=(_affinity("hostname", "agent"),)),
-        _pods("agent", 1),
-    ], options=(LARGE,))
+    result = _run(
+        [
+            _pods("app", 3, cpu=1000, topology=(_affinity("hostname", "agent"),)),
+            _pods("agent", 1),
+        ],
+        options=(LARGE,),
+    )
     assert not result.pending
     assert len(result.nodes) == 1
     assert dict(result.nodes[0].pods) == {"agent": 1, "app": 3}
@@ -162,10 +175,13 @@ def test_affinity_to_pods_scheduled_later_is_met_when_the_queue_retries():
 def test_hostname_affinity_stops_at_the_target_nodes_room():
     """First principles: pods with hostname affinity to one pod can only use that pod's node; what does
     not fit there stays pending rather than opening another node."""
-    result = _run([
-        _pods("db", 1, cpu=1000, zones=frozenset({"a"})),
-        _pods("web", 5, cpu=400, topology=(_affinity("hostname", "db"),)),
-    ], options=(SMALL,))
+    result = _run(
+        [
+            _pods("db", 1, cpu=1000, zones=frozenset({"a"})),
+            _pods("web", 5, cpu=400, topology=(_affinity("hostname", "db"),)),
+        ],
+        options=(SMALL,),
+    )
     assert len(result.nodes) == 1
     assert result.nodes[0].pods == {"db": 1, "web": 2}
     assert result.pending_count == 3
@@ -174,10 +190,13 @@ def test_hostname_affinity_stops_at_the_target_nodes_room():
 def test_zone_affinity_to_another_workload_uses_its_zones_only():
     """First principles: a workload pinned to zone b; pods with zone affinity to it all land in b,
     on as many nodes as they need."""
-    result = _run([
-        _pods("db", 1, cpu=1500, zones=frozenset({"b"})),
-        _pods("api", 4, cpu=1500, topology=(_affinity("zone", "db"),)),
-    ], options=(SMALL,))
+    result = _run(
+        [
+            _pods("db", 1, cpu=1500, zones=frozenset({"b"})),
+            _pods("api", 4, cpu=1500, topology=(_affinity("zone", "db"),)),
+        ],
+        options=(SMALL,),
+    )
     assert not result.pending
     assert len(result.nodes) == 5
     assert {node.zones for node in result.nodes} == {("b",)}
@@ -204,17 +223,31 @@ def _plan(workloads, **kwargs):
 
 
 def _workload(name, replicas, cpu=100, labels=None, **scheduling):
-    return Workload(name, cpu, 128, replicas=replicas, max_surge=0,
-                    scheduling=PodScheduling(labels=labels or {"app": name}, **scheduling))
+    return Workload(
+        name,
+        cpu,
+        128,
+        replicas=replicas,
+        max_surge=0,
+        scheduling=PodScheduling(labels=labels or {"app": name}, **scheduling),
+    )
 
 
 def test_planner_keeps_zone_affinity_pods_with_their_target():
     """First principles through the planner: a cache with required zone affinity to a db pinned to one
     zone plans every cache pod in that zone."""
-    db = Workload("db", 1500, 1024, replicas=1, max_surge=0, node_selector={ZONE_KEY: "us-east-1b"},
-                  scheduling=PodScheduling(labels={"app": "db"}))
-    cache = _workload("cache", 6, cpu=1000, pod_affinity=(
-        PodAffinityTerm(ZONE_KEY, LabelSelector({"app": "db"}), anti=False),))
+    db = Workload(
+        "db",
+        1500,
+        1024,
+        replicas=1,
+        max_surge=0,
+        node_selector={ZONE_KEY: "us-east-1b"},
+        scheduling=PodScheduling(labels={"app": "db"}),
+    )
+    cache = _workload(
+        "cache", 6, cpu=1000, pod_affinity=(PodAffinityTerm(ZONE_KEY, LabelSelector({"app": "db"}), anti=False),)
+    )
     plan = _plan([db, cache], zones=THREE_ZONES)
     assert not plan.fleet.pending
     zones = {node.zones for node in plan.fleet.nodes if node.pods.get("cache")}
@@ -273,5 +306,4 @@ spec:
     objects = read_objects([("cache.yaml", text)])
     assert not objects.unmodelled
     terms = objects.workloads[0].scheduling.pod_affinity
-    assert [(t.topology_key, t.anti, t.weight) for t in terms] == [
-        (ZONE_KEY, False, None), (HOSTNAME_KEY, False, 10)]
+    assert [(t.topology_key, t.anti, t.weight) for t in terms] == [(ZONE_KEY, False, None), (HOSTNAME_KEY, False, 10)]

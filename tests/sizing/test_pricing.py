@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.karpenter.pricing import BASIS_CAPACITY, BASIS_USD, capacity_units, price_table, validate_region
 
 CATALOG = load_catalog()

@@ -3,9 +3,9 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.planning.recommendation import KIND_CURRENT, candidate_restrictions, cost_lower_bound, recommend
-from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.kube.resources import Resources
+from sizing.planning.recommendation import KIND_CURRENT, candidate_restrictions, cost_lower_bound, recommend
 
 FAMILY = "karpenter.k8s.aws/instance-family"
 SIZE = "karpenter.k8s.aws/instance-size"
@@ -89,12 +89,19 @@ def cases(draw):
         family = draw(st.sampled_from(["f1", "f2"]))
         size = draw(st.sampled_from(["large", "xlarge", "2xlarge"]))
         cpu = {"large": 2000, "xlarge": 4000, "2xlarge": 8000}[size]
-        options.append(option(f"{family}.{size}", cpu, cpu * 4, draw(st.integers(4, 60)), draw(st.sampled_from([0.1, 0.2, 0.35, 0.4]))))
+        options.append(
+            option(
+                f"{family}.{size}", cpu, cpu * 4, draw(st.integers(4, 60)), draw(st.sampled_from([0.1, 0.2, 0.35, 0.4]))
+            )
+        )
     unique = {o.name: o for o in options}
     options = list(unique.values())
     groups = [
-        PodGroup(f"w{g}", Resources(draw(st.sampled_from([100, 250, 500, 1000])), draw(st.sampled_from([128, 1024, 3000])), 1),
-                 draw(st.integers(1, 40)))
+        PodGroup(
+            f"w{g}",
+            Resources(draw(st.sampled_from([100, 250, 500, 1000])), draw(st.sampled_from([128, 1024, 3000])), 1),
+            draw(st.integers(1, 40)),
+        )
         for g in range(draw(st.integers(1, 3)))
     ]
     return options, groups, draw(st.sampled_from([None, 8, 20, 60]))

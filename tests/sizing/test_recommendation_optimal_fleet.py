@@ -2,9 +2,9 @@
 
 import pytest
 
-from sizing.planning.fleet import build_problem, optimal_fleet, solver_available
-from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.kube.resources import Resources
+from sizing.planning.fleet import build_problem, optimal_fleet, solver_available
 
 
 def option(name, cpu, memory=8192, pods=20, price=1.0, overhead=Resources()):
@@ -59,7 +59,9 @@ def test_types_without_room_for_the_daemonsets_are_left_out():
     assert [bins[b.name].option.name for b in problem.bin_types] == ["a"]
 
 
-needs_solver = pytest.mark.skipif(not solver_available(), reason="the bin-packing solver (sizing.binpack.solver) is not installed")
+needs_solver = pytest.mark.skipif(
+    not solver_available(), reason="the bin-packing solver (sizing.binpack.solver) is not installed"
+)
 
 
 @needs_solver
@@ -95,8 +97,12 @@ def test_confined_pods_stay_on_their_types_in_the_optimum():
 
 def test_types_another_type_beats_on_room_and_price_are_left_out():
     # b has a's room at a higher price; c has more room; d is a's twin (the first is kept).
-    options = [option("a", 2000, price=1.0), option("b", 2000, price=1.5), option("c", 4000, price=1.5),
-               option("d", 2000, price=1.0)]
+    options = [
+        option("a", 2000, price=1.0),
+        option("b", 2000, price=1.5),
+        option("c", 4000, price=1.5),
+        option("d", 2000, price=1.0),
+    ]
     problem, bins = build_problem(options, [PodGroup("w", Resources(100, 50, 1), 5)], None, ("on-demand",), 1.0)
     assert sorted(bins[b.name].option.name for b in problem.bin_types) == ["a", "c"]
 

@@ -9,6 +9,7 @@ boto3 = pytest.importorskip("boto3", reason="boto3 is optional; the refresh test
 from botocore.stub import Stubber  # noqa: E402
 
 from sizing import cli  # noqa: E402
+from sizing.errors import SizingInputError  # noqa: E402
 from sizing.karpenter.catalog import catalog_from_document  # noqa: E402
 from sizing.karpenter.catalog_refresh import (  # noqa: E402
     DESCRIBE_INSTANCE_TYPES_FILTERS,
@@ -18,7 +19,6 @@ from sizing.karpenter.catalog_refresh import (  # noqa: E402
     refresh_catalog,
     refreshed_catalog_text,
 )
-from sizing.errors import SizingInputError  # noqa: E402
 
 REGION = "ap-northeast-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -38,7 +38,9 @@ def info(name, arch="x86_64", vcpu=2, memory=8192, enis=3, ips=10, hypervisor="n
     if hypervisor:
         obj["Hypervisor"] = hypervisor
     if gpus:
-        obj["GpuInfo"] = {"Gpus": [{"Name": "H100", "Manufacturer": "NVIDIA", "Count": gpus, "MemoryInfo": {"SizeInMiB": 81920}}]}
+        obj["GpuInfo"] = {
+            "Gpus": [{"Name": "H100", "Manufacturer": "NVIDIA", "Count": gpus, "MemoryInfo": {"SizeInMiB": 81920}}]
+        }
     return obj
 
 
@@ -49,7 +51,9 @@ def price_entry(name, usd, unit="Hrs"):
             "terms": {
                 "OnDemand": {
                     f"SKU{name}.JRTCKXETXF": {
-                        "priceDimensions": {f"SKU{name}.JRTCKXETXF.6YS6EN2CT7": {"unit": unit, "pricePerUnit": {"USD": usd}}}
+                        "priceDimensions": {
+                            f"SKU{name}.JRTCKXETXF.6YS6EN2CT7": {"unit": unit, "pricePerUnit": {"USD": usd}}
+                        }
                     }
                 }
             },
@@ -68,12 +72,19 @@ def stub_happy_path(ec2, pricing):
     price_params = {"ServiceCode": "AmazonEC2", "Filters": pricing_filters(REGION)}
     pricing_stub.add_response(
         "get_products",
-        {"PriceList": [price_entry("m5.large", "0.1240000000"), price_entry("c6g.xlarge", "0.1700000000")], "NextToken": "page2", "FormatVersion": "aws_v1"},
+        {
+            "PriceList": [price_entry("m5.large", "0.1240000000"), price_entry("c6g.xlarge", "0.1700000000")],
+            "NextToken": "page2",
+            "FormatVersion": "aws_v1",
+        },
         price_params,
     )
     pricing_stub.add_response(
         "get_products",
-        {"PriceList": [price_entry("m5.large", "0.1300000000"), price_entry("c5.metal", "5.0")], "FormatVersion": "aws_v1"},
+        {
+            "PriceList": [price_entry("m5.large", "0.1300000000"), price_entry("c5.metal", "5.0")],
+            "FormatVersion": "aws_v1",
+        },
         {**price_params, "NextToken": "page2"},
     )
     filters = [dict(f) for f in DESCRIBE_INSTANCE_TYPES_FILTERS]
@@ -126,7 +137,14 @@ def test_refresh_reads_every_page_and_converts_types():
     by_name = {i.name: i for i in instances}
     assert list(by_name) == ["c5.metal", "c6g.xlarge", "m5.large", "p5.48xlarge"], "mac types are skipped"
     m5 = by_name["m5.large"]
-    assert (m5.category, m5.family, m5.generation, m5.size, m5.arch, m5.hypervisor) == ("m", "m5", 5, "large", "amd64", "nitro")
+    assert (m5.category, m5.family, m5.generation, m5.size, m5.arch, m5.hypervisor) == (
+        "m",
+        "m5",
+        5,
+        "large",
+        "amd64",
+        "nitro",
+    )
     assert dict(m5.prices) == {REGION: 0.124}, "the lowest of duplicate prices wins"
     assert by_name["c6g.xlarge"].arch == "arm64" and by_name["c6g.xlarge"].max_enis == 4
     assert by_name["c5.metal"].hypervisor == "" and dict(by_name["c5.metal"].prices) == {REGION: 5.0}
@@ -162,20 +180,41 @@ def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
     code = cli.main(["catalog", "--json", "--catalog", str(output), "--region", REGION])
     entries = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert {e["name"]: e["price"] for e in entries} == {"c5.metal": 5.0, "c6g.xlarge": 0.17, "m5.large": 0.124, "p5.48xlarge": None}
+    assert {e["name"]: e["price"] for e in entries} == {
+        "c5.metal": 5.0,
+        "c6g.xlarge": 0.17,
+        "m5.large": 0.124,
+        "p5.48xlarge": None,
+    }
 
 
 def test_aws_errors_become_one_clear_message():
     ec2, pricing = clients()
     pricing_stub = Stubber(pricing)
-    pricing_stub.add_client_error("get_products", service_error_code="AccessDeniedException", service_message="not allowed", http_status_code=403)
-    with pricing_stub, pytest.raises(SizingInputError, match=r"catalog refresh: pricing GetProducts for ap-northeast-1 failed: .*AccessDeniedException"):
+    pricing_stub.add_client_error(
+        "get_products", service_error_code="AccessDeniedException", service_message="not allowed", http_status_code=403
+    )
+    with (
+        pricing_stub,
+        pytest.raises(
+            SizingInputError,
+            match=r"catalog refresh: pricing GetProducts for ap-northeast-1 failed: .*AccessDeniedException",
+        ),
+    ):
         refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
 
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"})
-    ec2_stub.add_client_error("describe_instance_types", service_error_code="UnauthorizedOperation", http_status_code=403)
-    with ec2_stub, pricing_stub, pytest.raises(SizingInputError, match=r"ec2 DescribeInstanceTypes in ap-northeast-1 failed: .*UnauthorizedOperation"):
+    ec2_stub.add_client_error(
+        "describe_instance_types", service_error_code="UnauthorizedOperation", http_status_code=403
+    )
+    with (
+        ec2_stub,
+        pricing_stub,
+        pytest.raises(
+            SizingInputError, match=r"ec2 DescribeInstanceTypes in ap-northeast-1 failed: .*UnauthorizedOperation"
+        ),
+    ):
         refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
 
 
@@ -184,7 +223,11 @@ def test_no_usable_type_is_an_error():
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"})
     ec2_stub.add_response("describe_instance_types", {"InstanceTypes": []})
-    with ec2_stub, pricing_stub, pytest.raises(SizingInputError, match="returned no usable instance type in ap-northeast-1"):
+    with (
+        ec2_stub,
+        pricing_stub,
+        pytest.raises(SizingInputError, match="returned no usable instance type in ap-northeast-1"),
+    ):
         refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
 
 
@@ -212,7 +255,12 @@ def test_bad_region_is_rejected_before_any_call():
 
 def test_price_parsing_ignores_non_hourly_and_zero_prices():
     prices = on_demand_prices(
-        [price_entry("m5.large", "0.096"), price_entry("m5.large", "0.0000000000"), price_entry("t3.micro", "7.5", unit="Quantity"), json.dumps({"product": {}})]
+        [
+            price_entry("m5.large", "0.096"),
+            price_entry("m5.large", "0.0000000000"),
+            price_entry("t3.micro", "7.5", unit="Quantity"),
+            json.dumps({"product": {}}),
+        ]
     )
     assert prices == {"m5.large": 0.096}
 
@@ -220,7 +268,9 @@ def test_price_parsing_ignores_non_hourly_and_zero_prices():
 def test_types_the_catalog_cannot_describe_are_skipped():
     assert instance_type_from_aws(info("m5.large", arch="i386"), {}, REGION) is None
     assert instance_type_from_aws(info("weird"), {}, REGION) is None
-    generation_with_memory_suffix = instance_type_from_aws(info("u-6tb1.112xlarge", vcpu=448, memory=6291456), {}, REGION)
+    generation_with_memory_suffix = instance_type_from_aws(
+        info("u-6tb1.112xlarge", vcpu=448, memory=6291456), {}, REGION
+    )
     assert (generation_with_memory_suffix.category, generation_with_memory_suffix.generation) == ("u", 1)
 
 

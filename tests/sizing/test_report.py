@@ -6,14 +6,15 @@ import re
 import pytest
 
 from sizing.karpenter.catalog import InstanceType
+from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.report import plan_data, render_report
-from sizing.kube.workloads import Workload
 
 
 def m5(size, vcpu, memory_mib, enis, ips, price):
-    return InstanceType(f"m5.{size}", "m", "m5", 5, size, "amd64", "nitro", vcpu, memory_mib, enis, ips, 0,
-                        {"us-east-1": price})
+    return InstanceType(
+        f"m5.{size}", "m", "m5", 5, size, "amd64", "nitro", vcpu, memory_mib, enis, ips, 0, {"us-east-1": price}
+    )
 
 
 CATALOG = (m5("large", 2, 8192, 3, 10, 0.096), m5("xlarge", 4, 16384, 4, 15, 0.192))
@@ -46,8 +47,9 @@ def test_the_dev_stack_plan_reads_like_eks_node_viewer():
     # Limits: the rollout and the disruption need two m5.large (4 cores, 15154Mi -> 15Gi);
     # + 10 %: 4.4 -> 5 cores, 16.5 -> 17Gi.
     assert '  limits:\n    cpu: "5"\n    memory: 17Gi\n' in text
-    assert re.search(r"^  rollout +2 nodes \(2 × m5\.large\): 4 cpu, 15154Mi  ← sets the cpu and memory limit$", text,
-                     re.MULTILINE)
+    assert re.search(
+        r"^  rollout +2 nodes \(2 × m5\.large\): 4 cpu, 15154Mi  ← sets the cpu and memory limit$", text, re.MULTILINE
+    )
     assert re.search(r"^  peak +1 node \(1 × m5\.large\): 2 cpu, 7577Mi$", text, re.MULTILINE)
     assert "Pending pods under the planned limits: none" in text
     assert "Recommendation: keep the NodePool as it is: 2 nodes, 0.192 USD/hour" in text
@@ -61,7 +63,10 @@ def test_json_carries_the_same_plan():
     assert data["limits"]["minimum"] == {"cpu": 4000, "memory": 15 * 1024}
     assert data["limits"]["bindingScenario"] == {"cpu": "rollout", "memory": "rollout"}
     assert {name: run["nodeCount"] for name, run in data["scenarios"].items()} == {
-        "peak": 1, "hpa-ramp": 1, "rollout": 2, "disruption": 2,
+        "peak": 1,
+        "hpa-ramp": 1,
+        "rollout": 2,
+        "disruption": 2,
     }
     assert data["peakPods"] == 20
     assert [n["pods"] for n in data["fleet"]["nodes"]] == [18, 2]
@@ -99,12 +104,14 @@ def test_a_recommendation_comes_with_its_requirement_and_limits():
     # pods on one node. Only m5.large: one pod per node, three nodes, also $0.288. With at
     # most one pod per node, only the restriction keeps within the cap.
     both = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
-    plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both,
-                    max_pods_per_node=1)
+    plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both, max_pods_per_node=1)
     text = render_report(plan)
     assert plan.recommendation.chosen.restriction.label == "m5.large"
     assert "Recommendation: restrict to m5.large: 3 nodes, 0.288 USD/hour, ≤ 1 pods per node" in text
-    assert "add to the NodePool requirements: {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}" in text
+    assert (
+        "add to the NodePool requirements: {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}"
+        in text
+    )
     assert plan.recommended_limits is not None
     assert plan_data(plan)["recommendation"]["limits"]["spec"] == plan.recommended_limits.spec()
 
@@ -142,8 +149,7 @@ def test_the_gap_to_the_solvers_fleet_is_reported():
     # (three m5.large cost the same; one m5.xlarge cannot hold 4500m), but the simple bound
     # ($0.228) does not prove it, so the solver runs.
     both = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
-    plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both,
-                    solver_work_limit=2000)
+    plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both, solver_work_limit=2000)
     assert plan.optimal is not None
     assert plan.optimal.cost == pytest.approx(0.288)
     assert plan.optimal.lower_bound_cost <= plan.optimal.cost + 1e-9

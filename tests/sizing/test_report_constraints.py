@@ -11,8 +11,14 @@ M5 = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["
 
 def _plan(**kwargs):
     prefer = PodAffinityTerm(HOSTNAME_KEY, LabelSelector({"app": "missing"}), anti=False, weight=10)
-    web = Workload("web", 500, 512, replicas=2, max_surge=0,
-                   scheduling=PodScheduling(labels={"app": "web"}, pod_affinity=(prefer,)))
+    web = Workload(
+        "web",
+        500,
+        512,
+        replicas=2,
+        max_surge=0,
+        scheduling=PodScheduling(labels={"app": "web"}, pod_affinity=(prefer,)),
+    )
     return plan_capacity(PlanInput(workloads=(web,), solver_work_limit=None, **kwargs))
 
 

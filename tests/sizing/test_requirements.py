@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from sizing.karpenter.catalog import InstanceType
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import InstanceType
 from sizing.karpenter.requirements import (
     KNOWN_KEYS,
     OPERATORS,
@@ -145,7 +145,9 @@ def test_min_values():
         "m5.large",
         "t3.micro",
     ]
-    with pytest.raises(SizingInputError, match=r"needs 3 distinct values of karpenter.k8s.aws/instance-family.*leave 2"):
+    with pytest.raises(
+        SizingInputError, match=r"needs 3 distinct values of karpenter.k8s.aws/instance-family.*leave 2"
+    ):
         names([req(FAMILY, "In", "m5", "m6g", "t3", minValues=3), req(ARCH, "In", "amd64")])
     assert len(names([req(CATEGORY, "Exists", minValues=5)])) == 6
     with pytest.raises(SizingInputError, match="minValues 6"):
@@ -159,7 +161,10 @@ def test_allowed_capacity_types():
         "on-demand",
         "spot",
     )
-    assert allowed_capacity_types(parse_requirements([req(CAPACITY_TYPE, "NotIn", "spot")])) == ("on-demand", "reserved")
+    assert allowed_capacity_types(parse_requirements([req(CAPACITY_TYPE, "NotIn", "spot")])) == (
+        "on-demand",
+        "reserved",
+    )
     assert allowed_capacity_types(parse_requirements([req(CAPACITY_TYPE, "Exists")])) == (
         "on-demand",
         "spot",
@@ -189,7 +194,9 @@ def test_allowed_zones():
         "us-east-1c",
     )
     assert allowed_zones(parse_requirements([req(ZONE, "NotIn", "us-east-1b")]), zones) == ("us-east-1a", "us-east-1c")
-    with pytest.raises(SizingInputError, match=r"leave no zone of \['us-east-1a'.*topology.kubernetes.io/zone In \[eu-west-1a\]"):
+    with pytest.raises(
+        SizingInputError, match=r"leave no zone of \['us-east-1a'.*topology.kubernetes.io/zone In \[eu-west-1a\]"
+    ):
         allowed_zones(parse_requirements([req(ZONE, "In", "eu-west-1a")]), zones)
     for bad in ("us-east-1a", ["us-east-1a", ""], [None]):
         with pytest.raises(SizingInputError, match="region_zones must be a list of zone names"):
@@ -211,10 +218,16 @@ def test_round_trip_and_description():
 
 def test_requirement_objects_from_document():
     listed = [req(ARCH, "In", "amd64")]
-    nodepool = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": {"template": {"spec": {"requirements": listed}}}}
+    nodepool = {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "spec": {"template": {"spec": {"requirements": listed}}},
+    }
     assert requirement_objects_from_document(listed) is listed
     assert requirement_objects_from_document(nodepool) is listed
-    with pytest.raises(SizingInputError, match=r"needs spec.template.spec.requirements; found top-level keys \['kind'\]"):
+    with pytest.raises(
+        SizingInputError, match=r"needs spec.template.spec.requirements; found top-level keys \['kind'\]"
+    ):
         requirement_objects_from_document({"kind": "NodePool"})
     with pytest.raises(SizingInputError, match="expected a list of requirements or a NodePool object, got str"):
         requirement_objects_from_document("In")
@@ -223,9 +236,15 @@ def test_requirement_objects_from_document():
 @pytest.mark.parametrize(
     "obj, pattern",
     [
-        (req("karpenter.k8s.aws/instance-cpu-manufacturer", "In", "intel"), r"key 'karpenter.k8s.aws/instance-cpu-manufacturer' is not supported; allowed keys are \['node.kubernetes.io/instance-type'"),
+        (
+            req("karpenter.k8s.aws/instance-cpu-manufacturer", "In", "intel"),
+            r"key 'karpenter.k8s.aws/instance-cpu-manufacturer' is not supported; allowed keys are \['node.kubernetes.io/instance-type'",
+        ),
         ({"operator": "Exists"}, r"key None is not supported"),
-        (req(ARCH, "Matches", "amd64"), r"operator 'Matches' is not supported; allowed operators are \['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte'\]"),
+        (
+            req(ARCH, "Matches", "amd64"),
+            r"operator 'Matches' is not supported; allowed operators are \['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte'\]",
+        ),
         (req(ARCH, "In"), r"\(kubernetes.io/arch\): operator In needs at least one value"),
         ({"key": ARCH, "operator": "In", "values": []}, r"operator In needs at least one value"),
         (req(ARCH, "NotIn"), r"operator NotIn needs at least one value"),
@@ -235,13 +254,22 @@ def test_requirement_objects_from_document():
         (req(CPU, "Lt"), r"operator Lt needs exactly one non-negative integer value, got \[\]"),
         (req(CPU, "Gte", "-1"), r"operator Gte needs exactly one non-negative integer value"),
         (req(CPU, "Lte", "two"), r"operator Lte needs exactly one non-negative integer value, got \['two'\]"),
-        (req(FAMILY, "Gt", "5"), r"operator Gt compares integers; it applies to \['karpenter.k8s.aws/instance-generation'"),
-        (req(CAPACITY_TYPE, "In", "spot", "preemptible"), r"unknown capacity types \['preemptible'\]; allowed values are \['on-demand', 'spot', 'reserved'\]"),
+        (
+            req(FAMILY, "Gt", "5"),
+            r"operator Gt compares integers; it applies to \['karpenter.k8s.aws/instance-generation'",
+        ),
+        (
+            req(CAPACITY_TYPE, "In", "spot", "preemptible"),
+            r"unknown capacity types \['preemptible'\]; allowed values are \['on-demand', 'spot', 'reserved'\]",
+        ),
         (req(FAMILY, "In", "m5", minValues=0), r"minValues must be an integer from 1 to 50, got 0"),
         (req(FAMILY, "In", "m5", minValues=51), r"minValues must be an integer from 1 to 50, got 51"),
         (req(FAMILY, "In", "m5", minValues=True), r"minValues must be an integer from 1 to 50, got True"),
         (req(FAMILY, "In", "m5", minValues=2), r"minValues 2 needs at least that many values, got 1"),
-        ({**req(FAMILY, "In", "m5"), "value": "m5"}, r"unknown fields \['value'\]; allowed fields are \['key', 'operator', 'values', 'minValues'\]"),
+        (
+            {**req(FAMILY, "In", "m5"), "value": "m5"},
+            r"unknown fields \['value'\]; allowed fields are \['key', 'operator', 'values', 'minValues'\]",
+        ),
         ({"key": FAMILY, "operator": "In", "values": "m5"}, r"values must be a list of strings, got 'm5'"),
         (req(FAMILY, "In", 5.5), r"values\[0\] must be a string, got 5.5"),
         (req(FAMILY, "In", True), r"values\[0\] must be a string, got True"),

@@ -2,8 +2,8 @@
 
 import pytest
 
-from sizing.karpenter.catalog import load_catalog
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import load_catalog
 from sizing.karpenter.requirements import allowed_capacity_types, filter_instance_types, parse_requirements
 
 CATALOG = load_catalog()
@@ -58,7 +58,11 @@ def test_cpu_and_memory_window():
 def test_instance_type_names_and_families():
     kept, _ = split(
         [
-            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge", "c6g.xlarge"]},
+            {
+                "key": "node.kubernetes.io/instance-type",
+                "operator": "In",
+                "values": ["m5.large", "m5.xlarge", "c6g.xlarge"],
+            },
             {"key": "karpenter.k8s.aws/instance-family", "operator": "NotIn", "values": ["c6g"]},
         ]
     )
@@ -66,12 +70,16 @@ def test_instance_type_names_and_families():
 
 
 def test_bare_metal_by_hypervisor():
-    kept, dropped = split([{"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro", "xen"]}])
+    kept, dropped = split(
+        [{"key": "karpenter.k8s.aws/instance-hypervisor", "operator": "In", "values": ["nitro", "xen"]}]
+    )
     assert all(i.hypervisor in ("nitro", "xen") for i in kept)
     assert dropped and all(i.hypervisor == "" for i in dropped)
     assert all("metal" in i.size for i in dropped)
 
 
 def test_unknown_instance_type_name_leaves_nothing():
-    with pytest.raises(SizingInputError, match=r"leave no instance type: node.kubernetes.io/instance-type In \[m5.lage\]"):
+    with pytest.raises(
+        SizingInputError, match=r"leave no instance type: node.kubernetes.io/instance-type In \[m5.lage\]"
+    ):
         split([{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.lage"]}])

@@ -63,16 +63,16 @@ def test_bad_scale_up_behaviour_is_refused(fields, message):
 
 def _one_workload_setup(options, requests, replicas, surge, ramp):
     group = PodGroup("web", requests, replicas)
-    return ScenarioSetup(tuple(options), (group,), (PodGroup("web", requests, surge),), (tuple(ramp),),
-                         None, ("on-demand",))
+    return ScenarioSetup(
+        tuple(options), (group,), (PodGroup("web", requests, surge),), (tuple(ramp),), None, ("on-demand",)
+    )
 
 
 def test_in_flight_claims_take_pods_and_count_only_once_registered():
     # One type of 4 cores; pods of 1 core. Ramp 1 -> 5 -> 10 (15 s apart): the claims of 0 s and
     # 15 s are still in flight at 30 s (registration 60 s), so they count as zero and the 30 s
     # batch may open claims that together with them exceed a limit of 8 cores: the overshoot.
-    setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 10, 0,
-                                [(0, 1), (15, 5), (30, 10)])
+    setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 10, 0, [(0, 1), (15, 5), (30, 10)])
     ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 8000})
     assert ramp.placed_all
     assert ramp.batches == 3
@@ -89,8 +89,9 @@ def test_pods_pending_in_a_ramp_batch_are_retried_once_the_nodes_register():
     ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 4000})
     # At 15 s the first node (in flight) counts zero: a second claim opens; the overshoot places all.
     assert ramp.placed_all and ramp.usage.cpu == 8000
-    tight = ScenarioRunner(_one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 8, 0,
-                                               [(0, 4), (90, 8)])).run(HPA_RAMP, {"cpu": 4000})
+    tight = ScenarioRunner(
+        _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 8, 0, [(0, 4), (90, 8)])
+    ).run(HPA_RAMP, {"cpu": 4000})
     assert tight.result.pending_count == 4 and "exceed the NodePool limits" in tight.result.pending[0].reason
 
 
@@ -126,11 +127,13 @@ def test_a_web_tier_on_a_wide_spot_pool_gets_limits_near_its_fleet_not_a_metal_m
         {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m", "r"]},
         {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
     )
-    plan = plan_capacity(PlanInput(
-        workloads=(Workload("web", 500, 1024, replicas=50, max_surge="25%"),),
-        node_pool=NodePoolSpec(requirements=requirements),
-        solver_work_limit=None,
-    ))
+    plan = plan_capacity(
+        PlanInput(
+            workloads=(Workload("web", 500, 1024, replicas=50, max_surge="25%"),),
+            node_pool=NodePoolSpec(requirements=requirements),
+            solver_work_limit=None,
+        )
+    )
     largest = max(run.usage.cpu for run in plan.scenarios.values())
     assert all(run.placed_all for run in plan.scenarios.values())
     assert plan.limits.minimum.cpu <= largest + 1000
@@ -145,5 +148,4 @@ def test_the_stack_min_replicas_starts_the_ramp():
     assert _scale_up(workload, {}).min_replicas == 1
     assert _scale_up(workload, {"web": HpaScaleUp(min_replicas=4)}).min_replicas == 4
     with pytest.raises(SizingInputError, match="HPA scale-up given for 'api', which is not a workload"):
-        plan_capacity(PlanInput(workloads=(workload,), hpa_scale_up={"api": HpaScaleUp()},
-                                solver_work_limit=None))
+        plan_capacity(PlanInput(workloads=(workload,), hpa_scale_up={"api": HpaScaleUp()}, solver_work_limit=None))

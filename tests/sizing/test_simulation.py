@@ -4,8 +4,8 @@ Instance types here are made up so that the arithmetic stays readable:
 cpu in millicores, memory in MiB, prices in USD/hour.
 """
 
-from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
+from sizing.kube.resources import Resources
 
 
 def option(name, cpu, memory=8192, pods=110, price=1.0, capacity_cpu=None, overhead=Resources(), spot=None):
@@ -76,7 +76,11 @@ def test_a_pods_own_instance_constraint_narrows_the_claim():
 def test_launch_takes_the_cheapest_type_left_and_breaks_price_ties_by_name():
     # One 500m pod fits everything; b-type and a-type cost the same and less than c-type.
     scenario = Scenario(
-        node_options=(option("c-type", 1000, price=0.5), option("b-type", 2000, price=0.2), option("a-type", 2000, price=0.2)),
+        node_options=(
+            option("c-type", 1000, price=0.5),
+            option("b-type", 2000, price=0.2),
+            option("a-type", 2000, price=0.2),
+        ),
         pod_groups=(pods("web", 500),),
     )
     assert fleet(simulate(scenario)) == [("a-type", {"web": 1})]

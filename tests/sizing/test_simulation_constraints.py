@@ -66,10 +66,13 @@ def test_zone_spread_limited_to_the_pods_zones_leaves_the_rest_pending():
     """upstream topology_test.go: It("should not violate max-skew when unsat = do not schedule"): a pool
     limited to zones 2 and 3 takes pods until the skew against an empty zone reachable by the pod blocks."""
     rule = TopologyRule("spread", "zone", frozenset({"web"}), max_skew=1)
-    pools = (NodePoolModel("only-b-c", (SMALL,), zones=frozenset({"b", "c"})),
-             NodePoolModel("zone-a-full", (SMALL,), zones=frozenset({"a"}), limits={"nodes": 0}))
-    result = simulate(Scenario(node_options=(SMALL,), pod_groups=(_pods(10, cpu=1100, topology=(rule,)),),
-                               node_pools=pools))
+    pools = (
+        NodePoolModel("only-b-c", (SMALL,), zones=frozenset({"b", "c"})),
+        NodePoolModel("zone-a-full", (SMALL,), zones=frozenset({"a"}), limits={"nodes": 0}),
+    )
+    result = simulate(
+        Scenario(node_options=(SMALL,), pod_groups=(_pods(10, cpu=1100, topology=(rule,)),), node_pools=pools)
+    )
     assert _zone_skew(result) == [1, 1]
     assert result.pending_count == 8
 
@@ -96,7 +99,9 @@ def test_two_pods_binding_the_same_host_port_never_share_a_node():
     result = _run([_pods(3, host_ports=ports), _pods(2, workload="other", host_ports=ports)])
     assert len(result.nodes) == 5
     # A different port does not conflict.
-    assert len(_run([_pods(1, host_ports=ports), _pods(1, workload="o", host_ports=frozenset({("TCP", 9)}))]).nodes) == 1
+    assert (
+        len(_run([_pods(1, host_ports=ports), _pods(1, workload="o", host_ports=frozenset({("TCP", 9)}))]).nodes) == 1
+    )
 
 
 def test_the_heavier_node_pool_is_tried_first_and_overflows_at_its_limits():
@@ -113,8 +118,9 @@ def test_the_heavier_node_pool_is_tried_first_and_overflows_at_its_limits():
 def test_pods_restricted_to_a_pool_never_land_on_another():
     tainted = NodePoolModel("gpu-ish", (LARGE,), weight=100)
     plain = NodePoolModel("plain", (SMALL,))
-    result = simulate(Scenario(node_options=(SMALL,), node_pools=(tainted, plain),
-                               pod_groups=(_pods(4, pools=frozenset({"plain"})),)))
+    result = simulate(
+        Scenario(node_options=(SMALL,), node_pools=(tainted, plain), pod_groups=(_pods(4, pools=frozenset({"plain"})),))
+    )
     assert {node.node_pool for node in result.nodes} == {"plain"}
 
 
@@ -140,7 +146,9 @@ def test_schedule_anyway_spread_is_tried_then_relaxed_when_it_cannot_hold():
     result = simulate(Scenario(node_options=(SMALL,), node_pools=(pool_a, pool_b), pod_groups=(group,)))
     assert not result.pending and result.placed_count == 4
     assert result.relaxed == {"web": ("topologySpreadConstraints (ScheduleAnyway)",)}
-    strict = simulate(Scenario(node_options=(SMALL,), node_pools=(pool_a, pool_b), pod_groups=(_pods(4, cpu=1100, topology=(rule,)),)))
+    strict = simulate(
+        Scenario(node_options=(SMALL,), node_pools=(pool_a, pool_b), pod_groups=(_pods(4, cpu=1100, topology=(rule,)),))
+    )
     assert strict.pending_count == 3
 
 

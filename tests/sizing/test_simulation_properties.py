@@ -8,8 +8,8 @@ the same fleet, the same pending pods and the same remaining limits.
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
+from sizing.kube.resources import Resources
 
 ZONES = ("za", "zb")
 
@@ -35,7 +35,8 @@ def reference_simulation(scenario):
                 if key in remaining:
                     remaining[key] -= value
     running = [
-        {"free": tuple((n.option.allocatable - n.requested).as_dict().values()), "pods": {}} for n in scenario.running_nodes
+        {"free": tuple((n.option.allocatable - n.requested).as_dict().values()), "pods": {}}
+        for n in scenario.running_nodes
     ]
     groups = scenario.pod_groups
     queue = []
@@ -95,9 +96,7 @@ def reference_simulation(scenario):
             and zones_ok(scenario.zones, group)
             and types_ok(pool_kinds, group)
         ]
-        candidates = [
-            t for t in candidates if all(capacity[t][keys.index(k)] <= left for k, left in remaining.items())
-        ]
+        candidates = [t for t in candidates if all(capacity[t][keys.index(k)] <= left for k, left in remaining.items())]
         if not candidates:
             pending[group.workload] = pending.get(group.workload, 0) + 1
             continue
@@ -110,8 +109,15 @@ def reference_simulation(scenario):
         if group.capacity_types is not None:
             kinds = kinds & group.capacity_types
         claims.append(
-            {"index": len(claims), "count": 1, "used": request, "types": candidates, "zones": zones,
-             "kinds": kinds, "pods": {group.workload: 1}}
+            {
+                "index": len(claims),
+                "count": 1,
+                "used": request,
+                "types": candidates,
+                "zones": zones,
+                "kinds": kinds,
+                "pods": {group.workload: 1},
+            }
         )
     nodes = [(n.option.name, state["pods"]) for n, state in zip(scenario.running_nodes, running, strict=True)]
     for claim in claims:
@@ -130,11 +136,19 @@ def scenarios(draw):
         cpu = draw(st.sampled_from([1000, 2000, 4000, 8000]))
         memory = draw(st.sampled_from([2048, 4096, 8192, 16384]))
         slots = draw(st.integers(2, 12))
-        overhead = Resources(draw(st.sampled_from([0, 100, 300])), draw(st.sampled_from([0, 256])), draw(st.integers(0, 2)))
+        overhead = Resources(
+            draw(st.sampled_from([0, 100, 300])), draw(st.sampled_from([0, 256])), draw(st.integers(0, 2))
+        )
         capacity = Resources(cpu + 100, memory + 500, slots)
         options.append(
-            NodeOption(f"type-{i}", capacity, Resources(cpu, memory, slots), draw(st.sampled_from([0.5, 1.0, 1.5, 2.0])),
-                       daemon_overhead=overhead, spot_price=draw(st.sampled_from([None, 0.3, 0.7])))
+            NodeOption(
+                f"type-{i}",
+                capacity,
+                Resources(cpu, memory, slots),
+                draw(st.sampled_from([0.5, 1.0, 1.5, 2.0])),
+                daemon_overhead=overhead,
+                spot_price=draw(st.sampled_from([None, 0.3, 0.7])),
+            )
         )
     names = [o.name for o in options]
     group_count = draw(st.integers(1, 6))
@@ -146,16 +160,16 @@ def scenarios(draw):
         groups.append(
             PodGroup(
                 f"w{g}",
-                Resources(draw(st.sampled_from([100, 250, 500, 1000, 1500])), draw(st.sampled_from([100, 512, 1024, 2048])), 1),
+                Resources(
+                    draw(st.sampled_from([100, 250, 500, 1000, 1500])), draw(st.sampled_from([100, 512, 1024, 2048])), 1
+                ),
                 draw(st.integers(0, 40)),
                 allowed_types=allowed,
                 zones=zones,
                 capacity_types=kinds,
             )
         )
-    limits = draw(
-        st.dictionaries(st.sampled_from(["cpu", "memory", "nodes"]), st.integers(0, 40000), max_size=2)
-    )
+    limits = draw(st.dictionaries(st.sampled_from(["cpu", "memory", "nodes"]), st.integers(0, 40000), max_size=2))
     if "nodes" in limits:
         limits["nodes"] = limits["nodes"] % 12
     running = []

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from sizing.binpack.bounds import aggregate_bound, bin_count_bound, martello_toth_l2
-from sizing.errors import SizingInputError
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import build_instance
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.solver import solve
 from sizing.binpack.vbp import parse_vbp
+from sizing.errors import SizingInputError
 
 M5_LARGE = BinType("m5.large", {"cpu": 1930, "memory": 6903, "pods": 29}, 0.096)
 
@@ -157,7 +157,11 @@ def test_same_input_gives_the_same_output():
     )
     first, second = solve(p), solve(p)
     assert (first.status, first.cost, first.bin_count, first.lower_bound, first.bins) == (
-        second.status, second.cost, second.bin_count, second.lower_bound, second.bins,
+        second.status,
+        second.cost,
+        second.bin_count,
+        second.lower_bound,
+        second.bins,
     )
     assert first.status == "optimal" and first.cost == pytest.approx(14.0)
 
@@ -175,8 +179,10 @@ def test_a_short_time_limit_still_gives_a_valid_packing(bench_dir, solution_chec
 def test_never_worse_than_first_fit_decreasing(solution_checker):
     # FFD opens a third bin here: 6, 6 go to separate bins, the 4s fill them, one 3 is left over... the
     # optimiser pairs (6, 4) twice and the 3s with a 4.
-    p = problem([BinType("b", {"cpu": 10}, 1.0)], [ItemType("a", {"cpu": 6}, 2), ItemType("b", {"cpu": 4}, 3),
-                                                    ItemType("c", {"cpu": 3}, 2)])
+    p = problem(
+        [BinType("b", {"cpu": 10}, 1.0)],
+        [ItemType("a", {"cpu": 6}, 2), ItemType("b", {"cpu": 4}, 3), ItemType("c", {"cpu": 3}, 2)],
+    )
     solution = solve(p)
     solution_checker(p, solution)
     ffd = first_fit_decreasing(build_instance(p))
@@ -215,7 +221,9 @@ def test_vbp_parsing_of_a_small_file(tmp_path, solution_checker):
     p = parse_vbp(path.read_text())
     assert [b.capacity for b in p.bin_types] == [{"d0": 10, "d1": 10}]
     assert [(i.name, i.size, i.count) for i in p.items] == [
-        ("i0", {"d0": 5, "d1": 5}, 2), ("i1", {"d0": 10, "d1": 1}, 1), ("i2", {"d0": 1, "d1": 9}, 1),
+        ("i0", {"d0": 5, "d1": 5}, 2),
+        ("i1", {"d0": 10, "d1": 1}, 1),
+        ("i2", {"d0": 1, "d1": 9}, 1),
     ]
     solution = solve(p)
     solution_checker(p, solution)
@@ -239,7 +247,9 @@ def test_vbp_format_errors(text, message):
 
 def test_a_benchmark_instance_reaches_its_proven_optimum(bench_dir, solution_checker):
     name = "Panigrahy_class8_40_3_0.vbp"
-    optima = {row["file"]: int(row["optimum"]) for row in csv.DictReader((bench_dir / "optima.csv").read_text().splitlines())}
+    optima = {
+        row["file"]: int(row["optimum"]) for row in csv.DictReader((bench_dir / "optima.csv").read_text().splitlines())
+    }
     p = parse_vbp((bench_dir / name).read_text(), time_limit_seconds=5.0)
     assert len(p.items) == 40 and p.bin_types[0].capacity == {"d0": 150, "d1": 150, "d2": 150}
     solution = solve(p)

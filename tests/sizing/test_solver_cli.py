@@ -76,8 +76,9 @@ def test_solve_reads_stdin_and_the_time_limit_option(capsys, monkeypatch):
 
 def test_example_from_the_interface_description(capsys, monkeypatch):
     problem = {
-        "binTypes": [{"name": "m5.large", "capacity": {"cpu": 1930, "memory": 6903, "pods": 29}, "cost": 0.096,
-                      "max": None}],
+        "binTypes": [
+            {"name": "m5.large", "capacity": {"cpu": 1930, "memory": 6903, "pods": 29}, "cost": 0.096, "max": None}
+        ],
         "items": [{"name": "web", "size": {"cpu": 100, "memory": 128, "pods": 1}, "count": 10}],
         "timeLimitSeconds": 10,
     }
@@ -85,7 +86,10 @@ def test_example_from_the_interface_description(capsys, monkeypatch):
     result = json.loads(out)
     assert code == 0
     assert {k: result[k] for k in ("status", "cost", "binCount", "lowerBound", "bins")} == {
-        "status": "optimal", "cost": 0.096, "binCount": 1, "lowerBound": {"cost": 0.096, "bins": 1},
+        "status": "optimal",
+        "cost": 0.096,
+        "binCount": 1,
+        "lowerBound": {"cost": 0.096, "bins": 1},
         "bins": [{"type": "m5.large", "count": 1, "items": {"web": 10}}],
     }
 
@@ -120,8 +124,14 @@ def _with(path, value):
     [
         ('{"binTypes": [', "not valid JSON"),
         ("[]", "must be a JSON object"),
-        (_with(["items", 0, "size", "cpu"], -5), "items[0].size.cpu: input should be greater than or equal to 0, got -5"),
-        (_with(["binTypes", 0, "capacity", "cpu"], 0), "binTypes[0].capacity.cpu: input should be greater than or equal to 1"),
+        (
+            _with(["items", 0, "size", "cpu"], -5),
+            "items[0].size.cpu: input should be greater than or equal to 0, got -5",
+        ),
+        (
+            _with(["binTypes", 0, "capacity", "cpu"], 0),
+            "binTypes[0].capacity.cpu: input should be greater than or equal to 1",
+        ),
         (_with(["colour"], "red"), "colour: is not a known field"),
         (_with(["binTypes", 1, "region"], "x"), "binTypes[1].region: is not a known field"),
         (_with(["items", 1, "weight"], 3), "items[1].weight: is not a known field"),
@@ -131,7 +141,10 @@ def _with(path, value):
         (_with(["binTypes", 0, "cost"], "0.096"), "binTypes[0].cost: input should be a valid number, got '0.096'"),
         (_with(["binTypes", 0, "cost"], 0), "binTypes[0].cost: input should be greater than 0"),
         (_with(["items", 0, "count"], 2.5), "items[0].count: input should be a valid integer"),
-        (_with(["binTypes", 0, "capacity", "pods"], True), "binTypes[0].capacity.pods: input should be a valid integer"),
+        (
+            _with(["binTypes", 0, "capacity", "pods"], True),
+            "binTypes[0].capacity.pods: input should be a valid integer",
+        ),
         (_with(["binTypes", 0, "max"], -1), "binTypes[0].max: input should be greater than or equal to 0"),
         (_with(["items", 1, "name"], "web"), "items[1].name: 'web' is already the name of items[0]"),
         (_with(["binTypes", 1, "name"], "m5.large"), "binTypes[1].name: 'm5.large' is already the name of binTypes[0]"),
@@ -171,7 +184,9 @@ def test_vbp_option_reads_a_small_file(tmp_path, capsys):
 
 
 def test_vbp_option_reads_a_benchmark_file(bench_dir, capsys):
-    code, out, _ = run_cli(capsys, ["solve", "--vbp", str(bench_dir / "Panigrahy_class2_20_3_0.vbp"), "--time-limit", "5"])
+    code, out, _ = run_cli(
+        capsys, ["solve", "--vbp", str(bench_dir / "Panigrahy_class2_20_3_0.vbp"), "--time-limit", "5"]
+    )
     result = json.loads(out)
     assert code == 0
     assert result["binCount"] == 13  # the proven optimum in optima.csv
@@ -198,7 +213,11 @@ def test_native_output_on_stdout_is_diverted_to_stderr(capfd):
 def test_the_command_in_a_new_process_prints_only_json():
     completed = subprocess.run(
         [sys.executable, "-m", "sizing", "solve", "-"],
-        input=json.dumps(PROBLEM), capture_output=True, text=True, cwd=REPO, timeout=120,
+        input=json.dumps(PROBLEM),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
     )
     assert completed.returncode == 0, completed.stderr
     check_json_packing(PROBLEM, json.loads(completed.stdout))

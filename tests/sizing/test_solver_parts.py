@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sizing.binpack import master_lp
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import column_generation, dual_bound
 from sizing.binpack.ffd import first_fit_decreasing, pack, single_type
 from sizing.binpack.instance import build_instance, restrict_types, undominated_types
 from sizing.binpack.knapsack import best_pattern
-from sizing.binpack import master_lp
 from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import Packing, exact_packing, overfilled
@@ -63,7 +63,9 @@ def test_pattern_enumeration_gives_up_past_its_limit():
 def test_knapsack_value_and_bound_bracket_the_brute_force_optimum(data, nodes):
     room, sizes, demand, prices = (np.array(x) for x in data)
     sizes, demand = sizes.astype(np.int64), demand.astype(np.int64)
-    result = best_pattern(prices.astype(float), sizes, room.astype(np.int64), demand, node_limit=nodes, fallback_units=0)
+    result = best_pattern(
+        prices.astype(float), sizes, room.astype(np.int64), demand, node_limit=nodes, fallback_units=0
+    )
     best = max([float(prices @ np.array(c)) for c in all_fitting_multisets(room, sizes, demand)], default=0.0)
     assert (result.counts <= demand).all() and (result.counts @ sizes <= room).all()
     assert result.value == pytest.approx(float(prices @ result.counts))
@@ -94,8 +96,13 @@ def test_warm_and_cold_master_lp_agree():
             pool.add(t, counts)
         limits = np.array([-1, 2])
         result = column_generation(
-            instance, MasterLP(instance, pool, warm=warm), KnapsackPricer(instance, milp_units=1.0),
-            instance.demand, limits, deadline=float("inf"), max_iterations=200,
+            instance,
+            MasterLP(instance, pool, warm=warm),
+            KnapsackPricer(instance, milp_units=1.0),
+            instance.demand,
+            limits,
+            deadline=float("inf"),
+            max_iterations=200,
         )
         assert result.converged
         values.append((result.master.value, result.bound))
@@ -158,8 +165,10 @@ def test_bounds_round_up_to_the_next_possible_cost():
 
 
 def test_first_fit_places_identical_items_in_bulk_like_one_at_a_time():
-    instance = _instance([BinType("b", {"x": 10, "y": 10}, 1.0)],
-                         [ItemType("big", {"x": 6, "y": 2}, 3), ItemType("small", {"x": 3, "y": 3}, 5)])
+    instance = _instance(
+        [BinType("b", {"x": 10, "y": 10}, 1.0)],
+        [ItemType("big", {"x": 6, "y": 2}, 3), ItemType("small", {"x": 3, "y": 3}, 5)],
+    )
     packing = pack(instance, single_type(0))
     # Shapes are (3, 3) then (6, 2). One at a time: each 6 opens a bin; each of those bins then has room
     # for one 3; the last two 3s open a fourth bin.

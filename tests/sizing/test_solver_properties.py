@@ -68,5 +68,10 @@ def test_never_worse_than_first_fit_decreasing_and_deterministic(p, solution_che
         assert solution.cost <= ffd.cost(build_instance(p)) + 1e-9
     again = solve(p)
     assert (again.status, again.cost, again.bin_count, again.lower_bound, again.bins, again.reason) == (
-        solution.status, solution.cost, solution.bin_count, solution.lower_bound, solution.bins, solution.reason,
+        solution.status,
+        solution.cost,
+        solution.bin_count,
+        solution.lower_bound,
+        solution.bins,
+        solution.reason,
     )

@@ -52,12 +52,16 @@ def _pools_of(plan, workload):
 GPU_TAINT = Taint("nvidia.com/gpu", "NoSchedule", "true")
 
 
-@pytest.mark.parametrize("toleration", [
-    Toleration("nvidia.com/gpu", "Equal", "true", "NoSchedule"),
-    Toleration("nvidia.com/gpu", "Exists", effect="NoSchedule"),
-    Toleration("nvidia.com/gpu", "Exists"),
-    Toleration(None, "Exists"),
-], ids=["equal", "exists-with-effect", "exists-key-only", "exists-everything"])
+@pytest.mark.parametrize(
+    "toleration",
+    [
+        Toleration("nvidia.com/gpu", "Equal", "true", "NoSchedule"),
+        Toleration("nvidia.com/gpu", "Exists", effect="NoSchedule"),
+        Toleration("nvidia.com/gpu", "Exists"),
+        Toleration(None, "Exists"),
+    ],
+    ids=["equal", "exists-with-effect", "exists-key-only", "exists-everything"],
+)
 def test_pods_that_tolerate_taints_schedule(toleration):
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
     It("should schedule pods that tolerate taints")."""
@@ -66,12 +70,16 @@ def test_pods_that_tolerate_taints_schedule(toleration):
     assert not plan.fleet.pending and plan.fleet.placed_count == 1
 
 
-@pytest.mark.parametrize("toleration", [
-    None,
-    Toleration("nvidia.com/gpu", "Equal", "false", "NoSchedule"),
-    Toleration("nvidia.com/gpu", "Exists", effect="NoExecute"),
-    Toleration("other", "Exists"),
-], ids=["none", "wrong-value", "wrong-effect", "wrong-key"])
+@pytest.mark.parametrize(
+    "toleration",
+    [
+        None,
+        Toleration("nvidia.com/gpu", "Equal", "false", "NoSchedule"),
+        Toleration("nvidia.com/gpu", "Exists", effect="NoExecute"),
+        Toleration("other", "Exists"),
+    ],
+    ids=["none", "wrong-value", "wrong-effect", "wrong-key"],
+)
 def test_pods_that_do_not_tolerate_taints_are_refused(toleration):
     """The converse of kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
     It("should schedule pods that tolerate taints"): with the only NodePool tainted, a pod whose
@@ -103,6 +111,7 @@ def test_prefer_no_schedule_is_tolerated_after_the_preferences_are_relaxed():
 
 
 # -- NodePool weights and limits ----------------------------------------------------------------
+
 
 def test_the_heaviest_node_pool_takes_every_pod():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Weighted NodePools"):
@@ -141,8 +150,11 @@ def test_limits_already_used_stop_the_pool():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
     It("should not schedule when limits are exceeded"): a NodeClaim of 100 cpu against a limit of 20."""
     big = NodeOption("big", Resources(100_000, 4096, 110), Resources(100_000, 4096, 110), price=1.0)
-    result = _single_pool([PodGroup("pod", Resources(100, 128, 1), 1, nodes=frozenset())], {"cpu": 20_000},
-                          running=(RunningNode("existing", big, requested=big.allocatable),))
+    result = _single_pool(
+        [PodGroup("pod", Resources(100, 128, 1), 1, nodes=frozenset())],
+        {"cpu": 20_000},
+        running=(RunningNode("existing", big, requested=big.allocatable),),
+    )
     assert result.pending_count == 1 and not result.new_nodes
 
 
@@ -179,10 +191,17 @@ def test_a_pool_at_its_limits_overflows_to_the_next_by_weight():
     tried in weight order and one that cannot launch passes the pod on): the heavy pool's limit holds
     two nodes, the rest go to the lighter pool."""
     anti = TopologyRule("anti-affinity", "hostname", frozenset({"foo"}))
-    pools = (NodePoolModel("heavy", (TWO_CPU,), limits={"nodes": 2}, weight=50),
-             NodePoolModel("light", (TWO_CPU,), weight=10))
-    result = simulate(Scenario(node_options=(TWO_CPU,), node_pools=pools,
-                               pod_groups=(PodGroup("foo", Resources(1500, 128, 1), 5, topology=(anti,)),)))
+    pools = (
+        NodePoolModel("heavy", (TWO_CPU,), limits={"nodes": 2}, weight=50),
+        NodePoolModel("light", (TWO_CPU,), weight=10),
+    )
+    result = simulate(
+        Scenario(
+            node_options=(TWO_CPU,),
+            node_pools=pools,
+            pod_groups=(PodGroup("foo", Resources(1500, 128, 1), 5, topology=(anti,)),),
+        )
+    )
     assert not result.pending
     assert [node.node_pool for node in result.nodes] == ["heavy", "heavy", "light", "light", "light"]
 
@@ -191,13 +210,16 @@ def test_a_pool_at_its_limits_overflows_to_the_next_by_weight():
 
 ONE_CPU = NodeOption("instance-type-1", Resources(1000, 1024, 110), Resources(1000, 1024, 110), price=0.52)
 FOUR = NodeOption("instance-type-2", Resources(4000, 4096, 110), Resources(4000, 4096, 110), price=1.0)
-TYPE_LABELS = {"instance-type-1": {"node.kubernetes.io/instance-type": "instance-type-1"},
-               "instance-type-2": {"node.kubernetes.io/instance-type": "instance-type-2"}}
+TYPE_LABELS = {
+    "instance-type-1": {"node.kubernetes.io/instance-type": "instance-type-1"},
+    "instance-type-2": {"node.kubernetes.io/instance-type": "instance-type-2"},
+}
 
 
 def _min_values(options, minimum, count=2):
-    pool = NodePoolModel("default", options, min_values={"node.kubernetes.io/instance-type": minimum},
-                         type_labels=TYPE_LABELS)
+    pool = NodePoolModel(
+        "default", options, min_values={"node.kubernetes.io/instance-type": minimum}, type_labels=TYPE_LABELS
+    )
     pods = PodGroup("pod", Resources(900, 900, 1), count)
     return simulate(Scenario(node_options=options, node_pools=(pool,), pod_groups=(pods,)))
 
@@ -224,6 +246,7 @@ def test_min_values_that_the_types_cannot_meet_leave_the_pod_pending():
 
 # -- host ports ---------------------------------------------------------------------------------
 
+
 def test_pods_with_the_same_host_port_go_to_different_nodes():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go:
     It("should schedule pods with the same host port to different nodes")."""
@@ -244,11 +267,22 @@ def test_a_daemon_set_host_port_blocks_the_pod():
 def test_a_daemon_set_host_port_counts_only_where_the_daemon_set_runs():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
     It("should not account for daemonset hostports when daemonset would not schedule on selected node")."""
-    large_only = DaemonSet("on-xlarge", 200, 256, node_selector={"node.kubernetes.io/instance-type": "m5.xlarge"},
-                           scheduling=PodScheduling(host_ports=(HostPort(8080),)))
-    pinned = Workload("pod", 100, 128, replicas=1, max_surge=0,
-                      node_selector={"node.kubernetes.io/instance-type": "m5.large"},
-                      scheduling=PodScheduling(host_ports=(HostPort(8080),)))
+    large_only = DaemonSet(
+        "on-xlarge",
+        200,
+        256,
+        node_selector={"node.kubernetes.io/instance-type": "m5.xlarge"},
+        scheduling=PodScheduling(host_ports=(HostPort(8080),)),
+    )
+    pinned = Workload(
+        "pod",
+        100,
+        128,
+        replicas=1,
+        max_surge=0,
+        node_selector={"node.kubernetes.io/instance-type": "m5.large"},
+        scheduling=PodScheduling(host_ports=(HostPort(8080),)),
+    )
     plan = _plan([pinned], daemon_sets=DEFAULT_DAEMON_SETS + (large_only,))
     assert [node.instance_type for node in plan.fleet.nodes] == ["m5.large"]
 
@@ -304,6 +338,7 @@ def test_daemon_sets_are_counted_on_a_prefer_no_schedule_pool():
 
 
 # -- pod-level resources ------------------------------------------------------------------------
+
 
 def test_pod_level_requests_decide_the_type():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:

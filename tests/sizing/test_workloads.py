@@ -22,7 +22,16 @@ def test_cpu_quantities_become_millicores_rounded_up(value, millicores):
 
 @pytest.mark.parametrize(
     "value, mib",
-    [("128Mi", 128), ("1Gi", 1024), ("500M", 477), (1048576, 1), (1048577, 2), ("1G", 954), ("512Ki", 1), ("2Ti", 2097152)],
+    [
+        ("128Mi", 128),
+        ("1Gi", 1024),
+        ("500M", 477),
+        (1048576, 1),
+        (1048577, 2),
+        ("1G", 954),
+        ("512Ki", 1),
+        ("2Ti", 2097152),
+    ],
 )
 def test_memory_quantities_become_mib_rounded_up(value, mib):
     assert memory_mib(value, "memory") == mib
@@ -206,7 +215,10 @@ spec: {scaleTargetRef: {kind: Deployment, name: ghost}, maxReplicas: 3}
         ("kind: Deployment\n  bad: [indent", "not valid YAML"),
         ("- just\n- a list\n", "expected a Kubernetes object"),
         ("kind: Deployment\nmetadata: {}\n", "metadata.name"),
-        ("kind: Deployment\nmetadata: {name: x}\nspec: {template: {spec: {containers: []}}}\n", "at least one container"),
+        (
+            "kind: Deployment\nmetadata: {name: x}\nspec: {template: {spec: {containers: []}}}\n",
+            "at least one container",
+        ),
         (
             "kind: Deployment\nmetadata: {name: x}\nspec: {template: {spec: {containers: "
             "[{name: a, resources: {requests: {cpu: lots}}}]}}}\n",

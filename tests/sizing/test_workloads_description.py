@@ -4,10 +4,10 @@ import textwrap
 
 import pytest
 
-from sizing.planning.description import plan_input_from_document, read_description
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
+from sizing.planning.description import plan_input_from_document, read_description
 from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS
 
 FULL = """
@@ -93,30 +93,56 @@ def test_manifests_are_read_relative_to_the_description(tmp_path):
         ({"workloads": [], "colour": "blue"}, "the description: unknown field 'colour'"),
         ({"workloads": []}, "has no workloads"),
         ({"workloads": [{"name": "api", "requests": {"cpu": "1"}, "maxReplicas": 2}]}, "missing field 'memory'"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}]},
-         "workloads[0]: unknown field 'replicas'"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]},
-         "workload 'api' requests 0m cpu"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "100m", "memory": "-1Mi"}, "maxReplicas": 2}]},
-         "workload 'api' requests -1Mi memory"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 0}]},
-         "workloads[0].maxReplicas must be an integer >= 1, got 0 (workload 'api')"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "maxSurge": "lots"}]},
-         "maxSurge must be a pod count"),
+        (
+            {
+                "workloads": [
+                    {"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "replicas": 3}
+                ]
+            },
+            "workloads[0]: unknown field 'replicas'",
+        ),
+        (
+            {"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]},
+            "workload 'api' requests 0m cpu",
+        ),
+        (
+            {"workloads": [{"name": "api", "requests": {"cpu": "100m", "memory": "-1Mi"}, "maxReplicas": 2}]},
+            "workload 'api' requests -1Mi memory",
+        ),
+        (
+            {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 0}]},
+            "workloads[0].maxReplicas must be an integer >= 1, got 0 (workload 'api')",
+        ),
+        (
+            {
+                "workloads": [
+                    {"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2, "maxSurge": "lots"}
+                ]
+            },
+            "maxSurge must be a pod count",
+        ),
         ({"nodePool": {"requirements": [], "taints": []}, "workloads": []}, "nodePool: unknown field 'taints'"),
-        ({"nodePool": {"kubelet": {"evictionHard": {"memory.available": "5%"}}}, "workloads": []},
-         "percentages"),
+        ({"nodePool": {"kubelet": {"evictionHard": {"memory.available": "5%"}}}, "workloads": []}, "percentages"),
         ({"headroomPercent": "ten", "workloads": []}, "headroomPercent must be a number"),
         ({"workloads": "api"}, "workloads must be a list"),
         ({"existingNodes": [{"name": "n1"}], "workloads": []}, "existingNodes[0]: missing field 'instanceType'"),
         ("just text", "the description must be an object"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "lots", "memory": "1Gi"}, "maxReplicas": 2}]},
-         "workloads[0].requests.cpu must be a Kubernetes cpu quantity such as 100m, 0.5 or 2, got 'lots' (workload 'api')"),
-        ({"workloads": [], "priceOverrides": {"m5.large": "cheap"}}, "priceOverrides['m5.large'] must be a number, got 'cheap'"),
-        ({"workloads": [], "nodePool": {"kubelet": {"kubeReserved": {"gpu": 1}}}},
-         "nodePool.kubelet.kubeReserved: unknown field 'gpu'; allowed fields are ['cpu', 'memory']"),
-        ({"workloads": [], "existingNodes": [{"name": "n1", "instanceType": "m5.large", "requested": {"pods": -1}}]},
-         "existingNodes[0].requested.pods must be an integer >= 0, got -1 (existing node 'n1')"),
+        (
+            {"workloads": [{"name": "api", "requests": {"cpu": "lots", "memory": "1Gi"}, "maxReplicas": 2}]},
+            "workloads[0].requests.cpu must be a Kubernetes cpu quantity such as 100m, 0.5 or 2, got 'lots' (workload 'api')",
+        ),
+        (
+            {"workloads": [], "priceOverrides": {"m5.large": "cheap"}},
+            "priceOverrides['m5.large'] must be a number, got 'cheap'",
+        ),
+        (
+            {"workloads": [], "nodePool": {"kubelet": {"kubeReserved": {"gpu": 1}}}},
+            "nodePool.kubelet.kubeReserved: unknown field 'gpu'; allowed fields are ['cpu', 'memory']",
+        ),
+        (
+            {"workloads": [], "existingNodes": [{"name": "n1", "instanceType": "m5.large", "requested": {"pods": -1}}]},
+            "existingNodes[0].requested.pods must be an integer >= 0, got -1 (existing node 'n1')",
+        ),
         ({"workloads": [], "maxPodsPerNode": "30"}, "maxPodsPerNode must be an integer, got '30'"),
     ],
 )
@@ -152,7 +178,9 @@ def test_every_problem_is_named_on_one_line():
 
 
 def test_yaml_scalars_in_a_node_selector_mean_their_text():
-    plan_input = plan_input_from_document({"workloads": [{**API, "nodeSelector": {"kubernetes.io/arch": "amd64", "gpu": True}}]})
+    plan_input = plan_input_from_document(
+        {"workloads": [{**API, "nodeSelector": {"kubernetes.io/arch": "amd64", "gpu": True}}]}
+    )
     assert dict(plan_input.workloads[0].node_selector) == {"kubernetes.io/arch": "amd64", "gpu": "True"}
 
 

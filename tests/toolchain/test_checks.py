@@ -38,9 +38,17 @@ def test_mypy_is_strict_on_sizing():
     mypy = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())["tool"]["mypy"]
     sizing = next(o for o in mypy["overrides"] if o["module"] == ["sizing", "sizing.*"])
     strict_flags = (
-        "disallow_any_generics", "disallow_subclassing_any", "disallow_untyped_calls", "disallow_untyped_defs",
-        "disallow_incomplete_defs", "check_untyped_defs", "disallow_untyped_decorators", "warn_return_any",
-        "no_implicit_reexport", "strict_equality", "extra_checks",
+        "disallow_any_generics",
+        "disallow_subclassing_any",
+        "disallow_untyped_calls",
+        "disallow_untyped_defs",
+        "disallow_incomplete_defs",
+        "check_untyped_defs",
+        "disallow_untyped_decorators",
+        "warn_return_any",
+        "no_implicit_reexport",
+        "strict_equality",
+        "extra_checks",
     )
     assert all(sizing.get(flag) is True for flag in strict_flags), sizing
     # --strict's global flags.

@@ -59,7 +59,11 @@ def test_every_top_level_pin_is_in_the_lock_at_its_version(requirements, lock):
     pins = top_level_pins(PROJECT_DIR / requirements)
     versions = locked(PROJECT_DIR / lock)
     assert pins, requirements
-    wrong = {name: (version, sorted(versions.get(name, ()))) for name, version in pins.items() if versions.get(name) != {version}}
+    wrong = {
+        name: (version, sorted(versions.get(name, ())))
+        for name, version in pins.items()
+        if versions.get(name) != {version}
+    }
     assert not wrong, f"{lock} is stale for {requirements} (pinned, locked): {wrong}; run `make lock`"
 
 
@@ -75,7 +79,11 @@ def test_every_locked_package_carries_hashes(lock):
 def test_the_runtime_lock_is_the_development_lock_s_subset():
     runtime = locked(PROJECT_DIR / "requirements.lock")
     development = locked(PROJECT_DIR / "requirements-dev.lock")
-    differing = {name: (versions, development.get(name)) for name, versions in runtime.items() if development.get(name) != versions}
+    differing = {
+        name: (versions, development.get(name))
+        for name, versions in runtime.items()
+        if development.get(name) != versions
+    }
     assert not differing, f"the runtime and development locks disagree: {differing}; run `make lock`"
 
 
@@ -91,27 +99,33 @@ def test_pyproject_reads_its_dependencies_from_requirements_txt():
 
 def _dry_run(*targets: str) -> str:
     # -B: as if nothing were built yet; -n: print the recipes without running them.
-    result = subprocess.run(
-        ["make", "-B", "-n", *targets], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run(["make", "-B", "-n", *targets], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
 
 def test_make_install_installs_the_development_lock_with_hashes():
     commands = [line for line in _dry_run("install").splitlines() if "pip install" in line]
-    assert commands and all("--require-hashes" in line and "requirements-dev.lock" in line for line in commands), commands
+    assert commands and all("--require-hashes" in line and "requirements-dev.lock" in line for line in commands), (
+        commands
+    )
     assert not any("requirements-dev.txt" in line or "requirements.txt" in line for line in commands), commands
 
 
 def test_the_tool_environments_install_their_locks_with_hashes():
     commands = [line for line in _dry_run("security-tools", "policy-tools").splitlines() if "pip install" in line]
     installed = {re.search(r"--requirement (\S+)", line)[1] for line in commands}
-    assert installed == {"security/requirements-checkov.lock", "security/requirements-parliament.lock", "policies/requirements.lock"}
+    assert installed == {
+        "security/requirements-checkov.lock",
+        "security/requirements-parliament.lock",
+        "policies/requirements.lock",
+    }
     assert all("--require-hashes" in line for line in commands), commands
 
 
 def test_make_lock_regenerates_every_lock():
     commands = _dry_run("lock")
     for requirements, lock in LOCKS.items():
-        assert re.search(rf"pip compile .*--generate-hashes.* {re.escape(requirements)} .*--output-file {re.escape(lock)}", commands), lock
+        assert re.search(
+            rf"pip compile .*--generate-hashes.* {re.escape(requirements)} .*--output-file {re.escape(lock)}", commands
+        ), lock

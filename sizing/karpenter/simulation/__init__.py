@@ -89,8 +89,18 @@ from sizing.karpenter.simulation.model import (
 from sizing.karpenter.simulation.scheduler import Simulator
 
 __all__ = [
-    "CAPACITY_TYPE_PRIORITY", "LIMIT_KEYS", "NodeOption", "NodePoolModel", "PendingPods", "PlacedNode",
-    "PodGroup", "ProvisioningResult", "RunningNode", "Scenario", "TopologyRule", "simulate",
+    "CAPACITY_TYPE_PRIORITY",
+    "LIMIT_KEYS",
+    "NodeOption",
+    "NodePoolModel",
+    "PendingPods",
+    "PlacedNode",
+    "PodGroup",
+    "ProvisioningResult",
+    "RunningNode",
+    "Scenario",
+    "TopologyRule",
+    "simulate",
 ]
 
 

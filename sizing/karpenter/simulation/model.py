@@ -5,8 +5,8 @@ Units: cpu in millicores, memory in MiB, pods as a count, prices per hour.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import FrozenSet, Mapping, Optional, Tuple
 
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
@@ -33,15 +33,16 @@ class TopologyRule:
 
     kind: str
     key: str
-    selects: FrozenSet[str]
+    selects: frozenset[str]
     max_skew: int = 1
-    min_domains: Optional[int] = None
+    min_domains: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in (SPREAD, ANTI_AFFINITY, AFFINITY) or self.key not in (HOSTNAME, ZONE):
             raise SizingInputError(f"topology rule {self.kind!r} on {self.key!r} is not modelled")
         if self.max_skew < 1:
             raise SizingInputError(f"topology spread maxSkew must be >= 1, got {self.max_skew}")
+
 
 @dataclass(frozen=True)
 class NodeOption:
@@ -61,8 +62,8 @@ class NodeOption:
     allocatable: Resources
     price: float
     daemon_overhead: Resources = Resources()
-    spot_price: Optional[float] = None
-    daemon_ports: FrozenSet[Tuple[str, int]] = frozenset()
+    spot_price: float | None = None
+    daemon_ports: frozenset[tuple[str, int]] = frozenset()
 
     def price_for(self, capacity_type: str) -> float:
         """Cost per hour of one node launched with this capacity type."""
@@ -95,15 +96,15 @@ class PodGroup:
     workload: str
     requests: Resources
     count: int
-    allowed_types: Optional[FrozenSet[str]] = None
-    zones: Optional[FrozenSet[str]] = None
-    capacity_types: Optional[FrozenSet[str]] = None
-    pools: Optional[FrozenSet[str]] = None
-    nodes: Optional[FrozenSet[str]] = None
-    topology: Tuple[TopologyRule, ...] = ()
-    host_ports: FrozenSet[Tuple[str, int]] = frozenset()
-    fallback: Optional["PodGroup"] = None
-    relaxed: Tuple[str, ...] = ()
+    allowed_types: frozenset[str] | None = None
+    zones: frozenset[str] | None = None
+    capacity_types: frozenset[str] | None = None
+    pools: frozenset[str] | None = None
+    nodes: frozenset[str] | None = None
+    topology: tuple[TopologyRule, ...] = ()
+    host_ports: frozenset[tuple[str, int]] = frozenset()
+    fallback: PodGroup | None = None
+    relaxed: tuple[str, ...] = ()
 
     @property
     def constrained(self) -> bool:
@@ -126,11 +127,11 @@ class RunningNode:
     name: str
     option: NodeOption
     requested: Resources = Resources()
-    zone: Optional[str] = None
+    zone: str | None = None
     capacity_type: str = "on-demand"
     in_node_pool: bool = True
     capacity_reported: bool = True
-    node_pool: Optional[str] = None
+    node_pool: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,10 +142,10 @@ class NodePoolModel:
     labels, for min_values."""
 
     name: str
-    node_options: Tuple[NodeOption, ...]
+    node_options: tuple[NodeOption, ...]
     limits: Mapping[str, int] = field(default_factory=dict)
-    zones: Optional[FrozenSet[str]] = None
-    capacity_types: Tuple[str, ...] = ("on-demand",)
+    zones: frozenset[str] | None = None
+    capacity_types: tuple[str, ...] = ("on-demand",)
     weight: int = 0
     min_values: Mapping[str, int] = field(default_factory=dict)
     type_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -164,16 +165,16 @@ class Scenario:
     `ProvisioningResult.limits` reports on.
     """
 
-    node_options: Tuple[NodeOption, ...]
-    pod_groups: Tuple[PodGroup, ...]
+    node_options: tuple[NodeOption, ...]
+    pod_groups: tuple[PodGroup, ...]
     limits: Mapping[str, int] = field(default_factory=dict)
-    zones: Optional[FrozenSet[str]] = None
-    capacity_types: Tuple[str, ...] = ("on-demand",)
-    running_nodes: Tuple[RunningNode, ...] = ()
-    node_pools: Tuple[NodePoolModel, ...] = ()
+    zones: frozenset[str] | None = None
+    capacity_types: tuple[str, ...] = ("on-demand",)
+    running_nodes: tuple[RunningNode, ...] = ()
+    node_pools: tuple[NodePoolModel, ...] = ()
 
     @property
-    def pools(self) -> Tuple[NodePoolModel, ...]:
+    def pools(self) -> tuple[NodePoolModel, ...]:
         """The NodePools as given (the single one built from the flat fields when none are)."""
         if self.node_pools:
             return self.node_pools
@@ -204,7 +205,7 @@ class PlacedNode:
     reserved: Resources
     pod_requests: Resources
     pods: Mapping[str, int]
-    zones: Tuple[str, ...] = ()
+    zones: tuple[str, ...] = ()
     options: int = 1
     existing: bool = False
     in_node_pool: bool = True
@@ -239,17 +240,17 @@ class ProvisioningResult:
     the reported usage never filter an instance type out.
     """
 
-    nodes: Tuple[PlacedNode, ...]
-    pending: Tuple[PendingPods, ...]
+    nodes: tuple[PlacedNode, ...]
+    pending: tuple[PendingPods, ...]
     limits: Mapping[str, int]
     remaining: Mapping[str, int]
     reserved: Mapping[str, int] = field(default_factory=dict)
     primary_pool: str = DEFAULT_POOL
     pool_remaining: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
-    relaxed: Mapping[str, Tuple[str, ...]] = field(default_factory=dict)
+    relaxed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
-    def new_nodes(self) -> Tuple[PlacedNode, ...]:
+    def new_nodes(self) -> tuple[PlacedNode, ...]:
         return tuple(node for node in self.nodes if not node.existing)
 
     @property
@@ -265,7 +266,7 @@ class ProvisioningResult:
     def placed_count(self) -> int:
         return sum(node.pod_count for node in self.nodes)
 
-    def limit_usage(self, pool: Optional[str] = None) -> Mapping[str, int]:
+    def limit_usage(self, pool: str | None = None) -> Mapping[str, int]:
         """A NodePool's usage (the primary one by default) once every node has reported its
         capacity (cpu m, memory MiB)."""
         name = self.primary_pool if pool is None else pool

@@ -8,7 +8,7 @@ At launch it takes the cheapest remaining type (ties by name).
 
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ DIMENSIONS = 3  # cpu, memory, pods
 SMALL_CANDIDATE_SET = 16
 
 
-def pods_that_fit(free: np.ndarray, requests: Tuple[int, int, int]) -> np.ndarray:
+def pods_that_fit(free: np.ndarray, requests: tuple[int, int, int]) -> np.ndarray:
     """Per row of `free` (cpu, memory, pods), how many pods of `requests` fit (may be < 0)."""
     dims = [d for d in range(DIMENSIONS) if requests[d] > 0]
     counts = free[:, dims[0]] // requests[dims[0]]
@@ -34,8 +34,9 @@ def pods_that_fit(free: np.ndarray, requests: Tuple[int, int, int]) -> np.ndarra
     return counts
 
 
-def most_pods(table: TypeTable, pool: int, candidates: Candidates, used: Sequence[int],
-              requests: Tuple[int, int, int]) -> int:
+def most_pods(
+    table: TypeTable, pool: int, candidates: Candidates, used: Sequence[int], requests: tuple[int, int, int]
+) -> int:
     """The most pods of `requests` the claim holds on top of `used` while keeping minValues (0 if none)."""
     rules = table.min_values[pool]
     if isinstance(candidates, tuple) and not rules:

@@ -10,14 +10,23 @@ counts decide where the next pod may go.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from sizing.errors import SizingInputError
+from sizing.karpenter.simulation.model import (
+    LIMIT_KEYS,
+    PendingPods,
+    PlacedNode,
+    PodGroup,
+    ProvisioningResult,
+    Scenario,
+)
 from sizing.karpenter.simulation.nodes import keeps_min_values, launch, most_pods, set_candidates
+from sizing.karpenter.simulation.state import Claim, LimitsLeft, TopologyCounts, TypeTable, weight_order
 from sizing.karpenter.simulation.topology import (
     Inverse,
     commit_zone,
@@ -27,15 +36,6 @@ from sizing.karpenter.simulation.topology import (
     valid_zones,
     zone_rules,
 )
-from sizing.karpenter.simulation.model import (
-    LIMIT_KEYS,
-    PendingPods,
-    PlacedNode,
-    PodGroup,
-    ProvisioningResult,
-    Scenario,
-)
-from sizing.karpenter.simulation.state import Claim, LimitsLeft, TopologyCounts, TypeTable, weight_order
 from sizing.kube.resources import Resources
 
 _NEVER = (2**62, 2**62, 2**62)
@@ -47,10 +47,10 @@ class _Run:
     """Consecutive pending pods that schedule identically."""
 
     group: PodGroup
-    requests: Tuple[int, int, int]
-    mask: Optional[np.ndarray]
-    mask_list: Optional[List[bool]]
-    segments: List[Tuple[int, int]] = field(default_factory=list)  # (pod group index, count)
+    requests: tuple[int, int, int]
+    mask: np.ndarray | None
+    mask_list: list[bool] | None
+    segments: list[tuple[int, int]] = field(default_factory=list)  # (pod group index, count)
 
     @property
     def zones(self):
@@ -96,28 +96,30 @@ class Simulator:
         self.order = weight_order(self.pools)
         self.table = TypeTable(self.pools)
         self.limits = LimitsLeft(self.pools, scenario.running_nodes, self.primary)
-        self.groups: List[PodGroup] = list(scenario.pod_groups)
+        self.groups: list[PodGroup] = list(scenario.pod_groups)
         self.inverse = Inverse(self.groups)
         self.counts = TopologyCounts()
-        self.claims: List[Claim] = []
-        self.heap: List[Tuple[int, int, Claim]] = []
-        self.pending: List[PendingPods] = []
+        self.claims: list[Claim] = []
+        self.heap: list[tuple[int, int, Claim]] = []
+        self.pending: list[PendingPods] = []
         # (group index, pods) that failed, in the order they failed: Karpenter's queue retries them.
-        self.failed: List[Tuple[int, int]] = []
-        self.placed: Dict[str, int] = {}
-        self.relaxed: Dict[str, List[str]] = {}
+        self.failed: list[tuple[int, int]] = []
+        self.placed: dict[str, int] = {}
+        self.relaxed: dict[str, list[str]] = {}
         self.running = list(scenario.running_nodes)
         self.running_free = [
-            [node.option.allocatable.cpu - node.requested.cpu,
-             node.option.allocatable.memory - node.requested.memory,
-             node.option.allocatable.pods - node.requested.pods]
+            [
+                node.option.allocatable.cpu - node.requested.cpu,
+                node.option.allocatable.memory - node.requested.memory,
+                node.option.allocatable.pods - node.requested.pods,
+            ]
             for node in self.running
         ]
-        self.running_placed: List[Dict[int, int]] = [{} for _ in self.running]
-        self.running_workloads: List[Dict[str, int]] = [{} for _ in self.running]
-        self.running_ports: List[set] = [set() for _ in self.running]
+        self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
+        self.running_workloads: list[dict[str, int]] = [{} for _ in self.running]
+        self.running_ports: list[set] = [set() for _ in self.running]
         self.pool_capacity_types = [frozenset(pool.capacity_types) for pool in self.pools]
-        self.templates: Dict[Tuple[int, int], Dict[str, object]] = {}
+        self.templates: dict[tuple[int, int], dict[str, object]] = {}
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -126,13 +128,17 @@ class Simulator:
         ports = self.table.port_mask(group.host_ports)
         if ports is not None:
             mask = ports if mask is None else mask & ports
-        return _Run(group, (group.requests.cpu, group.requests.memory, group.requests.pods), mask,
-                    None if mask is None else mask.tolist())
+        return _Run(
+            group,
+            (group.requests.cpu, group.requests.memory, group.requests.pods),
+            mask,
+            None if mask is None else mask.tolist(),
+        )
 
-    def _runs(self) -> List[_Run]:
+    def _runs(self) -> list[_Run]:
         groups = self.groups
         order = sorted(range(len(groups)), key=lambda i: (-groups[i].requests.cpu, -groups[i].requests.memory, i))
-        runs: List[_Run] = []
+        runs: list[_Run] = []
         previous_key = None
         for index in order:
             group = groups[index]
@@ -141,8 +147,7 @@ class Simulator:
             if self._careful(group):
                 key = ("group", index)
             else:
-                key = (group.requests, group.allowed_types, group.zones, group.capacity_types,
-                       group.pools, group.nodes)
+                key = (group.requests, group.allowed_types, group.zones, group.capacity_types, group.pools, group.nodes)
             if key != previous_key:
                 runs.append(self._run_for(group))
                 previous_key = key
@@ -157,9 +162,7 @@ class Simulator:
     def _compatible(self, zones, capacity_types, run: _Run) -> bool:
         if run.zones is not None and zones is not None and not (zones & run.zones):
             return False
-        if run.capacity_types is not None and not (capacity_types & run.capacity_types):
-            return False
-        return True
+        return not (run.capacity_types is not None and not capacity_types & run.capacity_types)
 
     def _pool_allowed(self, pool: int, run: _Run) -> bool:
         return run.group.pools is None or self.pools[pool].name in run.group.pools
@@ -201,7 +204,7 @@ class Simulator:
             fits &= run.mask[rows]
         return rows[fits]
 
-    def _open_claim(self, run: _Run, stamp: int, zones_wanted: Optional[FrozenSet[str]] = None):
+    def _open_claim(self, run: _Run, stamp: int, zones_wanted: frozenset[str] | None = None):
         """A new NodeClaim for the run's next pod from the first NodePool that can launch one,
         or (None, reason)."""
         reasons = []
@@ -241,7 +244,7 @@ class Simulator:
     def _where(self, pool: int) -> str:
         return f"NodePool {self.pools[pool].name!r}: " if len(self.pools) > 1 else ""
 
-    def _claim_from(self, pool: int, fresh: np.ndarray, template: Dict[str, object], reasons: List[str]):
+    def _claim_from(self, pool: int, fresh: np.ndarray, template: dict[str, object], reasons: list[str]):
         limits = self.limits
         columns = limits.columns[pool]
         if "largest" not in template:
@@ -301,14 +304,13 @@ class Simulator:
             placed = claim.placed.get(run.segments[0][0], 0) if len(run.segments) == 1 else None
             if placed is None:
                 for group_index, _ in run.segments:
-                    self.counts.record(self.groups[group_index].workload, claim.zones,
-                                       claim.placed.get(group_index, 0))
+                    self.counts.record(self.groups[group_index].workload, claim.zones, claim.placed.get(group_index, 0))
             else:
                 self.counts.record(run.group.workload, claim.zones, placed)
 
     # -- running nodes ---------------------------------------------------------------------
 
-    def _running_fit(self, index: int, run: _Run, zones: Optional[FrozenSet[str]]) -> int:
+    def _running_fit(self, index: int, run: _Run, zones: frozenset[str] | None) -> int:
         node = self.running[index]
         group = run.group
         if group.allowed_types is not None and node.option.name not in group.allowed_types:
@@ -329,8 +331,12 @@ class Simulator:
         requests = run.requests
         fit = min(free[d] // requests[d] for d in range(3) if requests[d] > 0)
         if fit > 0 and self._careful(group):
-            fit = min(fit, hostname_cap(group, self.running_workloads[index],
-                                        self.running_ports[index], self.inverse, self.placed))
+            fit = min(
+                fit,
+                hostname_cap(
+                    group, self.running_workloads[index], self.running_ports[index], self.inverse, self.placed
+                ),
+            )
         return max(fit, 0)
 
     def _place_on_running(self, index: int, run: _Run, group_index: int, taken: int) -> None:
@@ -360,11 +366,11 @@ class Simulator:
 
     # -- an unconstrained run --------------------------------------------------------------
 
-    def _place_run(self, run: _Run, stamp: int, smallest_later: Tuple[int, int, int]) -> None:
+    def _place_run(self, run: _Run, stamp: int, smallest_later: tuple[int, int, int]) -> None:
         heap = self.heap
-        set_aside: List[Tuple[int, int, Claim]] = []
-        touched: List[Claim] = []
-        pending_reason: Optional[str] = None
+        set_aside: list[tuple[int, int, Claim]] = []
+        touched: list[Claim] = []
+        pending_reason: str | None = None
         requests = run.requests
         for group_index, count in run.segments:
             count = self._fill_running(run, group_index, count) if self.running else count
@@ -415,9 +421,12 @@ class Simulator:
 
     # -- a constrained run -----------------------------------------------------------------
 
-    def _domains(self, group: PodGroup) -> FrozenSet[str]:
-        pool_zones = [self.pools[p].zones for p in range(len(self.pools))
-                      if group.pools is None or self.pools[p].name in group.pools]
+    def _domains(self, group: PodGroup) -> frozenset[str]:
+        pool_zones = [
+            self.pools[p].zones
+            for p in range(len(self.pools))
+            if group.pools is None or self.pools[p].name in group.pools
+        ]
         node_zones = [node.zone for node in self.running if node.zone]
         return domains_for(group, pool_zones, node_zones)
 
@@ -437,19 +446,21 @@ class Simulator:
         if by_zone and not domains:
             self.reason = "the pod's zone topology needs zones; none are known for its NodePools"
             return count
-        buckets: Dict[str, List[Tuple[int, int, Claim]]] = {}
-        room: Dict[int, int] = {}
+        buckets: dict[str, list[tuple[int, int, Claim]]] = {}
+        room: dict[int, int] = {}
         for claim in self.claims:
             claim_room = self._room_in_claim(claim, run)
             if claim_room > 0:
-                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed))
+                claim_room = min(
+                    claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed)
+                )
             if claim_room > 0:
                 room[claim.index] = claim_room
                 bucket = (claim.zone or _ANY) if by_zone else _ANY
                 buckets.setdefault(bucket, []).append((claim.pod_count, claim.index, claim))
         for heap in buckets.values():
             heapq.heapify(heap)
-        touched: Dict[int, Claim] = {}
+        touched: dict[int, Claim] = {}
         self.reason = None
         while count > 0:
             valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
@@ -480,7 +491,9 @@ class Simulator:
                     self.reason = reason
                     break
                 claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
-                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed))
+                claim_room = min(
+                    claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed)
+                )
                 if claim_room < 1:
                     raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
                 room[claim.index] = claim_room
@@ -516,7 +529,7 @@ class Simulator:
         return max(runner_up[0] - best.pod_count + (1 if best.index < runner_up[1] else 0), 1)
 
     @staticmethod
-    def _best_claim(buckets, room, valid) -> Optional[Claim]:
+    def _best_claim(buckets, room, valid) -> Claim | None:
         best = None
         names = [_ANY] if valid is None else sorted(valid) + [_ANY]
         for name in names:
@@ -529,10 +542,11 @@ class Simulator:
                 if room.get(index, 0) <= 0 or pod_count != claim.pod_count:
                     heapq.heappop(heap)
                     continue
-                if valid is not None and name == _ANY:
-                    if claim.zone is not None or (claim.zones is not None and not (claim.zones & valid)):
-                        held.append(heapq.heappop(heap))
-                        continue
+                if (valid is not None and name == _ANY) and (
+                    claim.zone is not None or (claim.zones is not None and not (claim.zones & valid))
+                ):
+                    held.append(heapq.heappop(heap))
+                    continue
                 break
             if heap and (best is None or heap[0][:2] < (best.pod_count, best.index)):
                 best = heap[0][2]
@@ -564,7 +578,7 @@ class Simulator:
         self.heap = [(c.pod_count, c.index, c) for c in self.claims if c.headroom[0] >= 0]
         heapq.heapify(self.heap)
 
-    def _add_pending(self, group_index: int, count: int, reason: Optional[str]) -> None:
+    def _add_pending(self, group_index: int, count: int, reason: str | None) -> None:
         workload = self.groups[group_index].workload
         self.pending.append(PendingPods(workload, count, reason or "no node could take the pod"))
         self.failed.append((group_index, count))
@@ -592,7 +606,7 @@ class Simulator:
     # -- results ---------------------------------------------------------------------------
 
     def _by_workload(self, placed: Mapping[int, int]) -> Mapping[str, int]:
-        counts: Dict[str, int] = {}
+        counts: dict[str, int] = {}
         for group_index, count in sorted(placed.items()):
             workload = self.groups[group_index].workload
             counts[workload] = counts.get(workload, 0) + count
@@ -623,7 +637,9 @@ class Simulator:
         runs = self._runs()
         smallest_later = [_NEVER] * (len(runs) + 1)
         for index in range(len(runs) - 1, -1, -1):
-            smallest_later[index] = tuple(min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1]))
+            smallest_later[index] = tuple(
+                min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1], strict=False)
+            )
         for stamp, run in enumerate(runs):
             if self._careful(run.group):
                 self._place_careful(run, stamp)
@@ -638,7 +654,7 @@ class Simulator:
         limits = self.limits
         pool_remaining = {
             pool.name: MappingProxyType(
-                {key: int(value) for key, value in zip(limits.keys[i], limits.remaining[i])}
+                {key: int(value) for key, value in zip(limits.keys[i], limits.remaining[i], strict=False)}
             )
             for i, pool in enumerate(self.pools)
         }
@@ -647,7 +663,9 @@ class Simulator:
             pending=tuple(self.pending),
             limits=MappingProxyType(dict(self.pools[0].limits)),
             remaining=pool_remaining[self.primary],
-            reserved=MappingProxyType({key: int(value) for key, value in zip(LIMIT_KEYS, limits.reserved[0])}),
+            reserved=MappingProxyType(
+                {key: int(value) for key, value in zip(LIMIT_KEYS, limits.reserved[0], strict=False)}
+            ),
             primary_pool=self.primary,
             pool_remaining=MappingProxyType(pool_remaining),
             relaxed=MappingProxyType({w: tuple(steps) for w, steps in self.relaxed.items()}),

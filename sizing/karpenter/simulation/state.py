@@ -8,23 +8,23 @@ row numbers whichever NodePool it comes from.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
+from collections.abc import Sequence
 
 import numpy as np
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.simulation.model import LIMIT_KEYS, NodePoolModel, RunningNode, Scenario
+from sizing.karpenter.simulation.model import LIMIT_KEYS, NodePoolModel, RunningNode
 
 NO_ROOM = (-1, -1, -1)
-Candidates = Union[Tuple[int, ...], np.ndarray]
+Candidates = tuple[int, ...] | np.ndarray
 
 
-def weight_order(pools: Sequence[NodePoolModel]) -> List[int]:
+def weight_order(pools: Sequence[NodePoolModel]) -> list[int]:
     """Indices of `pools` in the order Karpenter tries them: weight descending, then name descending."""
     return sorted(range(len(pools)), key=lambda i: (-pools[i].weight, _descending(pools[i].name)))
 
 
-def _descending(name: str) -> Tuple[int, ...]:
+def _descending(name: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in name) + (1,)
 
 
@@ -38,23 +38,23 @@ class TypeTable:
             [index for index, pool in enumerate(pools) for _ in pool.node_options], dtype=np.int64
         )
         self.names = [option.name for option in self.options]
-        self.room = np.array(
-            [[o.room.cpu, o.room.memory, o.room.pods] for o in self.options], dtype=np.int64
-        ).reshape(-1, 3)
+        self.room = np.array([[o.room.cpu, o.room.memory, o.room.pods] for o in self.options], dtype=np.int64).reshape(
+            -1, 3
+        )
         self.room_rows = [tuple(row) for row in self.room.tolist()]
         self.capacity = np.array(
             [[o.capacity.cpu, o.capacity.memory, o.capacity.pods, 1] for o in self.options], dtype=np.int64
         ).reshape(-1, 4)
         self.pool_rows = [np.flatnonzero(self.pool_of_row == index) for index in range(len(pools))]
-        self.min_values: List[List[Tuple[int, np.ndarray]]] = [self._min_values(i, p) for i, p in enumerate(pools)]
-        self._masks: Dict[FrozenSet[str], np.ndarray] = {}
-        self._port_masks: Dict[FrozenSet[Tuple[str, int]], Optional[np.ndarray]] = {}
+        self.min_values: list[list[tuple[int, np.ndarray]]] = [self._min_values(i, p) for i, p in enumerate(pools)]
+        self._masks: dict[frozenset[str], np.ndarray] = {}
+        self._port_masks: dict[frozenset[tuple[str, int]], np.ndarray | None] = {}
 
-    def _min_values(self, index: int, pool: NodePoolModel) -> List[Tuple[int, np.ndarray]]:
+    def _min_values(self, index: int, pool: NodePoolModel) -> list[tuple[int, np.ndarray]]:
         """(minValues, value id per row, -1 outside the pool) for each key the pool sets minValues on."""
         rules = []
         for key, minimum in sorted(pool.min_values.items()):
-            ids: Dict[str, int] = {}
+            ids: dict[str, int] = {}
             column = np.full(len(self.options), -1, dtype=np.int64)
             for row in self.pool_rows[index]:
                 labels = pool.type_labels.get(self.names[row])
@@ -65,7 +65,7 @@ class TypeTable:
             rules.append((minimum, column))
         return rules
 
-    def port_mask(self, ports: FrozenSet[Tuple[str, int]]) -> Optional[np.ndarray]:
+    def port_mask(self, ports: frozenset[tuple[str, int]]) -> np.ndarray | None:
         """Rows whose DaemonSets bind none of `ports` (None: every row), as Karpenter skips the
         instance types whose daemon overhead group conflicts with the pod's host ports."""
         if not ports:
@@ -75,7 +75,7 @@ class TypeTable:
             self._port_masks[ports] = None if free.all() else free
         return self._port_masks[ports]
 
-    def mask(self, allowed: Optional[FrozenSet[str]]) -> Optional[np.ndarray]:
+    def mask(self, allowed: frozenset[str] | None) -> np.ndarray | None:
         if allowed is None:
             return None
         if allowed not in self._masks:
@@ -87,11 +87,23 @@ class Claim:
     """An in-flight NodeClaim: its pods' requests, its candidate rows, zones and what it holds."""
 
     __slots__ = (
-        "index", "pool", "pod_count", "requests", "candidates", "headroom", "zones", "capacity_types",
-        "placed", "workloads", "ports", "run_stamp", "room_in_run", "touched_stamp",
+        "index",
+        "pool",
+        "pod_count",
+        "requests",
+        "candidates",
+        "headroom",
+        "zones",
+        "capacity_types",
+        "placed",
+        "workloads",
+        "ports",
+        "run_stamp",
+        "room_in_run",
+        "touched_stamp",
     )
 
-    def __init__(self, index: int, pool: int, zones: Optional[FrozenSet[str]], capacity_types: FrozenSet[str]):
+    def __init__(self, index: int, pool: int, zones: frozenset[str] | None, capacity_types: frozenset[str]):
         self.index = index
         self.pool = pool
         self.pod_count = 0
@@ -100,15 +112,15 @@ class Claim:
         self.headroom = NO_ROOM
         self.zones = zones
         self.capacity_types = capacity_types
-        self.placed: Dict[int, int] = {}
-        self.workloads: Dict[str, int] = defaultdict(int)
-        self.ports: Set[Tuple[str, int]] = set()
+        self.placed: dict[int, int] = {}
+        self.workloads: dict[str, int] = defaultdict(int)
+        self.ports: set[tuple[str, int]] = set()
         self.run_stamp = -1
         self.room_in_run = 0
         self.touched_stamp = -1
 
     @property
-    def zone(self) -> Optional[str]:
+    def zone(self) -> str | None:
         """The zone the claim is committed to, if only one is left."""
         if self.zones is not None and len(self.zones) == 1:
             return next(iter(self.zones))
@@ -144,7 +156,9 @@ class LimitsLeft:
                 self.remaining[index] -= usage[self.columns[index]]
 
     def describe(self, pool: int) -> str:
-        return ", ".join(f"{key} {int(value)}" for key, value in zip(self.keys[pool], self.remaining[pool]))
+        return ", ".join(
+            f"{key} {int(value)}" for key, value in zip(self.keys[pool], self.remaining[pool], strict=False)
+        )
 
 
 class TopologyCounts:
@@ -152,10 +166,10 @@ class TopologyCounts:
     Karpenter records spread), `anti` counts them in every zone their node may still take."""
 
     def __init__(self) -> None:
-        self.spread: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        self.anti: Dict[str, Dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.spread: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.anti: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
 
-    def record(self, workload: str, zones: Optional[FrozenSet[str]], count: int) -> None:
+    def record(self, workload: str, zones: frozenset[str] | None, count: int) -> None:
         if not zones or count <= 0:
             return
         if len(zones) == 1:
@@ -163,6 +177,6 @@ class TopologyCounts:
         for zone in zones:
             self.anti[workload][zone] += count
 
-    def in_zone(self, workloads: FrozenSet[str], zone: str, table: str) -> int:
+    def in_zone(self, workloads: frozenset[str], zone: str, table: str) -> int:
         counts = self.spread if table == "spread" else self.anti
         return sum(counts[w][zone] for w in workloads if w in counts)

@@ -24,7 +24,7 @@ which gives the fleet those batches converge to.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Iterable, Mapping, Sequence
 
 from sizing.karpenter.simulation.model import (
     AFFINITY,
@@ -44,7 +44,7 @@ class Inverse:
     """Anti-affinity rules of other workloads, indexed by the workloads they select."""
 
     def __init__(self, groups: Iterable[PodGroup]):
-        self.by_target: Dict[str, List[Tuple[str, TopologyRule]]] = {}
+        self.by_target: dict[str, list[tuple[str, TopologyRule]]] = {}
         for group in groups:
             for candidate in _with_fallbacks(group):
                 for rule in candidate.topology:
@@ -57,7 +57,7 @@ class Inverse:
                         if (group.workload, rule) not in owners:
                             owners.append((group.workload, rule))
 
-    def against(self, workload: str, key: str) -> List[str]:
+    def against(self, workload: str, key: str) -> list[str]:
         """Workloads whose anti-affinity on `key` selects `workload`."""
         return [owner for owner, rule in self.by_target.get(workload, ()) if rule.key == key]
 
@@ -66,7 +66,7 @@ class Inverse:
 
 
 def _with_fallbacks(group: PodGroup) -> Iterable[PodGroup]:
-    current: Optional[PodGroup] = group
+    current: PodGroup | None = group
     while current is not None:
         yield current
         current = current.fallback
@@ -82,13 +82,13 @@ def hostname_bootstrap(group: PodGroup, placed: Mapping[str, int]) -> bool:
     """Whether the next pod of `group` starts a hostname affinity domain (then it goes alone,
     and the node it lands on is the only one open to the rest)."""
     return any(
-        rule.kind == AFFINITY and rule.key == HOSTNAME and bootstraps(rule, group, placed)
-        for rule in group.topology
+        rule.kind == AFFINITY and rule.key == HOSTNAME and bootstraps(rule, group, placed) for rule in group.topology
     )
 
 
-def hostname_cap(group: PodGroup, workloads_on_node: Dict[str, int], ports_on_node, inverse: Inverse,
-                 placed: Mapping[str, int]) -> int:
+def hostname_cap(
+    group: PodGroup, workloads_on_node: dict[str, int], ports_on_node, inverse: Inverse, placed: Mapping[str, int]
+) -> int:
     """How many more pods of `group` a node holding `workloads_on_node` may take (topology and ports);
     `placed`: pods placed so far per workload, anywhere."""
     cap = UNLIMITED
@@ -125,9 +125,7 @@ def zone_rules(group: PodGroup, inverse: Inverse) -> bool:
     return any(rule.key == ZONE for rule in group.topology) or bool(inverse.against(group.workload, ZONE))
 
 
-def valid_zones(
-    group: PodGroup, domains: FrozenSet[str], counts: TopologyCounts, inverse: Inverse
-) -> FrozenSet[str]:
+def valid_zones(group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse) -> frozenset[str]:
     """The zones the next pod of `group` may go to now."""
     valid = set(domains)
     for rule in group.topology:
@@ -155,7 +153,7 @@ def valid_zones(
     return frozenset(valid)
 
 
-def commit_zone(group: PodGroup, options: FrozenSet[str], counts: TopologyCounts) -> str:
+def commit_zone(group: PodGroup, options: frozenset[str], counts: TopologyCounts) -> str:
     """The zone a NodeClaim commits to for a pod of `group`: the fewest pods of its first zone spread,
     else the first by name."""
     ordered = sorted(options)
@@ -165,7 +163,9 @@ def commit_zone(group: PodGroup, options: FrozenSet[str], counts: TopologyCounts
     return ordered[0]
 
 
-def domains_for(group: PodGroup, pool_zones: Sequence[Optional[FrozenSet[str]]], node_zones: Sequence[str]) -> FrozenSet[str]:
+def domains_for(
+    group: PodGroup, pool_zones: Sequence[frozenset[str] | None], node_zones: Sequence[str]
+) -> frozenset[str]:
     """The zones the group's pods can reach: its NodePools' zones and running nodes' zones, within its own."""
     domains = set(node_zones)
     for zones in pool_zones:
