@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,7 @@ def _stack_input(stack_name: str, project_dir: Path) -> Any:
         raise SizingInputError(str(error)) from None
 
 
-def _objects_input(files) -> bool:
+def _objects_input(files: Sequence[str]) -> bool:
     from sizing.planning.objects import is_object_document
 
     if any(str(f) == "-" for f in files) or len(files) > 1:

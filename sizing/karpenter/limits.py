@@ -153,14 +153,17 @@ def smallest_limits(
     # Scenarios that leave pods pending even under `upper` (pods no type fits, constraints no
     # limit can satisfy) are reported as pending; no limit is searched for them.
     placeable = [name for name in names if probe_at(name, top_cores, top_gibs)]
+
+    def with_gibs(gibs: int) -> Callable[[str, int], bool]:
+        return lambda name, value: probe_at(name, value, gibs)
+
+    def with_cores(cores: int) -> Callable[[str, int], bool]:
+        return lambda name, value: probe_at(name, cores, value)
+
     while not all(probe_at(name, final_cores, final_gibs) for name in placeable):
         top_cores, top_gibs = max(top_cores, final_cores), max(top_gibs, final_gibs)
-        raised_cores, _ = _raise_until_all_place(
-            placeable, final_cores, top_cores, lambda name, value, gibs=final_gibs: probe_at(name, value, gibs)
-        )
-        raised_gibs, _ = _raise_until_all_place(
-            placeable, final_gibs, top_gibs, lambda name, value, cores=raised_cores: probe_at(name, cores, value)
-        )
+        raised_cores, _ = _raise_until_all_place(placeable, final_cores, top_cores, with_gibs(final_gibs))
+        raised_gibs, _ = _raise_until_all_place(placeable, final_gibs, top_gibs, with_cores(raised_cores))
         if (raised_cores, raised_gibs) == (final_cores, final_gibs):
             # No single resource helps from here: take the limits every placeable scenario fits under.
             final_cores, final_gibs = top_cores, top_gibs

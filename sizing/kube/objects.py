@@ -259,7 +259,7 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
     """The objects of YAML texts given as (where, text) pairs."""
     reader = _Reader()
     workloads: dict[tuple[str, str, str], dict[str, Any]] = {}
-    autoscalers = []
+    autoscalers: list[tuple[str, str, str, str, int, Any, Mapping[str, Any]]] = []
     daemon_sets, pools, classes, nodes = [], [], [], []
     for source, text in texts:
         for document, where in _documents(text, source):
@@ -313,9 +313,9 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
                 autoscalers.append(
                     (
                         what,
-                        target.get("kind"),
+                        str(target.get("kind")),
                         namespace,
-                        target.get("name"),
+                        str(target.get("name")),
                         maximum,
                         spec.get("minReplicas", 1),
                         scale_up,
@@ -366,17 +366,17 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
                 classes.append(NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family))
             elif kind in ("Node", "NodeClaim"):
                 nodes.append(_node(document, where, kind))
-    for what, target_kind, namespace, target, maximum, minimum, scale_up in autoscalers:
-        key = (target_kind, namespace, target)
+    for what, target_kind, namespace, target_name, maximum, minimum, behaviour in autoscalers:
+        key = (target_kind, namespace, target_name)
         if key not in workloads:
-            raise SizingInputError(f"{what} scales {target_kind} {namespace}/{target}, which is not in the input")
+            raise SizingInputError(f"{what} scales {target_kind} {namespace}/{target_name}, which is not in the input")
         # At peak the HPA runs maxReplicas, whatever the workload's own replicas say.
         workloads[key].update(
             replicas=maximum,
             min_replicas=minimum,
-            scale_up_policies=tuple(dict(p) for p in _list(scale_up.get("policies"), what)),
-            scale_up_select_policy=scale_up.get("selectPolicy"),
-            scale_up_stabilization_seconds=scale_up.get("stabilizationWindowSeconds"),
+            scale_up_policies=tuple(dict(p) for p in _list(behaviour.get("policies"), what)),
+            scale_up_select_policy=behaviour.get("selectPolicy"),
+            scale_up_stabilization_seconds=behaviour.get("stabilizationWindowSeconds"),
         )
     return ClusterObjects(
         workloads=tuple(Workload(**fields) for fields in workloads.values()),

@@ -66,7 +66,8 @@ def _requirement(kind: str, detail: Mapping[str, Any], annotation: Any) -> str:
 def _walk(location: list[str | int], document: Any) -> tuple[str, Any, str]:
     """The place of `location` as written in the file, the annotation found there, and the
     named entry it lies in (" (workload 'api')", or "")."""
-    place, annotation, value, entry = "", Description, document, ""
+    place, value, entry = "", document, ""
+    annotation: Any = Description
     for part in location:
         model = _model(annotation)
         if model is not None and isinstance(part, str):

@@ -52,7 +52,7 @@ from sizing.karpenter.simulation import (
     simulate,
 )
 from sizing.kube.resources import Resources
-from sizing.kube.scheduling import Taint, tolerates_all
+from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolerates_all
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.planning.pod_groups import PodGroupBuilder, PoolView
@@ -266,14 +266,14 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
     labels.update(pool.labels)
     labels[NODEPOOL_KEY] = pool.name
 
-    def compatible(expression) -> bool:
+    def compatible(expression: LabelExpression) -> bool:
         if expression.key == ZONE_KEY and pool.zones is not None:
             return any(expression.admits({ZONE_KEY: zone}) for zone in pool.zones)
         if expression.key == ZONE_KEY:
             return True
         if expression.key == CAPACITY_TYPE_KEY:
             return any(expression.admits({CAPACITY_TYPE_KEY: kind}) for kind in pool.capacity_types)
-        return expression.admits(labels)
+        return bool(expression.admits(labels))
 
     for key, value in daemon_set.node_selector.items():
         if key == ZONE_KEY:
@@ -292,11 +292,13 @@ def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str]
     return sum((ds.requests for ds in daemon_sets if _daemon_runs(ds, labels, pool)), Resources())
 
 
-def _ports(scheduling) -> frozenset[tuple[str, int]]:
+def _ports(scheduling: PodScheduling) -> frozenset[tuple[str, int]]:
     return frozenset((port.protocol, port.port) for port in scheduling.host_ports)
 
 
-def _daemon_ports(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView):
+def _daemon_ports(
+    daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView
+) -> frozenset[tuple[str, int]]:
     """The host ports the DaemonSets that run on such a node bind there."""
     return frozenset().union(*[_ports(ds.scheduling) for ds in daemon_sets if _daemon_runs(ds, labels, pool)])
 
@@ -346,7 +348,9 @@ def _check_selector(
     """Refuse a node selector no NodePool and no running node can satisfy, naming the key."""
     where = f"workload {workload.name!r}: nodeSelector"
     pool_zones = [p.zones for p in pools]
-    all_zones = None if any(z is None for z in pool_zones) else frozenset().union(*pool_zones)
+    all_zones = (
+        None if any(z is None for z in pool_zones) else frozenset().union(*[z for z in pool_zones if z is not None])
+    )
     kinds = sorted({k for p in pools for k in p.capacity_types}, key=("on-demand", "spot", "reserved").index)
     names = [p.name for p in pools]
     instances = [i for p in pools for i in p.instances]
@@ -418,7 +422,9 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
     )
 
 
-def _pool_view(spec: NodePoolSpec, catalog, mentioned: Sequence[str], where: str, notes: list[str]):
+def _pool_view(
+    spec: NodePoolSpec, catalog: Sequence[InstanceType], mentioned: Sequence[str], where: str, notes: list[str]
+) -> tuple[PoolView, dict[str, int]]:
     """The NodePool resolved against the catalog: (view, requirements, usable capacity types)."""
     requirements = parse_requirements(list(spec.requirements), where)
     instances = launchable(filter_instance_types(catalog, requirements), spec.ami_family)

@@ -100,8 +100,8 @@ def test_the_plugin_serves_the_checked_in_schema(tmp_path):
     import subprocess
     import sys
 
-    import grpc  # type: ignore[import-untyped]
-    from google.protobuf import empty_pb2  # type: ignore[import-untyped]
+    import grpc
+    from google.protobuf import empty_pb2
     from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
     # The engine address is only dialled when a component is constructed.
