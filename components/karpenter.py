@@ -11,7 +11,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.karpenter_objects import DEFAULT_NODE_CLASS_NAME, ec2_node_class
+from stackconfig.karpenter_objects import DEFAULT_NODE_CLASS_NAME, ec2_node_class
 from iam.interruption import (
     INTERRUPTION_RULES,
     QUEUE_MESSAGE_RETENTION_SECONDS,

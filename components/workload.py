@@ -9,8 +9,8 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.karpenter_objects import node_pool
-from components.app_objects import app_objects
+from stackconfig.karpenter_objects import node_pool
+from stackconfig.app_objects import app_objects
 from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
 

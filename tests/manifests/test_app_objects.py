@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from components.app_objects import (
+from stackconfig.app_objects import (
     MANIFEST_DIR,
     MANIFEST_FILES,
     alb_tags_annotation,

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.karpenter_objects import (
+from stackconfig.karpenter_objects import (
     DEFAULT_AMI_ALIAS,
     MANIFEST_DIR,
     NODEPOOL_PRESETS,
     ec2_node_class,
     node_pool,
 )
-from components.app_objects import load_manifest
+from stackconfig.app_objects import load_manifest
 from sizing.karpenter.catalog import load_catalog
 from sizing.karpenter.requirements import filter_instance_types, parse_requirements
 from stackconfig.nodepool import NodePoolConfig
@@ -514,7 +514,7 @@ def test_ec2_node_class_refuses_bad_arguments(overrides, message):
 
 
 def test_node_class_selects_given_subnets_by_id():
-    from components.karpenter_objects import ec2_node_class
+    from stackconfig.karpenter_objects import ec2_node_class
 
     base = dict(name="default", role_name="r", cluster_name="c", ami_alias="al2023@v20260714", tags={})
     assert ec2_node_class(**base, subnet_ids=["subnet-1", "subnet-2"])["spec"]["subnetSelectorTerms"] == [

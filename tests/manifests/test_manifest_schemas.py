@@ -17,10 +17,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.karpenter_objects import DEFAULT_AMI_ALIAS, ec2_node_class, node_pool
-from components.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
-from components.app_objects import MANIFEST_DIR as TEST_APP_DIR
-from components.app_objects import MANIFEST_FILES, load_manifest, app_objects
+from stackconfig.karpenter_objects import DEFAULT_AMI_ALIAS, ec2_node_class, node_pool
+from stackconfig.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
+from stackconfig.app_objects import MANIFEST_DIR as TEST_APP_DIR
+from stackconfig.app_objects import MANIFEST_FILES, load_manifest, app_objects
 from stackconfig.app import AppConfig
 from stackconfig.nodepool import NodePoolConfig
 from tests import schemas

@@ -8,7 +8,7 @@ import copy
 import pytest
 import yaml
 
-from components.app_objects import MANIFEST_DIR
+from stackconfig.app_objects import MANIFEST_DIR
 from security.pod_security import restricted_violations
 
 RESTRICTED_POD = {

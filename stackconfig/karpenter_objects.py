@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from components.app_objects import load_manifest
+from stackconfig.app_objects import load_manifest
 from stackconfig.ami import DEFAULT_AMI_ALIAS, check_ami_alias
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
