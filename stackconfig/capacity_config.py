@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from sizing.planning.description_model import DaemonSetEntry, WorkloadEntry
 from stackconfig.base import ConfigSection
@@ -22,3 +22,14 @@ class CapacityConfig(ConfigSection):
     max_pods_per_node: Optional[int] = Field(default=None, ge=1)
     price_overrides: dict[str, float] = Field(default_factory=dict)
     solver_time_limit_seconds: float = Field(default=2.0, gt=0, le=60)
+
+    @field_validator("workloads", "daemon_sets")
+    @classmethod
+    def _names_are_unique(cls, entries: tuple) -> tuple:
+        # Each entry becomes a Kubernetes object of that name; a second one would replace the first.
+        names = [entry.name for entry in entries]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            listed = ", ".join(repr(name) for name in repeated)
+            raise ValueError(f"each name may be given once; {listed} {'is' if len(repeated) == 1 else 'are'} given more than once")
+        return entries

@@ -66,12 +66,37 @@ def node_pool(
     limits: the resource limits (e.g. {"cpu": "8", "memory": "32Gi"}) the program computed.
     node_class_name: the EC2NodeClass its nodes are launched with.
     """
-    if isinstance(zones, str) or not zones or not all(isinstance(zone, str) and zone for zone in zones):
+    _check_zones(zones)
+    if not zones:
+        raise ValueError(f"zones must be a non-empty list of zone names, got {zones!r}")
+    if not limits:
+        raise ValueError("limits is empty; a NodePool without limits could launch nodes without bound")
+    return _node_pool_object(config, zones, limits, node_class_name)
+
+
+def node_pool_to_plan(config: NodePoolConfig, *, zones: Sequence[str], node_class_name: str) -> dict:
+    """The NodePool as the capacity plan reads it: the one `node_pool` builds before its limits
+    are known. `spec.limits` holds `nodePool.limits` when they are set (the plan checks them
+    against the peak) and is left out otherwise (the plan computes them).
+
+    zones: as for `node_pool`; empty when they are not known (a plan made without the region's
+    zones), which leaves the zone requirement out.
+    """
+    _check_zones(zones)
+    limits = {} if config.limits is None else config.limits.given()
+    return _node_pool_object(config, zones, limits, node_class_name)
+
+
+def _check_zones(zones: Sequence[str]) -> None:
+    if isinstance(zones, str) or not all(isinstance(zone, str) and zone for zone in zones):
         raise ValueError(f"zones must be a non-empty list of zone names, got {zones!r}")
     if len(set(zones)) != len(zones):
         raise ValueError(f"zones {list(zones)} lists a zone twice")
-    if not limits:
-        raise ValueError("limits is empty; a NodePool without limits could launch nodes without bound")
+
+
+def _node_pool_object(
+    config: NodePoolConfig, zones: Sequence[str], limits: Mapping[str, str], node_class_name: str
+) -> dict:
     for resource, quantity in limits.items():
         if not isinstance(quantity, str) or not _LIMIT_QUANTITY.match(quantity):
             raise ValueError(f"limits.{resource} {quantity!r} is not a Kubernetes quantity such as 8 or 32Gi")
@@ -84,16 +109,18 @@ def node_pool(
     spec = obj["spec"]
     template_spec = spec["template"]["spec"]
     template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": NODE_CLASS_KIND, "name": node_class_name}
-    template_spec["requirements"] = [requirement.to_dict() for requirement in requirements] + [
-        {"key": ZONE_KEY, "operator": "In", "values": list(zones)}
-    ]
+    zone_requirement = [{"key": ZONE_KEY, "operator": "In", "values": list(zones)}] if zones else []
+    template_spec["requirements"] = [requirement.to_dict() for requirement in requirements] + zone_requirement
     template_spec["expireAfter"] = config.expire_after
     spec["disruption"] = {
         "consolidationPolicy": config.consolidation_policy,
         "consolidateAfter": config.consolidate_after,
         "budgets": [budget.to_dict() for budget in config.budgets],
     }
-    spec["limits"] = dict(limits)
+    if limits:
+        spec["limits"] = dict(limits)
+    else:
+        del spec["limits"]
     if config.weight is not None:
         spec["weight"] = config.weight
     return obj

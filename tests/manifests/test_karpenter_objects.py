@@ -14,6 +14,7 @@ from stackconfig.karpenter_objects import (
     NODEPOOL_PRESETS,
     ec2_node_class,
     node_pool,
+    node_pool_to_plan,
 )
 from stackconfig.app_objects import load_manifest
 from sizing.karpenter.catalog import load_catalog
@@ -324,6 +325,29 @@ def test_every_nodepool_setting_reaches_the_object():
     assert spec["limits"] == {"cpu": "100", "nodes": "5"}
     assert spec["weight"] == 10
     assert "weight" not in _reference_pool()["spec"]
+
+
+def test_the_node_pool_to_plan_is_the_deployed_one_before_its_limits():
+    deployed = node_pool(SPOT_CONFIG, zones=["us-east-1a"], limits={"cpu": "16"}, node_class_name="spot-class")
+    planned = node_pool_to_plan(SPOT_CONFIG, zones=["us-east-1a"], node_class_name="spot-class")
+    assert "limits" not in planned["spec"]
+    del deployed["spec"]["limits"]
+    assert planned == deployed
+
+
+def test_the_node_pool_to_plan_carries_the_limits_set_in_the_config():
+    config = NodePoolConfig.model_validate({"limits": {"cpu": 12}})
+    planned = node_pool_to_plan(config, zones=REFERENCE_ZONES, node_class_name="default")
+    assert planned["spec"]["limits"] == {"cpu": "12"}
+
+
+def test_the_node_pool_to_plan_leaves_out_zones_it_does_not_know():
+    requirements = node_pool_to_plan(NodePoolConfig(), zones=[], node_class_name="default")["spec"]["template"]["spec"][
+        "requirements"
+    ]
+    assert [r for r in requirements if r["key"] == "topology.kubernetes.io/zone"] == []
+    with pytest.raises(ValueError, match="lists a zone twice"):
+        node_pool_to_plan(NodePoolConfig(), zones=["a", "a"], node_class_name="default")
 
 
 def test_requirements_override_replaces_the_preset():

@@ -145,6 +145,11 @@ MORE_BAD_INPUTS = [
     pytest.param({"capacity": {"daemonSets": [{"name": "big-agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
                  ["capacity: the DaemonSets request 2125m cpu on every node", "(m5.large)", "no pod fits beside them"],
                  id="oversized-daemon-set-is-blamed"),
+    pytest.param({"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": n}
+                                             for n in (2, 3)]}},
+                 ["`capacity.workloads`", "'api' is given more than once"], id="capacity-workload-named-twice"),
+    pytest.param({"capacity": {"daemonSets": [{"name": "agent"}, {"name": "agent"}, {"name": "logs"}, {"name": "logs"}]}},
+                 ["`capacity.daemonSets`", "'agent', 'logs' are given more than once"], id="daemon-sets-named-twice"),
     pytest.param({"nodePool": {"limits": {"cpu": "1"}}},
                  ["`nodePool.limits` {'cpu': '1'} leave 20 pod(s) pending at peak"], id="limits-count-pods-not-groups"),
 ]
