@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
+# The virtualenvs of tools kept apart from the project's (make/security.mk, make/lock.mk).
+TOOLS := .tools
 PY := $(VENV)/bin/python
 STACK ?= dev
 
@@ -12,14 +14,15 @@ STACK ?= dev
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "error: Python 3.10+ is required (found: $$($(PYTHON) --version 2>&1))" >&2; exit 1; }
+# The lock pins every transitive version with its hashes: pip installs exactly those files, and
+# refuses a dependency the lock lacks. requirements*.txt are its inputs (`make lock`).
+$(VENV)/.installed: requirements-dev.lock
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python 3.11+ is required (found: $$($(PYTHON) --version 2>&1))" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --requirement requirements-dev.lock
 	@touch $@
 
-install: $(VENV)/.installed ## Create the virtualenv and install the pinned requirements
+install: $(VENV)/.installed ## Create the virtualenv and install the locked requirements (requirements-dev.lock)
 
 test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
 	$(PY) -m pytest -q

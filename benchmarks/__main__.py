@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHMARKS = ("solver", "planner", "program")
+BENCHMARKS = ("solver", "planner", "scale", "program")
 
 
 def main(argv):

@@ -100,6 +100,8 @@ def vector_benchmark(quick: bool) -> int:
         started = time.perf_counter()
         ffd = first_fit_decreasing(build_instance(problem))
         ffd_seconds = time.perf_counter() - started
+        if ffd is None:
+            raise BenchmarkFailure(f"{name}: first-fit decreasing found no packing")
         solution = solve(problem)
         verify(problem, solution)
         if solution.bin_count < optimum:
@@ -190,6 +192,8 @@ def kubernetes_benchmark(quick: bool) -> int:
         started = time.perf_counter()
         ffd = first_fit_decreasing(instance)
         ffd_seconds = time.perf_counter() - started
+        if ffd is None:
+            raise BenchmarkFailure(f"{pods} pods: first-fit decreasing found no packing")
         solution = solve(problem)
         # Peak resident memory of this process so far; sizes run in increasing order.
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

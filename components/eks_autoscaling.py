@@ -91,10 +91,14 @@ class EksAutoscaling(pulumi.ComponentResource):
         except StackConfigError as error:
             raise pulumi.RunError(str(error)) from None
         super().__init__(TYPE_TOKEN, name, None, opts)
+        # Look-ups go through the AWS provider the component runs with, as its children do.
         invoke = pulumi.InvokeOptions(parent=self)
-        region = inputs.get("region") or aws.get_region(opts=invoke).region
+        provider_region = aws.get_region(opts=invoke).region
+        region = inputs.get("region") or provider_region
         try:
+            # A region that does not exist is named as such before it is compared with the provider's.
             config = config_from_args(inputs, region)
+            _require_provider_region(region, provider_region)
             zones = aws.get_availability_zones(state="available", opts=invoke).names
             deployment = plan_deployment(config, zones, existing_vpc=existing_vpc)
         except StackConfigError as error:
@@ -302,6 +306,20 @@ def _require_plain(inputs: Mapping[str, Any], path: str = "") -> None:
             walk(value, _camel(key))
     if problems:
         raise StackConfigError(problems)
+
+
+def _require_provider_region(region: str, provider_region: str) -> None:
+    """The provider decides where every child is created and which zones are looked up; a
+    different `region` would only reach the controllers' settings and IAM scopes, which would
+    then name a region without the cluster."""
+    if region != provider_region:
+        raise StackConfigError(
+            [
+                f"`region` is {region!r}, but the AWS provider EksAutoscaling runs with creates everything in "
+                f"{provider_region!r}: leave `region` out, or give the component an AWS provider of {region} "
+                "(opts providers)"
+            ]
+        )
 
 
 def _camel(name: Any) -> str:

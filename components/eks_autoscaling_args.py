@@ -285,15 +285,15 @@ class Capacity(TypedDict, total=False):
     """Blast-radius cap on the pods a planned node carries."""
     price_overrides: dict[str, float]
     """USD per hour by instance type; the bundled catalog has us-east-1 prices only."""
-    solver_time_limit_seconds: float
-    """Seconds for the search of the cheapest fleet, more than 0 and at most 60 (default 2)."""
+    solver_work_limit: int
+    """Units of solver work (about 1 ms each) for the search of the cheapest fleet, 1 to 100000 (default 2000): bounded by work, so the plan is the same on any machine."""
 
 
 class EksAutoscalingArgs(TypedDict, total=False):
     """The inputs of EksAutoscaling. Every input is optional; defaults reproduce the reference setup."""
 
     region: str
-    """AWS region (default: the region of the AWS provider the component runs with)."""
+    """AWS region: the region of the AWS provider the component runs with, which is the default; another one is refused."""
     cluster_name: str
     """Name of the EKS cluster, 1 to 40 letters, digits, - or _ (default karpenter-test)."""
     tags: dict[str, str]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -59,6 +60,7 @@ class ServiceAccountRole(pulumi.ComponentResource):
     def __init__(self, name: str, args: ServiceAccountRoleArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("eks-autoscaling:identities:ServiceAccountRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        trust: pulumi.Input[str]
         if args.mode == "irsa":
             trust = pulumi.Output.all(args.oidc_provider_arn, args.oidc_issuer_url).apply(
                 lambda values: json.dumps(irsa_trust_policy(values[0], values[1], args.namespace, args.service_account))
@@ -137,7 +139,7 @@ class ControllerIdentities(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ControllerIdentitiesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("eks-autoscaling:identities:ControllerIdentities", name, None, opts)
-        common = dict(
+        common: dict[str, Any] = dict(
             mode=args.mode,
             cluster_name=args.eks_cluster_name,
             oidc_provider_arn=args.oidc_provider_arn,
@@ -171,7 +173,7 @@ class ControllerIdentities(pulumi.ComponentResource):
                 namespace=SYSTEM_NAMESPACE,
                 service_account=KARPENTER_SERVICE_ACCOUNT,
                 policies={
-                    policy_name: documents.apply(lambda docs, key=policy_name: json.dumps(docs[key]))
+                    policy_name: documents.apply(functools.partial(_document_text, key=policy_name))
                     for policy_name in KARPENTER_POLICY_NAMES
                 },
                 **common,
@@ -184,3 +186,7 @@ class ControllerIdentities(pulumi.ComponentResource):
                 "karpenterRoleArn": self.karpenter.role_arn,
             }
         )
+
+
+def _document_text(documents: Mapping[str, Any], key: str) -> str:
+    return json.dumps(documents[key])

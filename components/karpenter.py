@@ -78,7 +78,7 @@ class KarpenterNodeInfrastructure(pulumi.ComponentResource):
             opts=child,
         )
         self.rules = []
-        for spec, rule in zip(INTERRUPTION_RULES, event_rules(args.cluster_name)):
+        for spec, rule in zip(INTERRUPTION_RULES, event_rules(args.cluster_name), strict=True):
             event_rule = aws.cloudwatch.EventRule(
                 f"{name}-{spec.name_suffix}",
                 name=rule.name,

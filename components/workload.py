@@ -4,7 +4,7 @@ NodePool, whose limits come from the capacity plan."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -74,7 +74,7 @@ class Workload(pulumi.ComponentResource):
         )
         created: dict[str, pulumi.CustomResource] = {}
         # What each kind must outlive or be created after, besides the namespace.
-        after = {
+        after: dict[str, Callable[[], list[pulumi.Resource]]] = {
             "Deployment": lambda: [self.node_pool],
             "Service": lambda: [args.load_balancer_controller],
             "Ingress": lambda: [created["Service"], args.load_balancer_controller],

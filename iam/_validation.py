@@ -34,44 +34,50 @@ def _require_str(argument: str, value: object, allowed: str) -> str:
 
 def partition(value: object, argument: str = "partition") -> str:
     allowed = "one of " + ", ".join(PARTITIONS)
-    if _require_str(argument, value, allowed) not in PARTITIONS:
+    text = _require_str(argument, value, allowed)
+    if text not in PARTITIONS:
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def region(value: object, argument: str = "region") -> str:
     allowed = "an AWS region code such as us-east-1"
-    if not _REGION.fullmatch(_require_str(argument, value, allowed)):
+    text = _require_str(argument, value, allowed)
+    if not _REGION.fullmatch(text):
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def account_id(value: object, argument: str = "account_id") -> str:
     allowed = "a 12-digit AWS account ID"
-    if not _ACCOUNT_ID.fullmatch(_require_str(argument, value, allowed)):
+    text = _require_str(argument, value, allowed)
+    if not _ACCOUNT_ID.fullmatch(text):
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def cluster_name(value: object, argument: str = "cluster_name") -> str:
     allowed = "an EKS cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit"
-    if not _CLUSTER_NAME.fullmatch(_require_str(argument, value, allowed)):
+    text = _require_str(argument, value, allowed)
+    if not _CLUSTER_NAME.fullmatch(text):
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def dns_suffix(value: object, argument: str = "dns_suffix") -> str:
     allowed = "a partition DNS suffix such as amazonaws.com or amazonaws.com.cn"
-    if not _DNS_SUFFIX.fullmatch(_require_str(argument, value, allowed)):
+    text = _require_str(argument, value, allowed)
+    if not _DNS_SUFFIX.fullmatch(text):
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def namespace(value: object, argument: str = "namespace") -> str:
     allowed = "a Kubernetes namespace name (DNS-1123 label: lower-case alphanumerics and '-', at most 63)"
-    if not _DNS1123_LABEL.fullmatch(_require_str(argument, value, allowed)):
+    text = _require_str(argument, value, allowed)
+    if not _DNS1123_LABEL.fullmatch(text):
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def service_account(value: object, argument: str = "service_account") -> str:
@@ -79,7 +85,7 @@ def service_account(value: object, argument: str = "service_account") -> str:
     text = _require_str(argument, value, allowed)
     if len(text) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(text):
         raise IamInputError(argument, value, allowed)
-    return value
+    return text
 
 
 def role_arn(value: object, *, partition: str, account_id: str, argument: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Iterator, NamedTuple
 
 from iam.errors import PolicySizeError
@@ -68,7 +69,7 @@ def require_within_limit(
     return document
 
 
-def statements_allowing_wildcard_action(document: dict) -> list[Finding]:
+def statements_allowing_wildcard_action(document: Mapping[str, Any]) -> list[Finding]:
     """Allow statements whose actions contain a wildcard, or that use NotAction."""
     findings = []
     for index, statement in _allow_statements(document):
@@ -81,7 +82,7 @@ def statements_allowing_wildcard_action(document: dict) -> list[Finding]:
     return findings
 
 
-def unscoped_pass_role(document: dict) -> list[Finding]:
+def unscoped_pass_role(document: Mapping[str, Any]) -> list[Finding]:
     """Allow statements granting iam:PassRole on a wildcard resource or without iam:PassedToService."""
     findings = []
     for index, statement in _allow_statements(document):
@@ -149,7 +150,7 @@ def _pins_sub_and_aud(statement: dict) -> bool:
     )
 
 
-def _allow_statements(document: dict) -> Iterator[tuple[int, dict]]:
+def _allow_statements(document: Mapping[str, Any]) -> Iterator[tuple[int, dict]]:
     for index, statement in enumerate(_as_list(document.get("Statement"))):
         if statement.get("Effect") == "Allow":
             yield index, statement

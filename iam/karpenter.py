@@ -143,7 +143,7 @@ def _statements_v1_14(s: _Scope) -> dict[str, list[dict]]:
         "StringEquals": {f"aws:ResourceTag/{owned_by_cluster}": "owned"},
         "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
     }
-    node_lifecycle = [
+    node_lifecycle: list[dict] = [
         {
             "Sid": "AllowScopedEC2InstanceAccessActions",
             "Effect": "Allow",
@@ -292,7 +292,7 @@ def _statements_v1_14(s: _Scope) -> dict[str, list[dict]]:
         }
     ]
 
-    resource_discovery = [
+    resource_discovery: list[dict] = [
         {
             "Sid": "AllowRegionalReadActions",
             "Effect": "Allow",

@@ -27,7 +27,7 @@ def validate_identity_mode(mode: object) -> IdentityMode:
     """Return `mode` if it is one of `IDENTITY_MODES`, else raise `IamInputError`."""
     if mode not in IDENTITY_MODES:
         raise IamInputError("identity_mode", mode, "one of " + ", ".join(IDENTITY_MODES))
-    return mode  # type: ignore[return-value]
+    return mode
 
 
 def issuer_host_path(issuer_url: str) -> str:

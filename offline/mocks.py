@@ -214,6 +214,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         """A resource the real component would create, known to the monitor but not recorded
         as one of the program's own registrations."""
         urn = f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
+        assert self.monitor is not None, "the mocks are attached to a monitor before the program runs"
         remember_resource(self.monitor, urn, resource_id, {"id": resource_id, **state})
         return ResourceRef(urn, resource_id)
 

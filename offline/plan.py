@@ -29,12 +29,14 @@ IDENTITY_POLICIES = {"aws:iam/policy:Policy": "policy", "aws:iam/rolePolicy:Role
 RESOURCE_POLICIES = {"aws:sqs/queuePolicy:QueuePolicy": "policy"}
 # The file that marks a folder as a plan's: only such a folder is ever replaced.
 MARKER = ".eks-autoscaling-plan"
-# What a plan writes at its top level. A folder holding only these is a plan written before plans
-# carried the marker, and may be replaced too.
+# What a plan writes at its top level. A folder holding only these, with the plan's resources.txt,
+# is a plan written before plans carried the marker, and may be replaced too; a user's folder that
+# merely holds a `manifests/` or an `outputs.json` of its own is not.
 PLAN_ENTRIES = frozenset(
     {MARKER, "resources.txt", "resources", "manifests", "iam", "graph.dot", "graph.svg", "outputs.json",
      "capacity.txt", "warnings.txt"}
 )
+RESOURCE_TREE_HEADER = "TYPE  NAME"
 SECRET = "[secret]"
 UNKNOWN = "<unknown until apply>"
 MANIFEST_KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
@@ -77,11 +79,21 @@ def check_replaceable(directory: Path) -> None:
     if not directory.is_dir():
         raise PlanDirectoryError(f"{directory} is a file, not a folder; choose another --output")
     entries = {path.name for path in directory.iterdir()}
-    if entries and not (directory / MARKER).is_file() and not entries <= PLAN_ENTRIES - {MARKER}:
+    if entries and not (directory / MARKER).is_file() and not _unmarked_plan(directory, entries):
         raise PlanDirectoryError(
             f"{directory} is not empty and has no {MARKER} file, so it is not a folder a plan wrote; "
             "nothing was changed. Choose an empty or new folder with --output"
         )
+
+
+def _unmarked_plan(directory: Path, entries: set[str]) -> bool:
+    if not entries <= PLAN_ENTRIES - {MARKER}:
+        return False
+    tree = directory / "resources.txt"
+    try:
+        return tree.is_file() and tree.read_text(encoding="utf-8").startswith(f"{RESOURCE_TREE_HEADER}\n")
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _swap_in(staging: Path, directory: Path) -> None:
@@ -195,7 +207,7 @@ def resource_tree(recording: Recording) -> str:
     children: dict[Optional[str], list[Registered]] = {}
     for resource in recording.resources:
         children.setdefault(resource.parent if resource.parent in _urns(recording) else None, []).append(resource)
-    lines = ["TYPE  NAME"]
+    lines = [RESOURCE_TREE_HEADER]
 
     def walk(parent: Optional[str], depth: int) -> None:
         for resource in sorted(children.get(parent, []), key=lambda r: (r.type, r.name)):

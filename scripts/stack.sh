@@ -51,9 +51,17 @@ if [ -z "${AWS_ACCESS_KEY_ID:-}" ] && [ -z "${AWS_PROFILE:-}" ] && [ -z "${AWS_W
     && [ ! -f "${AWS_SHARED_CREDENTIALS_FILE:-$HOME/.aws/credentials}" ] && [ ! -f "${AWS_CONFIG_FILE:-$HOME/.aws/config}" ]; then
     echo "missing: AWS credentials. Run 'aws configure' or 'aws sso login', or set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" >&2
     missing=1
-elif command -v aws >/dev/null 2>&1 && ! aws sts get-caller-identity >/dev/null 2>&1; then
-    echo "missing: working AWS credentials ('aws sts get-caller-identity' failed). Refresh them ('aws sso login') or check AWS_PROFILE" >&2
-    missing=1
+elif command -v aws >/dev/null 2>&1; then
+    # The stack's aws:profile reaches the program's AWS provider, and overrides AWS_PROFILE there.
+    profile=$(stack_file_value "$project_dir" "$stack" aws:profile)
+    if ! aws ${profile:+--profile "$profile"} sts get-caller-identity >/dev/null 2>&1; then
+        if [ -n "$profile" ]; then
+            echo "missing: working AWS credentials of profile '$profile', the stack's aws:profile ('aws --profile $profile sts get-caller-identity' failed). Refresh them ('aws sso login --profile $profile') or fix aws:profile in Pulumi.$stack.yaml" >&2
+        else
+            echo "missing: working AWS credentials ('aws sts get-caller-identity' failed). Refresh them ('aws sso login') or check AWS_PROFILE" >&2
+        fi
+        missing=1
+    fi
 fi
 backend=$(default_backend "$project_dir")
 check_passphrase "$backend"

@@ -75,8 +75,8 @@ def restricted_violations(
         findings.append(PodSecurityFinding("pod", "runAsUser", "securityContext.runAsUser is 0 (root)"))
     for key, value in (annotations or {}).items():
         if key.startswith(APPARMOR_ANNOTATION_PREFIX) and value == "unconfined":
-            container = key[len(APPARMOR_ANNOTATION_PREFIX) :]
-            findings.append(PodSecurityFinding(f"container {container}", "AppArmor", f"annotation {key} is unconfined"))
+            container_name = key[len(APPARMOR_ANNOTATION_PREFIX) :]
+            findings.append(PodSecurityFinding(f"container {container_name}", "AppArmor", f"annotation {key} is unconfined"))
     for name, container in containers:
         findings += _container(name, container)
     return findings

@@ -71,7 +71,7 @@ def load_checkov_skips(path: Path = CHECKOV_SKIPS_FILE) -> list[CheckovSkip]:
         if entry_problems:
             problems += [f"entry {index + 1}: {problem}" for problem in entry_problems]
             continue
-        skips.append(CheckovSkip(check, str(entry["title"]), entry["reason"].strip()))
+        skips.append(CheckovSkip(str(check), str(entry["title"]), entry["reason"].strip()))
     duplicates = _duplicates(skip.check for skip in skips)
     problems += [f"check {check} is listed more than once" for check in duplicates]
     if problems:
@@ -104,8 +104,8 @@ def load_parliament_ignores(path: Path = PARLIAMENT_IGNORE_FILE) -> list[Parliam
         ignores.append(
             ParliamentIgnore(
                 policy=entry["policy"],
-                issue=issue,
-                actions=frozenset(actions),
+                issue=str(issue),
+                actions=frozenset(actions or ()),
                 reason=entry["reason"].strip(),
                 statement=entry.get("statement"),
                 condition=entry.get("condition"),

@@ -10,7 +10,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import yaml
 
@@ -40,7 +40,7 @@ def plan_source(config: Any, zones: Sequence[str] = ()) -> tuple[str, str]:
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,
         "priceOverrides": dict(capacity.price_overrides),
-        "solverTimeLimitSeconds": capacity.solver_time_limit_seconds,
+        "solverWorkLimit": capacity.solver_work_limit,
     }
     return objects_yaml, json.dumps(settings, sort_keys=True)
 
@@ -63,10 +63,12 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
         raise StackConfigError([str(error)]) from None
     check = plan.current_limits
     if check is not None and not check.sufficient and not config.node_pool.acknowledge_limits_below_peak:
-        pending = sum(group.count for group in check.result.pending)
+        pending = ", ".join(
+            f"{run.result.pending_count} in the {name} scenario" for name, run in check.runs.items() if not run.placed_all
+        )
         raise StackConfigError(
             [
-                f"`nodePool.limits` {dict(check.limits)} leave {pending} pod(s) pending at peak; the plan needs "
+                f"`nodePool.limits` {dict(check.limits)} leave pods pending ({pending}); the plan needs "
                 f"{plan.node_pool_limits}. Raise the limits, remove them to use the planned ones, or set "
                 "nodePool.acknowledgeLimitsBelowPeak: true"
             ]
@@ -93,7 +95,7 @@ def capacity_warnings(config: Any, plan: CapacityPlan) -> list[str]:
     system_capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
     nodes = [(group.instance_types[0], system_capacity)] * group.desired_size
     nodes += [(node.instance_type, node.capacity_type) for node in plan.fleet.nodes]
-    return quota_warnings(nodes)
+    return quota_warnings(nodes, config.region)
 
 
 def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
@@ -103,6 +105,16 @@ def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
     if override is not None:
         limits.update(override.given())
     return limits
+
+
+# Costs per hour in the stack output: sums of catalog prices carry binary noise (4.0680000000000005);
+# four decimals keep every catalog price (such as 0.0116) exact. The gap's percent keeps two.
+COST_DECIMALS = 4
+PERCENT_DECIMALS = 2
+
+
+def _rounded(value: Optional[float], decimals: int = COST_DECIMALS) -> Optional[float]:
+    return None if value is None else round(value, decimals)
 
 
 def plan_summary(plan: CapacityPlan) -> dict:
@@ -119,17 +131,26 @@ def plan_summary(plan: CapacityPlan) -> dict:
         "fleet": {
             "nodes": fleet["nodeCount"],
             "instanceTypes": dict(sorted(by_type.items())),
-            "costPerHour": fleet["cost"],
+            "costPerHour": _rounded(fleet["cost"]),
             "podsPending": fleet["podsPending"],
         },
         "limits": data["limits"]["spec"],
+        "limitsSetBy": data["limits"]["bindingScenario"],
+        "scenarios": {
+            name: {"nodes": run["nodeCount"], "capacity": run["capacity"], "podsPending": run["podsPending"]}
+            for name, run in data["scenarios"].items()
+        },
         "optimal": None if optimal is None else {
             "status": optimal["status"],
             "nodes": optimal["nodeCount"],
-            "costPerHour": optimal["cost"],
-            "lowerBound": optimal["lowerBound"],
+            "costPerHour": _rounded(optimal["cost"]),
+            "lowerBound": {**optimal["lowerBound"], "cost": _rounded(optimal["lowerBound"]["cost"])},
         },
-        "gap": data["gap"],
+        "gap": None if data["gap"] is None else {
+            **data["gap"],
+            "cost": _rounded(data["gap"]["cost"]),
+            "percent": _rounded(data["gap"]["percent"], PERCENT_DECIMALS),
+        },
         "recommendation": data["recommendation"]["summary"],
         "notes": data["notes"],
     }
@@ -145,7 +166,13 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
              f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"]
         )
     config = load_stack_file(path)
-    return _plan_input(*plan_source(config))
+    plan_input = _plan_input(*plan_source(config))
+    # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
+    try:
+        check_pods_fit(config, config.network.availability_zones, sum(w.peak_pods for w in plan_input.workloads))
+    except ValueError as error:
+        raise StackConfigError([str(error)]) from None
+    return plan_input
 
 
 def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
@@ -160,7 +187,7 @@ def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
         headroom_percent=settings["headroomPercent"],
         max_pods_per_node=settings["maxPodsPerNode"],
         price_overrides=settings["priceOverrides"],
-        solver_time_limit_seconds=settings["solverTimeLimitSeconds"],
+        solver_work_limit=settings["solverWorkLimit"],
     )
 
 

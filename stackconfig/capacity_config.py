@@ -6,6 +6,7 @@ from typing import Optional
 
 from pydantic import Field, field_validator
 
+from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.planning.description_model import DaemonSetEntry, WorkloadEntry
 from stackconfig.base import ConfigSection
 
@@ -21,7 +22,24 @@ class CapacityConfig(ConfigSection):
     headroom_percent: float = Field(default=10.0, ge=0, le=1000)
     max_pods_per_node: Optional[int] = Field(default=None, ge=1)
     price_overrides: dict[str, float] = Field(default_factory=dict)
-    solver_time_limit_seconds: float = Field(default=2.0, gt=0, le=60)
+    # Units of solver work (sizing.binpack.work), not seconds: the plan, and the capacityPlan
+    # output, are then the same on any machine and under any load.
+    solver_work_limit: int = Field(default=DEFAULT_WORK_LIMIT, ge=1, le=100_000)
+
+    # The former wall-clock limit, refused with a message naming its replacement. Excluded from
+    # dumps: a retired key, which the component's inputs do not offer.
+    solver_time_limit_seconds: Optional[float] = Field(default=None, exclude=True)
+
+    @field_validator("solver_time_limit_seconds")
+    @classmethod
+    def _time_limit_was_replaced(cls, value: Optional[float]) -> Optional[float]:
+        if value is not None:
+            raise ValueError(
+                "capacity.solverTimeLimitSeconds was replaced by capacity.solverWorkLimit (units of solver "
+                f"work, default {DEFAULT_WORK_LIMIT}), so that the plan does not depend on the machine's speed; "
+                "remove solverTimeLimitSeconds or set solverWorkLimit instead"
+            )
+        return value
 
     @field_validator("workloads", "daemon_sets")
     @classmethod
@@ -31,5 +49,6 @@ class CapacityConfig(ConfigSection):
         repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             listed = ", ".join(repr(name) for name in repeated)
-            raise ValueError(f"each name may be given once; {listed} {'is' if len(repeated) == 1 else 'are'} given more than once")
+            verb = "is" if len(repeated) == 1 else "are"
+            raise ValueError(f"each name may be given once; {listed} {verb} given more than once")
         return entries

@@ -70,7 +70,8 @@ def config_from_args(args: Mapping[str, Any], region: str) -> StackConfig:
         if name in COMPONENT_ONLY_INPUTS or value is None:
             continue
         raw[f"{PROJECT}:{to_camel(name)}"] = value
-    return parse_stack_config(raw, PROJECT)
+    # A region given as an input is named as that input; one from the AWS provider, as its setting.
+    return parse_stack_config(raw, PROJECT, region_key="region" if args.get("region") is not None else REGION_KEY)
 
 
 def args_from_config(config: StackConfig, aws_settings: Optional[AwsProviderSettings] = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from stackconfig.app_objects import load_manifest
-from stackconfig.ami import DEFAULT_AMI_ALIAS, check_ami_alias
+from stackconfig.ami import check_ami_alias
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, get_args, get_origin
+from typing import Any, Literal, Mapping, Optional, Sequence, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -28,12 +28,13 @@ def project_keys() -> dict[str, str]:
     }
 
 
-def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT) -> StackConfig:
+def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT, region_key: str = REGION_KEY) -> StackConfig:
     """Validate config values keyed `<namespace>:<key>` as Pulumi provides them.
 
     Values may be strings (as Pulumi gives them) or already-parsed YAML values.
     Keys of namespaces other than the project's and `aws:region` are ignored:
-    they belong to providers.
+    they belong to providers. region_key: how messages name the region (`aws:region` in a
+    stack, `region` for a component's input).
     """
     keys = project_keys()
     document: dict[str, Any] = {}
@@ -55,7 +56,7 @@ def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT) -> StackC
     try:
         return StackConfig.model_validate_json(json.dumps(document))
     except ValidationError as error:
-        raise StackConfigError(_describe(error)) from None
+        raise StackConfigError(_describe(error, region_key)) from None
 
 
 def load_stack_file(path: Path, project: str = PROJECT) -> StackConfig:
@@ -150,13 +151,13 @@ def _is_text_field(annotation: Any) -> bool:
     return get_origin(annotation) is Literal and all(isinstance(option, str) for option in get_args(annotation))
 
 
-def _describe(error: ValidationError) -> list[str]:
-    return [_describe_one(detail) for detail in error.errors()]
+def _describe(error: ValidationError, region_key: str = REGION_KEY) -> list[str]:
+    return [_describe_one(detail, region_key) for detail in error.errors()]
 
 
-def _describe_one(detail: Mapping[str, Any]) -> str:
+def _describe_one(detail: Mapping[str, Any], region_key: str = REGION_KEY) -> str:
     location = [part for part in detail["loc"] if isinstance(part, (str, int))]
-    key = REGION_KEY if location == ["region"] else _dotted(location)
+    key = region_key if location == ["region"] else _dotted(location)
     kind = detail["type"]
     given = detail.get("input")
     if kind == "extra_forbidden":
@@ -175,14 +176,15 @@ def _describe_one(detail: Mapping[str, Any]) -> str:
 
 
 def _unquoted_number(given: Any, location: list) -> str:
-    """YAML reads an unquoted 1.30 as the number 1.3: say so, and how to write the text."""
+    """YAML reads an unquoted 1.30 as the number 1.3: say so, and how to write the text. The
+    same words serve a component's input given as a number in code."""
     parent = _model_at(location[:-1])
     field = parent.model_fields.get(str(location[-1])) if parent and location else None
     field = field or next((f for f in (parent.model_fields.values() if parent else ()) if f.alias == location[-1]), None)
     example = field.default if field is not None and isinstance(field.default, str) else str(given)
     return (
-        f"YAML read the unquoted value as the number {given!r}, but text is expected "
-        f"(an unquoted 1.30 even becomes 1.3); write it in quotes, such as \"{example}\""
+        f"text is expected, not the number {given!r} (YAML reads an unquoted value as a number: "
+        f"an unquoted 1.30 even becomes 1.3); write it in quotes, such as \"{example}\""
     )
 
 
@@ -193,7 +195,7 @@ def _dotted(location: list) -> str:
     return text
 
 
-def _model_at(location: list) -> Optional[type]:
+def _model_at(location: list) -> Optional[type[BaseModel]]:
     annotation: Any = StackConfig
     for part in location:
         model = _model_in(annotation)
@@ -215,7 +217,7 @@ def _model_in(annotation: Any) -> Optional[type]:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
 
 
-def select_zones(config: StackConfig, region_zones: list[str]) -> list[str]:
+def select_zones(config: StackConfig, region_zones: Sequence[str]) -> list[str]:
     """The VPC's zones: the first `network.availabilityZones` of the region, by name. The
     NodePool's zones, when set, must be among them (Karpenter launches into the VPC's subnets)."""
     wanted = config.network.availability_zones

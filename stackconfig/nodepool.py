@@ -19,6 +19,8 @@ from stackconfig.base import ConfigSection
 from stackconfig.errors import StackConfigError
 
 ZONE_KEY = "topology.kubernetes.io/zone"
+# The operators of a NodePool requirement (Karpenter's NodeSelectorRequirement).
+RequirementOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
 # Karpenter's own duration pattern for consolidateAfter and expireAfter.
 DURATION_OR_NEVER = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 BUDGET_NODES = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")
@@ -35,7 +37,7 @@ class RequirementConfig(ConfigSection):
     """One NodePool requirement, as in `spec.template.spec.requirements`."""
 
     key: str
-    operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"]
+    operator: RequirementOperator
     values: tuple[str, ...] = ()
     min_values: Optional[int] = None
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
-from stackconfig.nodepool import RequirementConfig
+from stackconfig.nodepool import RequirementConfig, RequirementOperator
 
 
-def _requirement(key: str, operator: str, *values: str) -> RequirementConfig:
+def _requirement(key: str, operator: RequirementOperator, *values: str) -> RequirementConfig:
     return RequirementConfig(key=key, operator=operator, values=values)
 
 

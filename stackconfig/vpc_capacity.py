@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 
@@ -25,14 +25,20 @@ EKS_FREE_PER_SUBNET = 6
 # The VPC's subnet specs: public and private in every zone (components/network.py).
 SUBNETS_PER_ZONE = 2
 
-# Service Quotas "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" (L-1216C47A)
-# and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" (L-34B43A08): the AWS
-# default value of both is 5 vCPUs. Accounts are often raised above it, hence a warning only.
+# The default value ("AWS default quota value", what a new account starts with) of the Service
+# Quotas quota "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" (L-1216C47A) is
+# 5 vCPUs: `aws service-quotas get-aws-default-service-quota --service-code ec2 --quota-code
+# L-1216C47A` answers "Value": 5.0 (the AWS CLI's own example of that command,
+# github.com/aws/aws-cli awscli/examples/service-quotas/get-aws-default-service-quota.rst). The spot
+# quota "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" (L-34B43A08) is taken to
+# start at the same value. An account's applied value is often higher (AWS raises it with use, and
+# on request), which only the account can tell: hence a warning that says how to ask, not an error.
 DEFAULT_STANDARD_VCPU_QUOTA = 5
 QUOTA_NAMES = {
     "on-demand": "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances",
     "spot": "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests",
 }
+QUOTA_CODES = {"on-demand": "L-1216C47A", "spot": "L-34B43A08"}
 # Families whose first letter is a standard one but that count against a quota of their own.
 _NON_STANDARD_PREFIXES = ("inf", "trn", "dl", "hpc", "mac", "u-", "vt")
 _STANDARD_LETTERS = set("acdhimrtz")
@@ -108,9 +114,10 @@ def _larger_block(cidr: str) -> str:
     return " (network.cidr is already /16, the largest block allowed)"
 
 
-def quota_warnings(nodes: Sequence[tuple[str, str]]) -> list[str]:
+def quota_warnings(nodes: Sequence[tuple[str, str]], region: Optional[str] = None) -> list[str]:
     """(instance type, capacity type) of each node at peak -> warnings where the fleet exceeds the
-    default vCPU quota of its class (standard families, on-demand and spot separately)."""
+    default vCPU quota of its class (standard families, on-demand and spot separately). region:
+    the stack's, for the command that reads the account's applied value."""
     catalog = catalog_by_name(load_catalog())
     standard: dict[str, int] = {}
     other: dict[tuple[str, str], int] = {}
@@ -121,19 +128,34 @@ def quota_warnings(nodes: Sequence[tuple[str, str]]) -> list[str]:
         else:
             key = (instance.family, capacity_type)
             other[key] = other.get(key, 0) + instance.vcpu
+    in_region = f" --region {region}" if region else ""
     warnings = [
-        f"the planned peak runs {vcpus} {capacity_type} vCPUs of standard instance families, above "
-        f"{DEFAULT_STANDARD_VCPU_QUOTA}, the AWS default of the quota \"{QUOTA_NAMES.get(capacity_type, capacity_type)}\"; "
-        "quotas vary by account: check yours in Service Quotas and request an increase if needed"
+        _standard_quota_warning(capacity_type, vcpus, in_region)
         for capacity_type, vcpus in sorted(standard.items())
         if vcpus > DEFAULT_STANDARD_VCPU_QUOTA
     ]
     warnings += [
         f"the planned peak runs {vcpus} {capacity_type} vCPUs of {family}, a family with a vCPU quota of its own "
-        "(often 0 by default); check it in Service Quotas"
+        "(often 0 for new accounts); find it with `aws service-quotas list-service-quotas --service-code ec2"
+        f"{in_region}`"
         for (family, capacity_type), vcpus in sorted(other.items())
     ]
     return warnings
+
+
+def _standard_quota_warning(capacity_type: str, vcpus: int, in_region: str) -> str:
+    quota = f"\"{QUOTA_NAMES.get(capacity_type, capacity_type)}\""
+    code = QUOTA_CODES.get(capacity_type)
+    check = (
+        f"check it with `aws service-quotas get-service-quota --service-code ec2 --quota-code {code}{in_region}`"
+        if code else f"find it with `aws service-quotas list-service-quotas --service-code ec2{in_region}`"
+    )
+    return (
+        f"the planned peak runs {vcpus} {capacity_type} vCPUs of standard instance families, above "
+        f"{DEFAULT_STANDARD_VCPU_QUOTA}, the default value for new accounts of the quota {quota}"
+        f"{f' ({code})' if code else ''}; an account's applied value is often higher: {check} "
+        "and request an increase if it is below the peak"
+    )
 
 
 def _is_standard(instance: InstanceType) -> bool:

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_eks_autoscaling as eks_autoscaling
 
 config = pulumi.Config()
+aws_config = pulumi.Config("aws")
 
 autoscaling = eks_autoscaling.EksAutoscaling(
     "autoscaling",
@@ -22,6 +23,8 @@ autoscaling = eks_autoscaling.EksAutoscaling(
     cluster={"endpoint_public_access": False, "log_types": ["api", "audit", "authenticator"]},
     node_group={"min_size": 3, "desired_size": 3, "max_size": 6},
     identity="podIdentity",
+    # The kubeconfig signs in as this stack's AWS provider does (None: the default credentials).
+    aws_profile=aws_config.get("profile"),
     node_pool={"name": "general", "preset": "spot"},
     # No test app: the NodePool is sized for these workloads, which select it with the
     # node label karpenter.sh/nodepool=general.

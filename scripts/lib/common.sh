@@ -29,6 +29,14 @@ require_stack_file() {
     fail "no stack file Pulumi.$2.yaml; the stacks are:$stacks"
 }
 
+# stack_file_value PROJECT_DIR STACK KEY: the plain value of a top-level KEY (aws:profile) of
+# Pulumi.STACK.yaml, without quotes or a trailing comment; nothing when the file does not set it.
+# For checks that run before the stack exists in the backend, where `pulumi config get` cannot.
+stack_file_value() {
+    sed -n -e "/^[[:space:]]*$3:/!d" -e "s/^[[:space:]]*$3:[[:space:]]*//" -e 's/[[:space:]][[:space:]]*#.*$//' \
+        -e 's/[[:space:]]*$//' -e "s/^[\"']\\(.*\\)[\"']\$/\\1/" -e p -e q "$1/Pulumi.$2.yaml"
+}
+
 # The state backend: PULUMI_BACKEND_URL, else a file backend under the project.
 default_backend() {
     printf '%s\n' "${PULUMI_BACKEND_URL:-file://$1/.pulumi-state}"

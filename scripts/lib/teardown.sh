@@ -19,6 +19,9 @@ drain_karpenter_nodes() {
         *[!0-9]*) fail "DESTROY_NODECLAIM_TIMEOUT and DESTROY_POLL_SECONDS are whole seconds, got '$timeout' and '$interval'" ;;
     esac
     region=$(pulumi config get aws:region --stack "$stack" 2>/dev/null) || region=""
+    # The AWS CLI signs in as the program's provider does: the stack's profile and role, if any.
+    profile=$(pulumi config get aws:profile --stack "$stack" 2>/dev/null) || profile=""
+    role_arn=$(pulumi config get --path 'aws:assumeRoles[0].roleArn' --stack "$stack" 2>/dev/null) || role_arn=""
     if cluster=$(pulumi stack output clusterName --stack "$stack" 2>/dev/null) && [ -n "$cluster" ]; then
         has_outputs=1
     else
@@ -28,16 +31,16 @@ drain_karpenter_nodes() {
     fi
     if ! command -v kubectl >/dev/null 2>&1; then
         echo "note: no kubectl on PATH, so the NodePools cannot be deleted before the stack."
-        print_leftover_checks "$cluster" "$region"
+        print_leftover_checks "$cluster" "$region" "$profile"
         return 0
     fi
 
     kubeconfig=$(mktemp)
-    if ! write_kubeconfig "$stack" "$cluster" "$region" "$kubeconfig" "$has_outputs" \
+    if ! write_kubeconfig "$stack" "$cluster" "$region" "$kubeconfig" "$has_outputs" "$profile" "$role_arn" \
         || ! kubectl --kubeconfig "$kubeconfig" --request-timeout=20s get namespace kube-system -o name >/dev/null 2>&1; then
         rm -f "$kubeconfig"
         echo "note: cannot reach the API server of cluster '$cluster' (or it does not exist), so the NodePools cannot be deleted before the stack."
-        print_leftover_checks "$cluster" "$region"
+        print_leftover_checks "$cluster" "$region" "$profile"
         return 0
     fi
     kube() { kubectl --kubeconfig "$kubeconfig" --request-timeout=20s "$@"; }
@@ -89,27 +92,29 @@ EOF
     return 1
 }
 
-# write_kubeconfig STACK CLUSTER REGION FILE HAS_OUTPUTS: the stack's kubeconfig output, or, for a
-# stack without outputs, one the AWS CLI writes for the cluster if it exists.
+# write_kubeconfig STACK CLUSTER REGION FILE HAS_OUTPUTS PROFILE ROLE_ARN: the stack's kubeconfig
+# output, or, for a stack without outputs, one the AWS CLI writes for the cluster if it exists,
+# signing in with the stack's profile and role as the stack's own kubeconfig does.
 write_kubeconfig() {
     if [ "$5" -eq 1 ]; then
         (umask 077 && pulumi stack output kubeconfig --show-secrets --stack "$1" >"$4" 2>/dev/null) \
             && grep -q -e '"clusters"' -e '^clusters:' "$4"
     else
-        aws eks update-kubeconfig --name "$2" ${3:+--region "$3"} --kubeconfig "$4" >/dev/null 2>&1
+        aws eks update-kubeconfig --name "$2" ${3:+--region "$3"} ${6:+--profile "$6"} ${7:+--role-arn "$7"} \
+            --kubeconfig "$4" >/dev/null 2>&1
     fi
 }
 
-# print_leftover_checks CLUSTER REGION: how to find, by tag, what Karpenter may have left in AWS.
+# print_leftover_checks CLUSTER REGION [PROFILE]: how to find, by tag, what Karpenter may have left in AWS.
 print_leftover_checks() {
-    region_option=${2:+ --region $2}
+    region_option=${2:+ --region $2}${3:+ --profile $3}
     cat <<EOF
 Instances Karpenter launched are not in the stack's state. If the cluster ever ran Karpenter's
 nodes, check AWS for leftovers once the destroy has run (docs/teardown.md, "Leftovers in AWS",
 says how to delete them):
   aws ec2 describe-instances$region_option --filters "Name=tag:eks:eks-cluster-name,Values=$1" "Name=tag-key,Values=karpenter.sh/nodepool" "Name=instance-state-name,Values=pending,running,stopping,stopped" --query 'Reservations[].Instances[].InstanceId' --output text
   aws ec2 describe-launch-templates$region_option --filters "Name=tag:eks:eks-cluster-name,Values=$1" --query 'LaunchTemplates[].LaunchTemplateName' --output text
-  aws iam list-instance-profiles --path-prefix "/karpenter/${2:-<region>}/$1/" --query 'InstanceProfiles[].InstanceProfileName' --output text
+  aws iam list-instance-profiles${3:+ --profile $3} --path-prefix "/karpenter/${2:-<region>}/$1/" --query 'InstanceProfiles[].InstanceProfileName' --output text
   aws ec2 describe-security-groups$region_option --filters "Name=tag:karpenter.sh/discovery,Values=$1" --query 'SecurityGroups[].GroupId' --output text
   aws resourcegroupstaggingapi get-resources$region_option --tag-filters "Key=eks-autoscaling:cluster,Values=$1" --query 'ResourceTagMappingList[].ResourceARN'
 Continuing with pulumi destroy.

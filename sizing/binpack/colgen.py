@@ -15,12 +15,12 @@ needs no trust in the LP solver's accuracy, only upper bounds z_t.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import List, Optional, Protocol
 
 import numpy as np
 
+from sizing.binpack import work
 from sizing.binpack.instance import Instance
 from sizing.binpack.master_lp import Column, MasterLP, MasterSolution
 
@@ -89,6 +89,7 @@ def column_generation(
     while iterations < max_iterations:
         iterations += 1
         master = master_lp.solve(demand, limits)
+        work.charge(work.MASTER_LP_UNITS)
         if master is None:
             return GenerationResult(None, bound, False, iterations)
         pricing = pricer.price(master.prices, master.limit_prices, demand, usable, deadline)
@@ -96,6 +97,6 @@ def column_generation(
         added = sum(master_lp.pool.add(t, counts) for t, counts in pricing.columns)
         if not added:
             return GenerationResult(master, bound, pricing.exact, iterations)
-        if bound >= target or time.perf_counter() > deadline:
+        if bound >= target or work.now() > deadline:
             break
     return GenerationResult(master, bound, False, iterations)

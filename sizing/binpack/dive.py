@@ -16,11 +16,11 @@ runs out, first-fit decreasing places the items still left.
 from __future__ import annotations
 
 import math
-import time
 from typing import List, Optional, Tuple
 
 import numpy as np
 
+from sizing.binpack import work
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import Pricer, column_generation
 from sizing.binpack.ffd import first_fit_decreasing
@@ -71,7 +71,7 @@ def dive(
     fixed_cost = 0.0
     tolerance = 1e-9 * max(1.0, incumbent_cost)
     while demand.any():
-        if time.perf_counter() > deadline:
+        if work.now() > deadline:
             break
         result = column_generation(instance, master_lp, pricer, demand, limits, deadline, rounds_per_step)
         master = result.master
@@ -81,7 +81,7 @@ def dive(
         if fixed_cost + rest >= incumbent_cost - tolerance:
             return None
         columns = master_lp.pool.columns
-        chosen = [(j, int(math.floor(master.x[j] + 1e-6))) for j in np.nonzero(master.x >= 1 - 1e-6)[0]]
+        chosen = [(int(j), int(math.floor(master.x[j] + 1e-6))) for j in np.nonzero(master.x >= 1 - 1e-6)[0]]
         if not chosen:
             chosen = [(int(np.argmax(master.x)), 1)]
         for j, copies in chosen:
@@ -101,9 +101,9 @@ def dive(
     if demand.any():
         # Out of time: first-fit decreasing places what is left.
         used = np.array([0 if m is None else m - limits[t] for t, m in enumerate(instance.max_count)], dtype=np.int64)
-        rest = first_fit_decreasing(instance, demand, used)
-        if rest is None:
+        leftover = first_fit_decreasing(instance, demand, used)
+        if leftover is None:
             return None
-        bins.extend(rest.bins)
+        bins.extend(leftover.bins)
     packing = Packing.of(bins)
     return packing if packing.cost(instance) < incumbent_cost - tolerance else None

@@ -14,7 +14,7 @@ bin is opened, of a type chosen by a `TypeChoice`:
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -105,14 +105,14 @@ def pack(
             counts = np.vstack([counts, new_counts])
             used[t] += opened
             remaining -= int(fill.sum())
-    return Packing.of(((t, tuple(row)), 1) for t, row in zip(types, counts))
+    return Packing.of(((t, tuple(row)), 1) for t, row in zip(types, counts, strict=True))
 
 
 def _distinct_types(instance: Instance) -> List[int]:
     """Types for the single-type variants: of unlimited types with the same capacity, only the
     cheapest (first on ties), since they would pack identically."""
     chosen: List[int] = []
-    cheapest = {}
+    cheapest: Dict[Tuple[int, ...], int] = {}
     for t in range(instance.type_count):
         if instance.max_count[t] is not None:
             chosen.append(t)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class Instance:
         scaled = [float(c) * COST_GRID for c in self.cost]
         whole = [round(c) for c in scaled]
         # Off the grid by more than rounding in the scaling could explain.
-        if any(w < 1 or abs(w - c) > 1e-6 + 1e-15 * c for w, c in zip(whole, scaled)):
+        if any(w < 1 or abs(w - c) > 1e-6 + 1e-15 * c for w, c in zip(whole, scaled, strict=True)):
             return None
         return math.gcd(*whole) / COST_GRID
 
@@ -114,8 +114,8 @@ def _check_quantity(value: object, where: str, minimum: int) -> int:
     return int(value)
 
 
-def _check_names(kind: str, names) -> None:
-    seen = set()
+def _check_names(kind: str, names: Iterable[object]) -> None:
+    seen: Set[object] = set()
     for name in names:
         if not isinstance(name, str) or not name:
             raise SizingInputError(f"every {kind} needs a non-empty name, got {name!r}")
@@ -134,11 +134,14 @@ def build_instance(problem: Problem) -> Instance:
         raise SizingInputError("there must be at least one bin type")
     _check_names("bin type", [b.name for b in problem.bin_types])
     _check_names("item", [i.name for i in problem.items])
-    if not (isinstance(problem.time_limit_seconds, (int, float)) and problem.time_limit_seconds > 0
-            and math.isfinite(problem.time_limit_seconds)):
-        raise SizingInputError(f"the time limit must be a positive number of seconds, got {problem.time_limit_seconds!r}")
+    cap = problem.time_limit_seconds
+    if cap is not None and not (isinstance(cap, (int, float)) and cap > 0 and math.isfinite(cap)):
+        raise SizingInputError(f"the time limit must be a positive number of seconds or unset, got {cap!r}")
+    limit = problem.work_limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise SizingInputError(f"the work limit must be a positive integer (units of solver work), got {limit!r}")
 
-    dimension_set = set()
+    dimension_set: Set[str] = set()
     for bin_type in problem.bin_types:
         dimension_set.update(bin_type.capacity)
     for item in problem.items:
@@ -152,11 +155,11 @@ def build_instance(problem: Problem) -> Instance:
         cost = bin_type.cost
         if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost <= 0:
             raise SizingInputError(f"{where}: cost must be a positive number, got {cost!r}")
-        if bin_type.max_count is not None:
-            if isinstance(bin_type.max_count, bool) or not isinstance(bin_type.max_count, int) or bin_type.max_count < 0:
-                raise SizingInputError(f"{where}: max count must be a non-negative integer or None, got {bin_type.max_count!r}")
+        max_count = bin_type.max_count
+        if max_count is not None and (isinstance(max_count, bool) or not isinstance(max_count, int) or max_count < 0):
+            raise SizingInputError(f"{where}: max count must be a non-negative integer or None, got {max_count!r}")
 
-    merged: dict = {}
+    merged: Dict[Tuple[int, ...], List[Tuple[str, int]]] = {}
     for item in problem.items:
         where = f"item {item.name!r}"
         for dim, value in item.size.items():
@@ -171,8 +174,8 @@ def build_instance(problem: Problem) -> Instance:
     shape_keys = sorted(merged)
     sizes = np.array(shape_keys, dtype=np.int64).reshape(len(shape_keys), len(dimensions))
     demand = np.array([sum(c for _, c in merged[key]) for key in shape_keys], dtype=np.int64)
-    totals = [int(sum(int(s) * int(n) for s, n in zip(sizes[:, d], demand))) for d in range(len(dimensions))]
-    for dim, total in zip(dimensions, totals):
+    totals = [int(sum(int(s) * int(n) for s, n in zip(sizes[:, d], demand, strict=True))) for d in range(len(dimensions))]
+    for dim, total in zip(dimensions, totals, strict=True):
         if total > MAX_DIMENSION_TOTAL:
             raise SizingInputError(f"the items need {total} {dim} in total; at most {MAX_DIMENSION_TOTAL} is supported")
 

@@ -17,15 +17,15 @@ at a time from the bound; otherwise T is just below the incumbent's cost.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import csc_matrix, hstack
 
-from sizing.binpack.colgen import Column
+from sizing.binpack import work
+from sizing.binpack.master_lp import Column
 from sizing.binpack.instance import Instance
 from sizing.binpack.packing import Packing
 from sizing.binpack.patterns import PatternSet
@@ -46,25 +46,34 @@ class MilpOutcome:
 
 
 def covering_milp(
-    instance: Instance, types: np.ndarray, matrix, demand: np.ndarray, seconds: float, relative_gap: float = 1e-6
+    instance: Instance, types: np.ndarray, matrix: Any, demand: np.ndarray, units: float, relative_gap: float = 1e-6
 ) -> MilpOutcome:
-    """min sum_j cost_t(j) x_j, sum_j a_ij x_j >= demand_i, per limited type sum x_j <= max count, x integer."""
+    """min sum_j cost_t(j) x_j, sum_j a_ij x_j >= demand_i, per limited type sum x_j <= max count, x integer.
+
+    units: work it may take; HiGHS gets the matching branch-and-bound node limit.
+    """
     count = len(types)
-    if count == 0 or seconds <= 0:
+    # HiGHS's time per call grows with the columns (presolve, root LP) before any branching.
+    setup_units = work.MILP_CALL_UNITS + count / work.MILP_COLUMNS_PER_UNIT
+    # ... and so does each branch-and-bound node.
+    node_units = max(1.0, count / work.MILP_NODE_COLUMNS_PER_UNIT)
+    if count == 0 or units < setup_units + 1:
         return MilpOutcome(None, False, False, float("-inf"))
     matrix = csc_matrix(matrix, dtype=float)
     constraints = [LinearConstraint(matrix, demand.astype(float), np.inf)]
     limited = [t for t, m in enumerate(instance.max_count) if m is not None]
     if limited:
         membership = csc_matrix(np.array([types == t for t in limited], dtype=float))
-        constraints.append(LinearConstraint(membership, 0, [float(instance.max_count[t]) for t in limited]))
+        constraints.append(LinearConstraint(membership, 0, [float(m) for m in instance.max_count if m is not None]))
     result = milp(
         instance.cost[types],
         constraints=constraints,
         integrality=np.ones(count),
         bounds=(0, np.inf),
-        options={"time_limit": max(0.05, seconds), "mip_rel_gap": relative_gap},
+        options=dict(work.milp_options((units - setup_units) / node_units), mip_rel_gap=relative_gap),
     )
+    nodes = getattr(result, "mip_node_count", None) or 0
+    work.charge(setup_units + nodes * node_units)
     dual = float(result.mip_dual_bound) if result.mip_dual_bound is not None else float("-inf")
     if result.status == 2:
         return MilpOutcome(None, False, True, float("inf"))
@@ -79,11 +88,11 @@ def covering_milp(
     return MilpOutcome(packing, result.status == 0, False, dual)
 
 
-def pool_milp(instance: Instance, columns: Sequence[Column], seconds: float) -> MilpOutcome:
+def pool_milp(instance: Instance, columns: Sequence[Column], units: float) -> MilpOutcome:
     """`covering_milp` over the columns of a pool."""
     types = np.array([t for t, _ in columns], dtype=np.int64)
     matrix = np.array([counts for _, counts in columns], dtype=np.int64).T
-    return covering_milp(instance, types, matrix, instance.demand, seconds)
+    return covering_milp(instance, types, matrix, instance.demand, units)
 
 
 @dataclass(frozen=True)
@@ -162,13 +171,13 @@ def _search_below(
     deadline: float,
 ) -> Optional[MilpOutcome]:
     """The covering MILP over all patterns with reduced cost <= slack; None when too many or no time."""
-    selected: Tuple = tuple(np.nonzero(r <= slack)[0] for r in reduced)
+    selected: Tuple[np.ndarray, ...] = tuple(np.nonzero(r <= slack)[0] for r in reduced)
     total = sum(len(s) for s in selected)
-    seconds = deadline - time.perf_counter()
-    if total > MAX_EXACT_COLUMNS or seconds <= 0:
+    units = deadline - work.now()
+    if total > MAX_EXACT_COLUMNS or units <= 0:
         return None
     blocks, types = [], []
-    for t, (patterns, chosen) in enumerate(zip(pattern_sets, selected)):
+    for t, (patterns, chosen) in enumerate(zip(pattern_sets, selected, strict=True)):
         if not len(chosen):
             continue
         members = patterns.members[chosen]
@@ -185,4 +194,4 @@ def _search_below(
     if not blocks:
         return MilpOutcome(None, False, True, float("inf"))
     matrix = hstack(blocks, format="csc")
-    return covering_milp(instance, np.concatenate(types), matrix, instance.demand, seconds, relative_gap=1e-9)
+    return covering_milp(instance, np.concatenate(types), matrix, instance.demand, units, relative_gap=1e-9)

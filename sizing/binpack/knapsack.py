@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
+from sizing.binpack import work
+
 from sizing.binpack.instance import fit_counts
 
 PRICE_EPSILON = 1e-12
+MILP_NODE_LIMIT = 2000
 _UNBOUNDED = np.iinfo(np.int64).max
 
 
@@ -42,6 +45,7 @@ class KnapsackResult:
     value: float
     upper_bound: float
     weights: Optional[np.ndarray] = None
+    nodes: int = 0
 
 
 def best_pattern(
@@ -50,7 +54,7 @@ def best_pattern(
     room: np.ndarray,
     limit: np.ndarray,
     node_limit: int = 4000,
-    fallback_seconds: float = 1.0,
+    fallback_units: float = 100.0,
     weights: Optional[np.ndarray] = None,
 ) -> KnapsackResult:
     """The most valuable pattern for one bin with room `room` (see the module docstring).
@@ -82,17 +86,20 @@ def best_pattern(
     if search.complete:
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, value, weights)
-    if fallback_seconds <= 0:
+        return KnapsackResult(counts, value, value, weights, search.nodes)
+    if fallback_units < work.KNAPSACK_MILP_UNITS:
         base = float(prices @ counts)
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights)
-    result = _with_milp(prices, sizes, room, limit, counts, search, fallback_seconds)
-    return KnapsackResult(result.counts, result.value, result.upper_bound, weights)
+        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights, search.nodes)
+    result = _with_milp(prices, sizes, room, limit, counts, search)
+    work.charge(work.KNAPSACK_MILP_UNITS)
+    return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes)
 
 
-def _relaxation(prices, sizes, room, limit):
+def _relaxation(
+    prices: np.ndarray, sizes: np.ndarray, room: np.ndarray, limit: np.ndarray
+) -> Tuple[np.ndarray, float, np.ndarray]:
     """The LP relaxation: (weights of the dimensions for the surrogate, an upper bound on the value).
 
     The weights are the LP's dual prices, kept strictly positive; the bound is the LP value
@@ -112,9 +119,11 @@ def _relaxation(prices, sizes, room, limit):
     return (weights + 1e-3 / len(room)) * scale, bound, relaxation.x
 
 
-def _round_and_fill(solution, sizes, room, limit, rank) -> np.ndarray:
+def _round_and_fill(
+    solution: np.ndarray, sizes: np.ndarray, room: np.ndarray, limit: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
     """The LP solution rounded down, then topped up shape by shape in `rank` order (per useful shape)."""
-    counts = np.minimum(np.floor(solution + 1e-9).astype(np.int64), limit)
+    counts: np.ndarray = np.minimum(np.floor(solution + 1e-9).astype(np.int64), limit)
     free = room - counts @ sizes
     for k in rank:
         more = int(limit[k] - counts[k])
@@ -127,7 +136,16 @@ def _round_and_fill(solution, sizes, room, limit, rank) -> np.ndarray:
 
 
 class _BranchAndBound:
-    def __init__(self, prices, sizes, room, limit, useful, multipliers, node_limit):
+    def __init__(
+        self,
+        prices: np.ndarray,
+        sizes: np.ndarray,
+        room: np.ndarray,
+        limit: np.ndarray,
+        useful: np.ndarray,
+        multipliers: np.ndarray,
+        node_limit: int,
+    ) -> None:
         self.multipliers = multipliers
         weight = sizes[useful] @ multipliers
         efficiency = prices[useful] / weight
@@ -170,7 +188,7 @@ class _BranchAndBound:
         self._visit(0, 0.0, np.zeros(len(self.room), dtype=np.int64))
         self.complete = self.nodes <= self.node_limit
 
-    def _bounds(self, start, free, surrogate_room):
+    def _bounds(self, start: int, free: np.ndarray, surrogate_room: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each shape k >= start that fits in `free`: fractional bound of shapes k.. given the room."""
         room_for = np.where(self.positive[start:], free // self.divisors[start:], _UNBOUNDED)
         fits = np.minimum(self.limit[start:], room_for.min(axis=1))
@@ -191,7 +209,7 @@ class _BranchAndBound:
         bound = bound + np.where(partial, (reach - cum_w[full]) * ratio, 0.0)
         return bound, candidates, fits
 
-    def _visit(self, start, value, load) -> None:
+    def _visit(self, start: int, value: float, load: np.ndarray) -> None:
         self.nodes += 1
         if value > self.best_value + PRICE_EPSILON:
             self.best_value = value
@@ -212,7 +230,14 @@ class _BranchAndBound:
                     return
 
 
-def _with_milp(prices, sizes, room, limit, base_counts, search, seconds) -> KnapsackResult:
+def _with_milp(
+    prices: np.ndarray,
+    sizes: np.ndarray,
+    room: np.ndarray,
+    limit: np.ndarray,
+    base_counts: np.ndarray,
+    search: _BranchAndBound,
+) -> KnapsackResult:
     """Solve with HiGHS when the search ran out of nodes; keep the better pattern."""
     useful = search.order
     result = milp(
@@ -220,7 +245,7 @@ def _with_milp(prices, sizes, room, limit, base_counts, search, seconds) -> Knap
         constraints=LinearConstraint(sizes[useful].T.astype(float), -np.inf, room.astype(float)),
         integrality=np.ones(len(useful)),
         bounds=Bounds(0, limit[useful].astype(float)),
-        options={"time_limit": max(0.05, seconds), "node_limit": 2000},
+        options=work.milp_options(MILP_NODE_LIMIT),
     )
     counts = base_counts + search.best_counts
     base_value = float(prices @ base_counts)

@@ -20,7 +20,7 @@ remains as the fallback and gives the same LP optimum.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy.optimize import linprog
@@ -44,7 +44,7 @@ class ColumnPool:
     def __init__(self, shape_count: int):
         self.shape_count = shape_count
         self.columns: List[Column] = []
-        self._index = {}
+        self._index: Dict[Column, int] = {}
         self._matrix = np.zeros((shape_count, 0), dtype=np.int64)
         self._types = np.zeros(0, dtype=np.int64)
 
@@ -98,7 +98,7 @@ class MasterLP:
         self.pool = pool
         self.limited = [t for t, m in enumerate(instance.max_count) if m is not None]
         self.penalty = PENALTY_FACTOR * float(instance.cost.max())
-        self._highs = _new_highs() if warm else None
+        self._highs: Any = _new_highs() if warm else None
         self._synced = 0
         if self._highs is not None:
             self._build()
@@ -126,7 +126,9 @@ class MasterLP:
             return
         highs, shapes = self._highs, self.instance.shape_count
         limit_row = {t: shapes + r for r, t in enumerate(self.limited)}
-        starts, indices, values = [], [], []
+        starts: List[int] = []
+        indices: List[int] = []
+        values: List[float] = []
         for t, counts in fresh:
             starts.append(len(indices))
             for i, c in enumerate(counts):
@@ -202,7 +204,7 @@ class MasterLP:
         )
 
 
-def _new_highs():
+def _new_highs() -> Any:
     if Highs is None:
         return None
     highs = Highs()

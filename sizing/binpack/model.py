@@ -36,11 +36,21 @@ class ItemType:
     count: int
 
 
+# Units of solver work (see `sizing.binpack.work`): about 2 s on a 2-core machine for a
+# problem of a few dozen bin types.
+DEFAULT_WORK_LIMIT = 2000
+
+
 @dataclass(frozen=True)
 class Problem:
+    """work_limit: the search's budget in units of work, which makes the result the same on any
+    machine; time_limit_seconds: an optional wall-clock safety cap (None: none), which does not.
+    """
+
     bin_types: Tuple[BinType, ...]
     items: Tuple[ItemType, ...]
-    time_limit_seconds: float = 10.0
+    time_limit_seconds: Optional[float] = None
+    work_limit: int = DEFAULT_WORK_LIMIT
 
 
 @dataclass(frozen=True)
@@ -73,3 +83,4 @@ class Solution:
     bins: Tuple[BinGroup, ...] = field(default_factory=tuple)
     seconds: float = 0.0
     reason: Optional[str] = None
+    work: float = 0.0

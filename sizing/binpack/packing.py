@@ -30,7 +30,7 @@ class Packing:
 
     @staticmethod
     def of(bins: Iterable[Tuple[Bin, int]]) -> "Packing":
-        merged: Counter = Counter()
+        merged: Counter[Bin] = Counter()
         for (type_index, counts), multiplicity in bins:
             if multiplicity > 0:
                 merged[(int(type_index), tuple(int(c) for c in counts))] += int(multiplicity)
@@ -89,9 +89,9 @@ def exact_packing(packing: Packing, instance: Instance) -> Packing:
     for index in range(len(bins) - 1, -1, -1):
         if not (surplus > 0).any():
             break
-        counts = bins[index][1]
-        removed = np.minimum(counts, np.maximum(surplus, 0))
-        counts -= removed
+        bin_counts = bins[index][1]
+        removed = np.minimum(bin_counts, np.maximum(surplus, 0))
+        bin_counts -= removed
         surplus -= removed
     bins = [(t, counts) for t, counts in bins if counts.any()]
     return Packing.of(((t, tuple(c)), 1) for t, c in _cheapest_types(bins, instance))
@@ -136,7 +136,7 @@ def bin_groups(packing: Packing, instance: Instance) -> Tuple[BinGroup, ...]:
     handed out name by name, in input order, bin after bin.
     """
     remaining = [list(members) for members in instance.members]
-    named: Counter = Counter()
+    named: Counter[Tuple[str, Tuple[Tuple[str, int], ...]]] = Counter()
     for (t, counts), m in packing.bins:
         for _ in range(m):
             items: Dict[str, int] = {}

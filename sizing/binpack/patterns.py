@@ -41,11 +41,13 @@ class PatternSet:
 
     def values(self, prices: np.ndarray) -> np.ndarray:
         """Sum of item prices per pattern (prices per shape)."""
-        return self.matrix @ prices
+        values: np.ndarray = self.matrix @ prices
+        return values
 
     def shapes(self, pattern: int) -> np.ndarray:
         """The shapes in the pattern (each once)."""
-        return self.matrix.indices[self.matrix.indptr[pattern] : self.matrix.indptr[pattern + 1]]
+        shapes: np.ndarray = self.matrix.indices[self.matrix.indptr[pattern] : self.matrix.indptr[pattern + 1]]
+        return shapes
 
     def counts(self, pattern: int) -> np.ndarray:
         """The pattern as items per shape."""

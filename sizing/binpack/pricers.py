@@ -9,11 +9,11 @@ master LPs, and an upper bound on max pi.a per bin type for the bound.
 
 from __future__ import annotations
 
-import time
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from sizing.binpack import work
 from sizing.binpack.colgen import REDUCED_COST_TOLERANCE, Pricing
 from sizing.binpack.master_lp import Column
 from sizing.binpack.instance import Instance
@@ -40,18 +40,19 @@ class PatternPricer:
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
     ) -> Pricing:
         best_values = np.zeros(self.instance.type_count)
-        candidates = []
+        candidates: List[Tuple[float, int, int]] = []
         for t, patterns in enumerate(self.pattern_sets):
             if not usable[t] or not len(patterns):
                 continue
             values = patterns.values(prices)
+            work.charge(len(patterns) / work.PATTERNS_PER_UNIT)
             best_values[t] = float(values.max())
             threshold = float(self.instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
             good = np.nonzero(values > threshold)[0]
             if len(good) > _CANDIDATES_PER_TYPE:
                 good = good[np.argpartition(-values[good], _CANDIDATES_PER_TYPE)[:_CANDIDATES_PER_TYPE]]
             reduced = float(self.instance.cost[t] + limit_prices[t]) - values[good]
-            candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist()))
+            candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist(), strict=True))
         candidates.sort()
         columns: List[Column] = []
         taken = np.zeros(self.instance.shape_count, dtype=bool)
@@ -71,7 +72,7 @@ class KnapsackPricer:
 
     A quick pass with a small search budget usually finds improving patterns; only when it
     finds none does the exact pass run (larger budget), which is what proves convergence.
-    HiGHS may finish searches that run out of nodes, within `milp_seconds` over the whole solve.
+    HiGHS may finish searches that run out of nodes, within `milp_units` of work over the whole solve.
 
     When bins hold few items, quick passes reuse each type's dimension weights from its last
     LP relaxation instead of solving a new one; their upper bounds are then the search's
@@ -86,13 +87,13 @@ class KnapsackPricer:
     def __init__(
         self,
         instance: Instance,
-        milp_seconds: float,
+        milp_units: float,
         extra_columns: int = 4,
         quick_nodes: int = 50,
         exact_nodes: int = 4000,
     ):
         self.instance = instance
-        self.milp_seconds = milp_seconds
+        self.milp_units = milp_units
         self.extra_columns = extra_columns if instance.type_count == 1 else 0
         self.quick_nodes = quick_nodes
         # A search that cannot finish in its budget only adds time: when bins hold many items
@@ -115,7 +116,7 @@ class KnapsackPricer:
             if partial.columns:
                 return partial
         quick = self._pass(prices, limit_prices, demand, usable, self.quick_nodes, deadline, quick=True)
-        if quick.columns or quick.exact or time.perf_counter() > deadline:
+        if quick.columns or quick.exact or work.now() > deadline:
             return quick
         return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline, quick=False)
 
@@ -131,7 +132,16 @@ class KnapsackPricer:
         mask[list(chosen)] = True
         return mask
 
-    def _pass(self, prices, limit_prices, demand, usable, node_limit: int, deadline: float, quick: bool) -> Pricing:
+    def _pass(
+        self,
+        prices: np.ndarray,
+        limit_prices: np.ndarray,
+        demand: np.ndarray,
+        usable: np.ndarray,
+        node_limit: int,
+        deadline: float,
+        quick: bool,
+    ) -> Pricing:
         """Price the usable types; past the deadline the rest stay unpriced (best value unknown)."""
         instance = self.instance
         best_values = np.full(instance.type_count, np.inf)
@@ -140,24 +150,24 @@ class KnapsackPricer:
         for t in range(instance.type_count):
             if not usable[t]:
                 continue
-            if time.perf_counter() > deadline:
+            if work.now() > deadline:
                 exact = False
                 break
             threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
             remaining = prices.copy()
             for round_ in range(1 + self.extra_columns):
                 first = round_ == 0 and not quick
-                seconds = min(1.0, self.milp_seconds, deadline - time.perf_counter()) if first else 0.0
-                started = time.perf_counter()
+                units = min(self.milp_units, deadline - work.now()) if first else 0.0
                 reuse = None if first or not self.reuse_weights else self.weights[t]
                 result = best_pattern(
                     remaining, instance.sizes, instance.capacity[t], demand,
-                    node_limit if first else self.quick_nodes, seconds, reuse,
+                    node_limit if first else self.quick_nodes, units, reuse,
                 )
+                work.charge(work.KNAPSACK_CALL_UNITS + result.nodes / work.KNAPSACK_NODES_PER_UNIT)
                 if reuse is None and result.weights is not None:
                     self.weights[t] = result.weights
                 if first and result.upper_bound > result.value:
-                    self.milp_seconds -= time.perf_counter() - started
+                    self.milp_units -= work.KNAPSACK_MILP_UNITS
                 if round_ == 0:
                     best_values[t] = result.upper_bound
                     self.worth[t] = result.value / float(instance.cost[t] + limit_prices[t])

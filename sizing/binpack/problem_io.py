@@ -5,15 +5,17 @@ Problem (every field checked; unknown fields are errors):
     {"binTypes": [{"name": "m5.large", "capacity": {"cpu": 1930, "memory": 6903, "pods": 29},
                    "cost": 0.096, "max": null}],
      "items": [{"name": "web", "size": {"cpu": 100, "memory": 128, "pods": 1}, "count": 10}],
-     "timeLimitSeconds": 10}
+     "workLimit": 2000}
 
 Capacities are integers >= 1 (leave a dimension out to make it unlimited), sizes
 and counts integers >= 0, costs numbers > 0, "max" a count >= 0 or null (the
-default), "timeLimitSeconds" a number > 0 (default 10). A dimension an item
+default), "workLimit" an integer >= 1 (units of solver work, default 2000: the
+result is the same on any machine) and "timeLimitSeconds" an optional wall-clock
+cap > 0 (results cut by it depend on the machine). A dimension an item
 does not name counts as 0 for it.
 
 Solution: status, cost, binCount, lowerBound {cost, bins}, bins [{type, count,
-items}], seconds, and reason when infeasible. Costs are rounded to 6 decimals;
+items}], seconds, work, and reason when infeasible. Costs are rounded to 6 decimals;
 a lower bound that is not met is rounded down, so it stays a lower bound.
 """
 
@@ -21,16 +23,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, List, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from sizing.errors import SizingInputError
 from sizing.binpack.instance import MAX_COUNT, MAX_QUANTITY
-from sizing.binpack.model import BinType, ItemType, Problem, Solution
+from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
 
 COST_DECIMALS = 6
-DEFAULT_TIME_LIMIT_SECONDS = 10.0
 
 
 Capacity = Annotated[int, Field(ge=1, le=MAX_QUANTITY)]
@@ -60,22 +62,21 @@ class _ProblemDocument(BaseModel):
 
     binTypes: List[_BinTypeDocument] = Field(min_length=1)
     items: List[_ItemDocument]
-    timeLimitSeconds: float = Field(default=DEFAULT_TIME_LIMIT_SECONDS, gt=0, allow_inf_nan=False)
+    timeLimitSeconds: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
+    workLimit: int = Field(default=DEFAULT_WORK_LIMIT, ge=1)
 
     @model_validator(mode="after")
     def _unique_names(self) -> "_ProblemDocument":
-        for field, entries in (("binTypes", self.binTypes), ("items", self.items)):
-            seen = {}
-            for index, entry in enumerate(entries):
-                if entry.name in seen:
-                    raise ValueError(
-                        f"{field}[{index}].name: {entry.name!r} is already the name of {field}[{seen[entry.name]}]"
-                    )
-                seen[entry.name] = index
+        for field, names in (("binTypes", [b.name for b in self.binTypes]), ("items", [i.name for i in self.items])):
+            seen: Dict[str, int] = {}
+            for index, name in enumerate(names):
+                if name in seen:
+                    raise ValueError(f"{field}[{index}].name: {name!r} is already the name of {field}[{seen[name]}]")
+                seen[name] = index
         return self
 
 
-def _location(loc) -> str:
+def _location(loc: Sequence[Union[int, str]]) -> str:
     """('binTypes', 0, 'capacity', 'cpu') -> 'binTypes[0].capacity.cpu'; odd keys in brackets."""
     path = ""
     for part in loc:
@@ -90,7 +91,7 @@ def _location(loc) -> str:
     return path
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = _location(error["loc"])
     kind = error["type"]
     if kind == "missing":
@@ -132,15 +133,16 @@ def problem_from_json(text: str, source: str = "problem") -> Problem:
         bin_types=tuple(BinType(b.name, dict(b.capacity), b.cost, b.max) for b in parsed.binTypes),
         items=tuple(ItemType(i.name, dict(i.size), i.count) for i in parsed.items),
         time_limit_seconds=parsed.timeLimitSeconds,
+        work_limit=parsed.workLimit,
     )
 
 
 def _rounded_down(value: float) -> float:
-    scale = 10**COST_DECIMALS
+    scale: int = 10**COST_DECIMALS
     return math.floor(value * scale + 1e-6) / scale
 
 
-def solution_to_json(solution: Solution) -> dict:
+def solution_to_json(solution: Solution) -> Dict[str, Any]:
     """The solution as a JSON-ready dict (see the module docstring)."""
     cost = round(solution.cost, COST_DECIMALS)
     bound = cost if solution.status == "optimal" else _rounded_down(solution.lower_bound.cost)
@@ -154,6 +156,7 @@ def solution_to_json(solution: Solution) -> dict:
             for group in solution.bins
         ],
         "seconds": round(solution.seconds, 3),
+        "work": solution.work,
     }
     if solution.reason is not None:
         document["reason"] = solution.reason

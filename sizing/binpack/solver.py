@@ -1,4 +1,4 @@
-"""`solve(problem)`: the cheapest packing found within the time limit, with a lower bound.
+"""`solve(problem)`: the cheapest packing found within the work limit, with a lower bound.
 
 Steps, each skipped once the packing is proven optimal (its cost reaches the bound):
 
@@ -21,7 +21,9 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
 The result never costs more than first-fit decreasing. Packings are covers
 while optimising; the surplus is removed at the end (`sizing.binpack.packing`).
 
-The result depends only on the input unless the time limit cuts a step short.
+The search is bounded by work, not time (`sizing.binpack.work`): the result depends only
+on the input, on any machine and under any load, unless the optional wall-clock safety
+cap (`Problem.time_limit_seconds`, off by default) cuts a step short.
 HiGHS may write to file descriptor 1; callers that print machine-readable
 output on stdout should redirect it around `solve` (the command line does).
 """
@@ -34,8 +36,9 @@ from typing import List, Optional
 
 import numpy as np
 
+from sizing.binpack import work
 from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
-from sizing.binpack.colgen import column_generation, dual_bound
+from sizing.binpack.colgen import Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
@@ -72,12 +75,12 @@ class _Search:
 
     instance: Instance
     start: float
-    time_limit: float
+    work_limit: float
     incumbent: Optional[Packing]
     bound: float
 
     def deadline(self, share: float) -> float:
-        return self.start + share * self.time_limit
+        return self.start + share * self.work_limit
 
     @property
     def incumbent_cost(self) -> float:
@@ -102,6 +105,7 @@ def solve(problem: Problem) -> Solution:
     or max counts too small for the items, give status "infeasible" with a reason.
     """
     start = time.perf_counter()
+    clock = work.start(problem.time_limit_seconds)
     instance = build_instance(problem)
     if instance.shape_count == 0:
         return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
@@ -113,7 +117,8 @@ def solve(problem: Problem) -> Solution:
     cheap_bound, impossible = aggregate_bound(instance)
     if impossible is not None:
         return _infeasible(impossible, start)
-    search = _Search(instance, start, float(problem.time_limit_seconds), first_fit_decreasing(instance), 0.0)
+    assert cheap_bound is not None  # aggregate_bound gives a bound whenever packing is possible
+    search = _Search(instance, clock.now(), float(problem.work_limit), first_fit_decreasing(instance), 0.0)
     bins_bound = bin_count_bound(instance)
     search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
     if not search.proven:
@@ -121,7 +126,7 @@ def solve(problem: Problem) -> Solution:
     _fewer_bins_at_the_same_cost(search, bins_bound)
     if search.incumbent is None:
         return _infeasible(
-            "the max counts of the bin types may be too small: no packing of every item was found in the time limit",
+            "the max counts of the bin types may be too small: no packing of every item was found in the work limit",
             start,
         )
     return _solution(search, bins_bound, start)
@@ -136,10 +141,11 @@ def _optimise(search: _Search) -> None:
             search.offer(Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins))
 
     pattern_sets = _all_patterns(instance)
+    pricer: Pricer
     if pattern_sets is not None:
         pricer = PatternPricer(instance, pattern_sets)
     else:
-        pricer = KnapsackPricer(instance, milp_seconds=MILP_PRICING_SHARE * search.time_limit)
+        pricer = KnapsackPricer(instance, milp_units=MILP_PRICING_SHARE * search.work_limit)
     pool = ColumnPool(instance.shape_count)
     if search.incumbent is not None:
         position = {t: k for k, t in enumerate(types)}
@@ -170,9 +176,9 @@ def _optimise(search: _Search) -> None:
     if search.proven:
         return
     pool_share = POOL_MILP_SHARE if pattern_sets is not None else LAST_POOL_MILP_SHARE
-    seconds = search.deadline(pool_share) - time.perf_counter()
-    if seconds > 0:
-        offer(pool_milp(instance, pool.columns, seconds).packing)
+    units = search.deadline(pool_share) - work.now()
+    if units > 0:
+        offer(pool_milp(instance, pool.columns, units).packing)
     if search.proven or pattern_sets is None or not generation.converged or generation.master is None:
         return
     prices = generation.master.prices
@@ -196,14 +202,15 @@ def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
     """
     if search.incumbent is None or not search.proven or search.incumbent.bin_count <= bins_bound:
         return
-    remaining = search.time_limit - (time.perf_counter() - search.start)
+    remaining = search.work_limit - (work.now() - search.start)
     if remaining <= 0:
         return
     instance = search.instance
     per_bin = TIE_BREAK_COST_FRACTION * float(instance.cost.min())
     dearer = replace(instance, cost=instance.cost + per_bin)
-    tie_break = _Search(dearer, time.perf_counter(), remaining, search.incumbent, 0.0)
+    tie_break = _Search(dearer, work.now(), remaining, search.incumbent, 0.0)
     cheap_bound, _ = aggregate_bound(dearer)
+    assert cheap_bound is not None  # the same items and limits as the search that found a packing
     tie_break.raise_bound(max(cheap_bound, bins_bound * float(dearer.cost.min())))
     if not tie_break.proven:
         _optimise(tie_break)
@@ -230,6 +237,7 @@ def _all_patterns(instance: Instance) -> Optional[List[PatternSet]]:
 
 def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
     instance = search.instance
+    assert search.incumbent is not None  # callers return an infeasible solution first
     packing = exact_packing(search.incumbent, instance)
     if overfilled(packing, instance) or (packing.covered(instance.shape_count) != instance.demand).any() or not respects_limits(packing, instance):
         raise RuntimeError("internal error: the solver produced an invalid packing")
@@ -250,6 +258,7 @@ def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
         lower_bound=LowerBound(cost=bound, bins=bins),
         bins=bin_groups(packing, instance),
         seconds=_elapsed(start),
+        work=round(work.now(), 3),
     )
 
 

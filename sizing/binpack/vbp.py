@@ -9,13 +9,13 @@ the number of items of that type. There is one bin type, named "bin", of cost
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 from sizing.errors import SizingInputError
 from sizing.binpack.model import BinType, ItemType, Problem
 
 
-def parse_vbp(text: str, time_limit_seconds: float = 10.0, source: str = "vbp input") -> Problem:
+def parse_vbp(text: str, time_limit_seconds: Optional[float] = None, source: str = "vbp input") -> Problem:
     """The problem in `text`; SizingInputError naming the position of anything malformed."""
     tokens = text.split()
     position = 0

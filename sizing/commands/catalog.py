@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
@@ -126,7 +126,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def catalog_entry(instance: InstanceType, region: str) -> dict:
+def catalog_entry(instance: InstanceType, region: str) -> Dict[str, Any]:
     """The JSON form of one type: cpu in millicores, memory in MiB, price in USD/hour or None."""
     return {
         "name": instance.name,
@@ -151,7 +151,7 @@ _COLUMNS: Sequence[Tuple[str, str]] = (
 )
 
 
-def format_table(rows: List[dict], region: str, capacity_types: Sequence[str]) -> str:
+def format_table(rows: List[Dict[str, Any]], region: str, capacity_types: Sequence[str]) -> str:
     """A fixed-width table of catalog entries with a closing summary line."""
     header = [title for title, _ in _COLUMNS] + [f"USD/h {region}"]
     body = []
@@ -163,7 +163,7 @@ def format_table(rows: List[dict], region: str, capacity_types: Sequence[str]) -
     lines = []
     for line in [header] + body:
         cells = [line[0].ljust(widths[0]), line[1].ljust(widths[1])]
-        cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:])]
+        cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:], strict=True)]
         lines.append("  ".join(cells).rstrip())
     unpriced = sum(1 for row in rows if row["price"] is None)
     lines.append(

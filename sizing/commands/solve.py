@@ -24,12 +24,12 @@ EXIT_INFEASIBLE = 1
 _EPILOG = """\
 input: {"binTypes": [{"name", "capacity": {dimension: integer >= 1}, "cost": number > 0,
 "max": count or null}], "items": [{"name", "size": {dimension: integer >= 0}, "count"}],
-"timeLimitSeconds": number > 0}. A dimension a bin type leaves out is unlimited for it; one an
+"workLimit": integer >= 1, "timeLimitSeconds": number > 0}. A dimension a bin type leaves out is unlimited for it; one an
 item leaves out counts as 0. Unknown fields are errors.
 
 output: {"status": "optimal" | "feasible" | "infeasible", "cost", "binCount",
 "lowerBound": {"cost", "bins"}, "bins": [{"type", "count", "items": {name: count}}],
-"seconds", "reason" (infeasible only)}. "optimal" means the cost equals the lower bound.
+"seconds", "work", "reason" (infeasible only)}. "optimal" means the cost equals the lower bound.
 
 Costs are rounded to 6 decimals. The same input gives the same result unless the time
 limit cuts the search short.
@@ -58,8 +58,13 @@ def register(subparsers: Any) -> None:
         help="read a .vbp file instead (one bin type 'bin' of cost 1; dimensions d0, d1, ...; items i0, i1, ...)",
     )
     parser.add_argument(
+        "--work-limit", type=int, metavar="UNITS",
+        help="solver work budget (overrides workLimit; default 2000): the same answer on any machine",
+    )
+    parser.add_argument(
         "--time-limit", type=float, metavar="SECONDS",
-        help="time limit in seconds (overrides timeLimitSeconds; default 10)",
+        help="wall-clock safety cap in seconds (overrides timeLimitSeconds; default none); "
+        "results cut by it depend on the machine",
     )
     parser.set_defaults(run=run)
 
@@ -89,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
         problem = problem_from_json(_read(args.problem), source="stdin" if args.problem == "-" else args.problem)
     if limit is not None:
         problem = replace(problem, time_limit_seconds=limit)
+    if args.work_limit is not None:
+        if args.work_limit < 1:
+            raise SizingInputError(f"--work-limit must be a positive integer, got {args.work_limit}")
+        problem = replace(problem, work_limit=args.work_limit)
     with stdout_to_stderr():
         solution = solve(problem)
     json.dump(solution_to_json(solution), sys.stdout, indent=2)

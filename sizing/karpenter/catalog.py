@@ -94,7 +94,7 @@ class InstanceType:
         """On-demand Linux USD/hour in `region`, or None when the catalog has none."""
         return self.prices.get(region)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The catalog-file form of this type (see `instance_type_from_dict`)."""
         return {
             "name": self.name,
@@ -203,7 +203,7 @@ def catalog_from_document(document: Any, where: str = "catalog") -> Tuple[Instan
     return tuple(sorted(instances, key=lambda instance: instance.name))
 
 
-def catalog_document(instances: Iterable[InstanceType], source: str) -> dict:
+def catalog_document(instances: Iterable[InstanceType], source: str) -> dict[str, Any]:
     """The catalog-file document for `instances` (sorted by name)."""
     return {
         "formatVersion": CATALOG_FORMAT_VERSION,

@@ -30,7 +30,7 @@ AWS_TO_KUBERNETES_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
 _CATEGORY_AND_GENERATION = re.compile(r"(^[a-z]+)(\-[0-9]+tb)?([0-9]+).*\.")
 
 
-def pricing_filters(region: str) -> list:
+def pricing_filters(region: str) -> list[dict[str, str]]:
     """GetProducts filters selecting on-demand Linux shared-tenancy compute prices in `region`."""
     terms = (
         ("regionCode", region),
@@ -85,7 +85,7 @@ def on_demand_prices(price_list: Iterable[str]) -> Mapping[str, float]:
     When a type appears more than once the lowest positive price wins, so the
     result does not depend on the order AWS returns them in.
     """
-    prices: dict = {}
+    prices: dict[str, float] = {}
     for entry in price_list:
         product = json.loads(entry) if isinstance(entry, str) else entry
         name = product.get("product", {}).get("attributes", {}).get("instanceType")
@@ -147,7 +147,7 @@ def refresh_catalog(
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        prices: dict = {}
+        prices: dict[str, float] = {}
         for page in pricing_client.get_paginator("get_products").paginate(
             ServiceCode="AmazonEC2", Filters=pricing_filters(region)
         ):

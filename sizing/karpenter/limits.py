@@ -1,20 +1,19 @@
-"""NodePool `spec.limits` derived from the fleet Karpenter would launch at peak.
+"""NodePool `spec.limits`: the smallest that let every scenario place every pod, plus headroom.
 
 Karpenter compares limits with the *capacity* of the NodePool's nodes (vCPU x
-1000 m, memory after the VM-overhead estimate), not with allocatable. The
-limits are
+1000 m, memory after the VM-overhead estimate), not with allocatable, and limits
+change the fleet: a new NodeClaim only considers types whose capacity fits in what
+is left, and then subtracts the largest capacity among its candidates
+(`subtractMax`), so a tight limit pushes later claims to small types or leaves pods
+pending. Whether limits suffice is therefore found by simulating under them.
 
-    fleet capacity x (1 + headroom %) + the largest allowed type's capacity
+`smallest_limits` searches whole cores, then whole GiB: per scenario, a bisection
+between the lowest value still possible and one no scenario can exceed (the
+scenario's capacity plus everything subtractMax reserved in an unlimited run, under
+which nothing is filtered). The scenario that raised the value last is the one that
+binds. Then
 
-rounded up to whole cores and whole GiB. The largest type is the margin for
-subtractMax (a new NodeClaim reserves its largest candidate) and for the one
-NodeClaim that may overshoot when the cluster state lags.
-
-Limits change the fleet: a NodeClaim opened when little is left only considers
-small types. So the limits are checked by simulating the peak under them, and
-raised until every pod is placed and they still cover the fleet they produce.
-Limits at least as large as the reported usage plus what subtractMax reserves
-in an unlimited run never filter anything, so the search always ends.
+    limits = the smallest limits x (1 + headroom %), rounded up to whole cores and GiB.
 
 cpu in millicores, memory in MiB.
 """
@@ -23,39 +22,37 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Sequence, Tuple
 
 from sizing.errors import SizingInputError
 from sizing.kube.quantities import cpu_millicores, format_cpu, format_memory, memory_mib
 from sizing.kube.resources import Resources
-from sizing.karpenter.simulation import NodeOption, ProvisioningResult
 
 MILLICORES_PER_CORE = 1000
 MIB_PER_GIB = 1024
-LIMIT_SEARCH_ROUNDS = 20
 SUPPORTED_LIMIT_KEYS = ("cpu", "memory", "pods", "nodes")
+# Names the lower bound when no scenario needs more than the pods' own requests.
+REQUESTS = "requests"
 
 
 @dataclass(frozen=True)
 class NodePoolLimits:
-    """Limits for `spec.limits` and how they were derived.
+    """Limits for `spec.limits` and how they were found.
 
-    cpu_millicores is a whole number of cores and memory_mib a whole number of
-    GiB; fleet_capacity: capacity of the simulated fleet that counts against
-    the limits; margin: the largest capacity among the allowed types (per
-    resource), from types margin_types (cpu, memory); raised_for_fleet: True
-    when the simulation under the first figures needed higher ones.
+    cpu_millicores / memory_mib: the limits (whole cores, whole GiB); minimum: the
+    smallest whole-core and whole-GiB limits under which every scenario places every
+    pod; binding: the scenario that sets the minimum (cpu, memory); probes: scenario
+    simulations the search ran.
     """
 
     cpu_millicores: int
     memory_mib: int
-    fleet_capacity: Resources
-    margin: Resources
-    margin_types: Tuple[str, str]
+    minimum: Resources
     headroom_percent: float
-    raised_for_fleet: bool = False
+    binding: Tuple[str, str]
+    probes: int = 0
 
-    def spec(self) -> dict:
+    def spec(self) -> dict[str, str]:
         """The NodePool `spec.limits` mapping, e.g. {"cpu": "24", "memory": "96Gi"}."""
         return {"cpu": format_cpu(self.cpu_millicores), "memory": format_memory(self.memory_mib)}
 
@@ -68,88 +65,109 @@ def _round_up(value: float, step: int) -> int:
     return int(math.ceil(value / step)) * step
 
 
-def largest_capacity(options: Sequence[NodeOption]) -> Tuple[Resources, Tuple[str, str]]:
-    """Per resource, the largest capacity among `options`, and which types have it (cpu, memory)."""
-    if not options:
-        raise SizingInputError("no instance type to take the limits margin from")
-    by_cpu = max(options, key=lambda o: (o.capacity.cpu, o.name))
-    by_memory = max(options, key=lambda o: (o.capacity.memory, o.name))
-    return Resources(by_cpu.capacity.cpu, by_memory.capacity.memory, 0), (by_cpu.name, by_memory.name)
-
-
-def derive_limits(
-    fleet_capacity: Resources, options: Sequence[NodeOption], headroom_percent: float
-) -> NodePoolLimits:
-    """Limits for a fleet of this capacity (cpu m, memory MiB) with these allowed types."""
+def check_headroom(headroom_percent: Any) -> float:
     if isinstance(headroom_percent, bool) or not isinstance(headroom_percent, (int, float)) or headroom_percent < 0:
         raise SizingInputError(f"headroomPercent must be a number >= 0, got {headroom_percent!r}")
-    margin, margin_types = largest_capacity(options)
-    factor = 1 + headroom_percent / 100
-    cpu = _round_up(math.ceil(fleet_capacity.cpu * factor) + margin.cpu, MILLICORES_PER_CORE)
-    memory = _round_up(math.ceil(fleet_capacity.memory * factor) + margin.memory, MIB_PER_GIB)
-    return NodePoolLimits(cpu, memory, fleet_capacity, margin, margin_types, float(headroom_percent))
+    return float(headroom_percent)
 
 
-def _usage(result: ProvisioningResult) -> Resources:
-    usage = result.limit_usage()
-    return Resources(usage["cpu"], usage["memory"], 0)
+def with_headroom(minimum: Resources, headroom_percent: float) -> Tuple[int, int]:
+    """(cpu m, memory MiB): the minimum plus headroom, rounded up to whole cores and GiB."""
+    factor = 1 + check_headroom(headroom_percent) / 100
+    # Rounded to 1e-6 first so that 4 cores x 1.1 stays 4400m, not 4400.000000000001.
+    cpu = _round_up(round(minimum.cpu * factor, 6), MILLICORES_PER_CORE)
+    memory = _round_up(round(minimum.memory * factor, 6), MIB_PER_GIB)
+    return cpu, memory
 
 
-def _covers(limits: NodePoolLimits, needed: NodePoolLimits) -> bool:
-    return limits.cpu_millicores >= needed.cpu_millicores and limits.memory_mib >= needed.memory_mib
+PlacesAll = Callable[[str, int, int], bool]
 
 
-def settle_limits(
-    simulate_under: Callable[[Mapping[str, int]], ProvisioningResult],
-    options: Sequence[NodeOption],
-    headroom_percent: float,
-    reported_usage: Resources = Resources(),
-) -> Tuple[NodePoolLimits, ProvisioningResult]:
-    """Limits under which the simulated peak places every pod, and the fleet under them.
+def _raise_until_all_place(
+    names: Sequence[str], value: int, high: int, probe: Callable[[str, int], bool]
+) -> Tuple[int, str]:
+    """The smallest value (in steps) from `value` up to `high` under which every scenario places its pods.
 
-    simulate_under(limits) simulates the peak with those limits ({} for none);
-    reported_usage: capacity of the NodePool's running nodes that Karpenter
-    already counts (cpu m, memory MiB).
+    Each scenario that fails at the current value is bisected between it and `high`;
+    a pass repeats until no scenario raises the value (bisection assumes more room
+    never hurts, which the repeat double-checks).
     """
-    unlimited = simulate_under({})
-    first = derive_limits(_usage(unlimited), options, headroom_percent)
-    limits = first
-    for _ in range(LIMIT_SEARCH_ROUNDS):
-        result = simulate_under(limits.for_simulation())
-        needed = derive_limits(_usage(result), options, headroom_percent)
-        if not result.pending and _covers(limits, needed):
-            return _marked(limits, result, limits is not first), result
-        margin = limits.margin if result.pending else Resources()
-        limits = NodePoolLimits(
-            _round_up(max(limits.cpu_millicores, needed.cpu_millicores) + margin.cpu, MILLICORES_PER_CORE),
-            _round_up(max(limits.memory_mib, needed.memory_mib) + margin.memory, MIB_PER_GIB),
-            needed.fleet_capacity,
-            limits.margin,
-            limits.margin_types,
-            limits.headroom_percent,
-        )
-    # Enough for everything an unlimited run reserves: no type is ever filtered out.
-    safe = NodePoolLimits(
-        max(limits.cpu_millicores, _round_up(reported_usage.cpu + unlimited.reserved["cpu"], MILLICORES_PER_CORE)),
-        max(limits.memory_mib, _round_up(reported_usage.memory + unlimited.reserved["memory"], MIB_PER_GIB)),
-        first.fleet_capacity,
-        first.margin,
-        first.margin_types,
-        first.headroom_percent,
+    binder = REQUESTS
+    while True:
+        raised = False
+        for name in names:
+            if probe(name, value):
+                continue
+            if not probe(name, high):
+                continue  # no limit helps this scenario: its pods fit no type; reported as pending
+            low, top = value, high
+            while top - low > 1:
+                middle = (low + top) // 2
+                if probe(name, middle):
+                    top = middle
+                else:
+                    low = middle
+            value, binder, raised = top, name, True
+        if not raised:
+            return value, binder
+
+
+def smallest_limits(
+    places_all: PlacesAll,
+    names: Sequence[str],
+    lower: Resources,
+    upper: Resources,
+    headroom_percent: float,
+) -> NodePoolLimits:
+    """The smallest whole-core / whole-GiB limits under which every named scenario places every pod.
+
+    places_all(name, cpu m, memory MiB): whether scenario `name` places every pod under those
+    limits; lower / upper (cpu m, memory MiB): no limits below `lower` can do, `upper` is
+    enough for every scenario.
+    """
+    check_headroom(headroom_percent)
+    cache: Dict[Tuple[str, int, int], bool] = {}
+
+    def probe_at(name: str, cores: int, gibs: int) -> bool:
+        key = (name, cores, gibs)
+        if key not in cache:
+            cache[key] = places_all(name, cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB)
+        return cache[key]
+
+    top_cores = max(1, math.ceil(upper.cpu / MILLICORES_PER_CORE))
+    top_gibs = max(1, math.ceil(upper.memory / MIB_PER_GIB))
+    low_cores = min(top_cores, max(1, lower.cpu // MILLICORES_PER_CORE))
+    low_gibs = min(top_gibs, max(1, lower.memory // MIB_PER_GIB))
+    cores, cpu_binder = _raise_until_all_place(
+        names, low_cores, top_cores, lambda name, value: probe_at(name, value, top_gibs)
     )
-    result = simulate_under(safe.for_simulation())
-    return _marked(safe, result, True), result
-
-
-def _marked(limits: NodePoolLimits, result: ProvisioningResult, raised: bool) -> NodePoolLimits:
+    gibs, memory_binder = _raise_until_all_place(
+        names, low_gibs, top_gibs, lambda name, value: probe_at(name, cores, value)
+    )
+    minimum = Resources(cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB, 0)
+    cpu, memory = with_headroom(minimum, headroom_percent)
+    # More room is not always better (a larger limit can change the fleet a scenario starts
+    # from), so the limits with headroom are simulated too, and raised if any scenario fails.
+    final_cores, final_gibs = max(cpu // MILLICORES_PER_CORE, cores), max(memory // MIB_PER_GIB, gibs)
+    # Scenarios that leave pods pending even under `upper` (pods no type fits, constraints no
+    # limit can satisfy) are reported as pending; no limit is searched for them.
+    placeable = [name for name in names if probe_at(name, top_cores, top_gibs)]
+    while not all(probe_at(name, final_cores, final_gibs) for name in placeable):
+        top_cores, top_gibs = max(top_cores, final_cores), max(top_gibs, final_gibs)
+        raised_cores, _ = _raise_until_all_place(
+            placeable, final_cores, top_cores, lambda name, value: probe_at(name, value, final_gibs)
+        )
+        raised_gibs, _ = _raise_until_all_place(
+            placeable, final_gibs, top_gibs, lambda name, value: probe_at(name, raised_cores, value)
+        )
+        if (raised_cores, raised_gibs) == (final_cores, final_gibs):
+            # No single resource helps from here: take the limits every placeable scenario fits under.
+            final_cores, final_gibs = top_cores, top_gibs
+            break
+        final_cores, final_gibs = raised_cores, raised_gibs
     return NodePoolLimits(
-        limits.cpu_millicores,
-        limits.memory_mib,
-        _usage(result),
-        limits.margin,
-        limits.margin_types,
-        limits.headroom_percent,
-        raised,
+        final_cores * MILLICORES_PER_CORE, final_gibs * MIB_PER_GIB, minimum, float(headroom_percent),
+        (cpu_binder, memory_binder), len(cache),
     )
 
 

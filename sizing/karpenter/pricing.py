@@ -130,14 +130,15 @@ def price_table(
     validate_region(region)
     known = catalog_by_name(catalog if catalog is not None else load_catalog())
     checked = validate_price_overrides(overrides or {}, list(known) + [i.name for i in instances], overrides_field)
-    usd: dict = {}
-    sources: dict = {}
+    usd: dict[str, float] = {}
+    sources: dict[str, str] = {}
     missing = []
     for instance in instances:
+        catalog_price = instance.price(region)
         if instance.name in checked:
             usd[instance.name], sources[instance.name] = checked[instance.name], SOURCE_OVERRIDE
-        elif instance.price(region) is not None:
-            usd[instance.name], sources[instance.name] = instance.price(region), SOURCE_CATALOG
+        elif catalog_price is not None:
+            usd[instance.name], sources[instance.name] = catalog_price, SOURCE_CATALOG
         else:
             missing.append(instance.name)
     if not missing:

@@ -112,9 +112,9 @@ class Requirement:
             text += f" (minValues {self.min_values})"
         return text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The NodePool form of this requirement."""
-        obj: dict = {"key": self.key, "operator": self.operator}
+        obj: dict[str, Any] = {"key": self.key, "operator": self.operator}
         if self.values:
             obj["values"] = list(self.values)
         if self.min_values is not None:

@@ -202,14 +202,14 @@ def read_manifest_texts(texts: Sequence[Tuple[str, str]]) -> ManifestContents:
                         node_selector=_node_selector(pod_spec, f"{where}.spec.template.spec"),
                     )
                 )
-    for namespace, target, name, max_replicas, where in autoscalers:
-        if (namespace, target) not in deployments:
+    for namespace, target_name, _, max_replicas, where in autoscalers:
+        if (namespace, target_name) not in deployments:
             raise SizingInputError(
-                f"{where} scales Deployment {target!r} in namespace {namespace!r}, "
+                f"{where} scales Deployment {target_name!r} in namespace {namespace!r}, "
                 "which is not in the manifests"
             )
         # At peak the HPA runs maxReplicas, whatever the Deployment's own replicas say.
-        deployments[(namespace, target)]["replicas"] = max_replicas
+        deployments[(namespace, target_name)]["replicas"] = max_replicas
     workloads = tuple(Workload(**fields) for fields in deployments.values())
     return ManifestContents(workloads=workloads, daemon_sets=tuple(daemon_sets))
 

@@ -150,12 +150,6 @@ class _Reader:
                     term.get("podAffinityTerm"),
                     f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm",
                     anti, int(term.get("weight", 1)), what))
-        kept_terms = []
-        for index, term in enumerate(pod_terms):
-            if not term.anti:
-                self.flag(what, f"{where}.affinity.podAffinity", "pod affinity is not modelled")
-            else:
-                kept_terms.append(term)
         spreads = []
         for i, tsc in enumerate(_list(spec.get("topologySpreadConstraints"), f"{where}.topologySpreadConstraints")):
             path = f"{where}.topologySpreadConstraints[{i}]"
@@ -180,7 +174,7 @@ class _Reader:
                     if port.get("hostPort"):
                         ports.append(HostPort(int(port["hostPort"]), str(port.get("protocol", "TCP"))))
         return PodScheduling(namespace, labels, tolerations, req_terms, preferred, tuple(spreads),
-                             tuple(kept_terms), tuple(ports))
+                             tuple(pod_terms), tuple(ports))
 
     def check_pod(self, spec: Mapping[str, Any], where: str, what: str) -> None:
         for i, volume in enumerate(_list(spec.get("volumes"), f"{where}.volumes")):

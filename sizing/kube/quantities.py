@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
-from typing import Union
 
 from sizing.errors import SizingInputError
 
-QuantityValue = Union[str, int, float]
+QuantityValue = str | int | float
 
 _BINARY_SUFFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL_SUFFIXES = {

@@ -25,5 +25,5 @@ class Resources:
     def fits_in(self, other: "Resources") -> bool:
         return self.cpu <= other.cpu and self.memory <= other.memory and self.pods <= other.pods
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int]:
         return {"cpu": self.cpu, "memory": self.memory, "pods": self.pods}

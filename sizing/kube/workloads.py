@@ -14,13 +14,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple
 
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import PodScheduling, Taint
 
-MaxSurge = Union[int, str]
+MaxSurge = int | str
 DEFAULT_MAX_SURGE = "25%"
 _PERCENT = re.compile(r"^([0-9]+)%$")
 SURGE_FORMS = "a pod count (0, 1, 2, ...) or a percentage such as '25%' or '100%'"

@@ -125,7 +125,7 @@ def plan_input(description: Description, base_dir: Path = Path("."), extra_manif
         headroom_percent=description.headroom_percent,
         max_pods_per_node=description.max_pods_per_node,
         price_overrides=dict(description.price_overrides),
-        solver_time_limit_seconds=description.solver_time_limit_seconds,
+        solver_work_limit=description.solver_work_limit,
     )
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Dict, List, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
+from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
 from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
 from sizing.kube.workloads import DEFAULT_MAX_SURGE, SURGE_FORMS, surge_pods
@@ -195,8 +196,11 @@ class Description(DescriptionModel):
     headroom_percent: float = Field(default=10.0, ge=0, le=1000, description="extra room in the limits")
     max_pods_per_node: Optional[int] = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
     price_overrides: Dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
-    solver_time_limit_seconds: Optional[float] = Field(
-        default=5.0, gt=0, description="seconds for the optimal fleet; null skips it"
+    solver_work_limit: Optional[int] = Field(
+        default=DEFAULT_WORK_LIMIT,
+        ge=1,
+        description="units of solver work for the optimal fleet (about 1 ms each), so a plan is the same on any "
+        "machine; null skips it",
     )
     node_pool: NodePool = Field(default_factory=NodePool, description="the NodePool and EC2NodeClass settings")
     workloads: List[WorkloadEntry] = Field(default_factory=list, description="Deployments at their peak")
@@ -206,6 +210,17 @@ class Description(DescriptionModel):
         default=True, description="add aws-node, kube-proxy and eks-pod-identity-agent to every node"
     )
     existing_nodes: List[ExistingNodeEntry] = Field(default_factory=list, description="nodes running before the peak")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _time_limit_was_replaced(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "solverTimeLimitSeconds" in data:
+            raise ValueError(
+                "solverTimeLimitSeconds was replaced by solverWorkLimit: the solver is bounded by work, not time, "
+                f"so a plan is the same on any machine; use solverWorkLimit: <units> (default {DEFAULT_WORK_LIMIT}) "
+                "or null to skip the solver"
+            )
+        return data
 
 
 def json_schema() -> Dict[str, Any]:

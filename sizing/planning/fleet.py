@@ -18,12 +18,12 @@ import importlib.util
 import math
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
 from sizing.errors import SizingInputError
-from sizing.binpack.model import BinType, ItemType, Problem, Solution
+from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
 from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
 
@@ -42,10 +42,10 @@ class FleetGroup:
 
 @dataclass(frozen=True)
 class OptimalFleet:
-    """The solver's fleet: status "optimal" (proven) or "feasible" (best found in time).
+    """The solver's fleet: status "optimal" (proven) or "feasible" (best found within its work limit).
 
     cost and lower_bound_cost per hour in the price unit; lower_bound_nodes:
-    fewest nodes any fleet needs.
+    fewest nodes any fleet needs; work: solver work spent (the same on any machine).
     """
 
     status: str
@@ -54,7 +54,7 @@ class OptimalFleet:
     lower_bound_cost: float
     lower_bound_nodes: int
     groups: Tuple[FleetGroup, ...]
-    seconds: float
+    work: float
 
     @property
     def instance_types(self) -> Tuple[str, ...]:
@@ -72,7 +72,9 @@ class _Bin:
         return "|".join([self.option.name, self.capacity_type, self.zone or ""])
 
 
-def _split_values(groups: Sequence[PodGroup], attribute: str, pool_values) -> List[Optional[str]]:
+def _split_values(
+    groups: Sequence[PodGroup], attribute: str, pool_values: Optional[Iterable[str]]
+) -> Sequence[Optional[str]]:
     """The values nodes must be told apart by, or [None] when no pod cares."""
     if pool_values is None:
         return [None]
@@ -87,9 +89,7 @@ def _admits(group: PodGroup, bin_: _Bin) -> bool:
         return False
     if group.zones is not None and bin_.zone is not None and bin_.zone not in group.zones:
         return False
-    if group.capacity_types is not None and bin_.capacity_type not in group.capacity_types:
-        return False
-    return True
+    return group.capacity_types is None or bin_.capacity_type in group.capacity_types
 
 
 def _cheapest_capacity_type(option: NodeOption, capacity_types: Sequence[str]) -> str:
@@ -114,8 +114,9 @@ def _undominated(bin_types: List[BinType]) -> List[BinType]:
     strictly = (room[:, None, :] > room[None, :, :]).any(axis=2) | (cost[:, None] < cost[None, :])
     dominates = at_least & (strictly | (order[:, None] < order[None, :]))
     np.fill_diagonal(dominates, False)
-    keep = ~dominates.any(axis=0)
-    return [b for b, kept in zip(bin_types, keep) if kept]
+    # any() over an axis of a 2-D array is an array, never the scalar numpy's stubs allow.
+    dominated: List[bool] = cast(np.ndarray, dominates.any(axis=0)).tolist()
+    return [b for b, is_dominated in zip(bin_types, dominated, strict=True) if not is_dominated]
 
 
 def build_problem(
@@ -123,7 +124,7 @@ def build_problem(
     groups: Sequence[PodGroup],
     zones: Optional[FrozenSet[str]],
     capacity_types: Sequence[str],
-    time_limit_seconds: float,
+    work_limit: int,
 ) -> Tuple[Problem, Dict[str, _Bin]]:
     """The solver's problem for these pods, and its bin names -> what they stand for."""
     groups = [g for g in groups if g.count > 0]
@@ -165,7 +166,7 @@ def build_problem(
         if index in group_dimension:
             size[group_dimension[index]] = 1
         items.append(ItemType(f"{index}", MappingProxyType(size), group.count))
-    return Problem(tuple(bin_types), tuple(items), time_limit_seconds), by_name
+    return Problem(tuple(bin_types), tuple(items), work_limit=work_limit), by_name
 
 
 def fleet_lower_bound(
@@ -191,15 +192,19 @@ def fleet_lower_bound(
         if max(rooms) <= 0:
             return math.inf, 0
         nodes = max(nodes, math.ceil(need / max(rooms)))
-        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms) if r > 0))
+        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms, strict=True) if r > 0))
     if max_pods_per_node:
         nodes = max(nodes, math.ceil(demand.pods / max_pods_per_node))
     return max(cost, nodes * min(o.price for o in usable)), nodes
 
 
+# A fleet line: instance type, capacity type, and the pods on each such node.
+_FleetKey = Tuple[str, str, Tuple[Tuple[str, int], ...]]
+
+
 def _fleet_from_simulation(result: ProvisioningResult, bound: Tuple[float, int]) -> OptimalFleet:
-    counts: Dict[Tuple, int] = {}
-    prices: Dict[Tuple, float] = {}
+    counts: Dict[_FleetKey, int] = {}
+    prices: Dict[_FleetKey, float] = {}
     for node in result.new_nodes:
         key = (node.instance_type, node.capacity_type, tuple(sorted(node.pods.items())))
         counts[key] = counts.get(key, 0) + 1
@@ -223,10 +228,10 @@ def optimal_fleet(
     groups: Sequence[PodGroup],
     zones: Optional[FrozenSet[str]] = None,
     capacity_types: Sequence[str] = ("on-demand",),
-    time_limit_seconds: float = 5.0,
+    work_limit: int = DEFAULT_WORK_LIMIT,
     known: Optional[ProvisioningResult] = None,
 ) -> OptimalFleet:
-    """The cheapest fleet the solver finds for `groups` within `time_limit_seconds`.
+    """The cheapest fleet the solver finds for `groups` within `work_limit` units of work.
 
     known: a fleet placing exactly these pods on new nodes; when its cost meets
     the lower bound it is returned as proven optimal without running the solver.
@@ -239,7 +244,7 @@ def optimal_fleet(
             return _fleet_from_simulation(known, bound)
     from sizing.binpack.solver import solve
 
-    problem, bins = build_problem(options, live, zones, capacity_types, time_limit_seconds)
+    problem, bins = build_problem(options, live, zones, capacity_types, work_limit)
     if not live:
         return OptimalFleet("optimal", 0.0, 0, 0.0, 0, (), 0.0)
     solution: Solution = solve(problem)
@@ -270,5 +275,5 @@ def optimal_fleet(
         lower_bound_cost=solution.lower_bound.cost,
         lower_bound_nodes=solution.lower_bound.bins,
         groups=tuple(fleet_groups),
-        seconds=solution.seconds,
+        work=solution.work,
     )

@@ -19,6 +19,8 @@ prices).
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
@@ -26,10 +28,20 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.errors import SizingInputError
+from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
-from sizing.karpenter.limits import NodePoolLimits, parse_limits, settle_limits
+from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.pricing import PriceTable, price_table
 from sizing.planning.recommendation import Recommendation, recommend
+from sizing.planning.scenarios import (
+    ROLLOUT,
+    HpaScaleUp,
+    ScenarioRun,
+    ScenarioRunner,
+    ScenarioSetup,
+    replica_steps,
+    search_limits,
+)
 from sizing.karpenter.requirements import (
     CAPACITY_TYPE_KEY,
     INSTANCE_KEYS,
@@ -72,7 +84,7 @@ SOLVER_MISSING_NOTE = "the optimal fleet was not computed: the bin-packing solve
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 CONSTRAINED_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
-    "anti-affinity, host ports or several NodePools, which these workloads use"
+    "affinity or anti-affinity, host ports or several NodePools, which these workloads use"
 )
 
 
@@ -110,12 +122,15 @@ class PlanInput:
     existing_nodes: nodes running before the peak; headroom_percent: extra
     room on top of the fleet's capacity in the limits; max_pods_per_node:
     blast-radius cap for the recommendation (None: no cap);
-    price_overrides: instance type -> USD/hour; solver_time_limit_seconds:
-    time for the optimal fleet (None: skip it); catalog: instance types to
-    plan with (None: the bundled catalog); other_node_pools: further NodePools
-    pods may overflow to (their limits as given; `node_pool` is the one planned);
-    ignored: inputs the planner does not model, accepted by the user and
-    listed in the report ("ignored, may under-plan").
+    price_overrides: instance type -> USD/hour; solver_work_limit: units of
+    solver work for the optimal fleet (None: skip it), so the plan is the same
+    on any machine; catalog: instance types to plan with (None: the bundled
+    catalog); other_node_pools: further NodePools pods may overflow to (their
+    limits as given; `node_pool` is the one planned); ignored: inputs the
+    planner does not model, accepted by the user and listed in the report
+    ("ignored, may under-plan"); hpa_scale_up: workload name -> how its HPA
+    scales up (the HPA ramp scenario; absent: the workload's own HPA fields if
+    it has them, else Kubernetes' defaults with minReplicas 1).
     """
 
     workloads: Tuple[Workload, ...]
@@ -127,10 +142,11 @@ class PlanInput:
     headroom_percent: float = 10.0
     max_pods_per_node: Optional[int] = None
     price_overrides: Mapping[str, float] = field(default_factory=dict)
-    solver_time_limit_seconds: Optional[float] = 5.0
+    solver_work_limit: Optional[int] = DEFAULT_WORK_LIMIT
     catalog: Optional[Tuple[InstanceType, ...]] = None
     other_node_pools: Tuple[NodePoolSpec, ...] = ()
     ignored: Tuple[str, ...] = ()
+    hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -148,21 +164,33 @@ class PlanInput:
         cap = self.max_pods_per_node
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise SizingInputError(f"maxPodsPerNode must be a positive integer or unset, got {cap!r}")
-        limit = self.solver_time_limit_seconds
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0):
-            raise SizingInputError(f"solverTimeLimitSeconds must be a positive number or unset, got {limit!r}")
+        limit = self.solver_work_limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise SizingInputError(
+                f"solverWorkLimit must be a positive integer (units of solver work) or unset, got {limit!r}"
+            )
 
 
 @dataclass(frozen=True)
 class LimitsCheck:
-    """The peak simulated under the NodePool's current limits."""
+    """Every scenario simulated under the NodePool's current limits.
+
+    result: the scenario that leaves the most pods pending (the rollout when none does);
+    scenario: its name.
+    """
 
     limits: Mapping[str, Any]
     result: ProvisioningResult
+    runs: Mapping[str, ScenarioRun] = field(default_factory=dict)
+    scenario: str = ""
 
     @property
     def sufficient(self) -> bool:
-        return not self.result.pending
+        return all(run.placed_all for run in self.runs.values()) if self.runs else not self.result.pending
+
+    @property
+    def failing(self) -> Tuple[str, ...]:
+        return tuple(name for name, run in self.runs.items() if not run.placed_all)
 
 
 @dataclass(frozen=True)
@@ -190,6 +218,7 @@ class CapacityPlan:
     recommended_limits: Optional[NodePoolLimits]
     current_limits: Optional[LimitsCheck]
     notes: Tuple[str, ...]
+    scenarios: Mapping[str, ScenarioRun] = field(default_factory=dict)
 
     @property
     def node_pool_limits(self) -> Dict[str, str]:
@@ -227,7 +256,8 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
     the pool's taints and its selector and required node affinity are compatible with every label
     such a node may carry (instance labels, template labels, NodePool name, a zone and capacity type
     the pool allows)."""
-    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints):
+    # DaemonSet pods tolerate PreferNoSchedule for this check (Karpenter's isDaemonPodCompatible).
+    if not tolerates_all(daemon_set.scheduling.tolerations, pool.taints, prefer_no_schedule=True):
         return False
     labels = dict(instance_labels)
     labels.update(pool.labels)
@@ -257,6 +287,31 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
 
 def _daemon_overhead(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView) -> Resources:
     return sum((ds.requests for ds in daemon_sets if _daemon_runs(ds, labels, pool)), Resources())
+
+
+def _ports(scheduling) -> FrozenSet[Tuple[str, int]]:
+    return frozenset((port.protocol, port.port) for port in scheduling.host_ports)
+
+
+def _daemon_ports(daemon_sets: Sequence[DaemonSet], labels: Mapping[str, str], pool: PoolView):
+    """The host ports the DaemonSets that run on such a node bind there."""
+    return frozenset().union(*[_ports(ds.scheduling) for ds in daemon_sets if _daemon_runs(ds, labels, pool)])
+
+
+def _check_host_ports(workload: Workload, group: PodGroup, options: Sequence[NodeOption],
+                      daemon_sets: Sequence[DaemonSet]) -> None:
+    """Raise when a DaemonSet binds one of the pod's host ports on every node the pod may use."""
+    ports = _ports(workload.scheduling)
+    allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
+    if not ports or not allowed or any(not (o.daemon_ports & ports) for o in allowed):
+        return
+    taken = sorted({p for o in allowed for p in o.daemon_ports} & ports)
+    owners = sorted(ds.name for ds in daemon_sets if _ports(ds.scheduling) & ports)
+    raise SizingInputError(
+        f"workload {workload.name!r}: host port {', '.join(f'{port}/{proto}' for proto, port in taken)} is "
+        f"bound by DaemonSet {', '.join(owners)} on every node the pods may use, so they can never run; "
+        "change the port or keep the DaemonSet off the workload's NodePool"
+    )
 
 
 def _all_pools(plan_input: PlanInput) -> Tuple[NodePoolSpec, ...]:
@@ -421,6 +476,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             allocatable=allocatable(instance, spec.kubelet),
             price=prices.cost(instance.name),
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
+            daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
         )
 
     pool_options = [
@@ -463,6 +519,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
                 "instance types of the NodePools it may use"
             )
         _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
+        _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), plan_input.daemon_sets)
         groups.append(group)
     def running_option(node: ExistingNode) -> NodeOption:
         pool_view = next((v for v in views if v.name == node.node_pool), primary)
@@ -567,40 +624,101 @@ def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> T
     return demand, tuple(groups)
 
 
-def _reported_usage(context: _Context) -> Resources:
-    counted = [n for n in context.running if n.in_node_pool and n.capacity_reported]
-    return sum((n.option.capacity for n in counted), Resources())
+def _scale_up(workload: Workload, given: Mapping[str, HpaScaleUp]) -> HpaScaleUp:
+    if workload.name in given:
+        return given[workload.name]
+    own = getattr(workload, "scale_up", None)
+    if isinstance(own, HpaScaleUp):
+        return own
+    minimum = getattr(workload, "min_replicas", None)
+    return HpaScaleUp(min_replicas=minimum) if isinstance(minimum, int) and minimum >= 1 else HpaScaleUp()
+
+
+def _scenario_setup(plan_input: PlanInput, context: _Context, options: Sequence[NodeOption]) -> ScenarioSetup:
+    unknown = sorted(set(plan_input.hpa_scale_up) - {w.name for w in plan_input.workloads})
+    if unknown:
+        raise SizingInputError(f"HPA scale-up given for {unknown[0]!r}, which is not a workload")
+    by_name = {w.name: w for w in plan_input.workloads}
+    peak, surge, ramps = [], [], []
+    for group in context.groups:
+        workload = by_name[group.workload]
+        peak.append(replace(group, count=workload.replicas))
+        surge.append(replace(group, count=workload.surge))
+        scale_up = _scale_up(workload, plan_input.hpa_scale_up)
+        ramps.append(tuple(replica_steps(scale_up.min_replicas, workload.replicas, scale_up)))
+    return ScenarioSetup(
+        options=tuple(options),
+        peak_groups=tuple(peak),
+        surge_groups=tuple(surge),
+        ramps=tuple(ramps),
+        zones=context.zones,
+        capacity_types=context.capacity_types,
+        running=context.running,
+        node_pools=_scenario(context, options, {}).node_pools,
+        pool_limits=MappingProxyType(dict(context.pool_limits)),
+    )
+
+
+def _check_limits(setup: ScenarioSetup, spec: Mapping[str, Any]) -> LimitsCheck:
+    parsed = parse_limits(spec)
+    runs = ScenarioRunner(setup).run_all(parsed)
+    failing = [run for run in runs.values() if not run.placed_all]
+    # The worst scenario, the first of equals: the count a user must make room for.
+    shown = max(failing, key=lambda run: run.result.pending_count) if failing else runs[ROLLOUT]
+    return LimitsCheck(MappingProxyType(dict(spec)), shown.result, MappingProxyType(runs), shown.name)
+
+
+PROGRESS_AFTER_SECONDS = 3.0
+
+
+class _Progress:
+    """One line on stderr per finished step, once a plan has taken more than a few seconds.
+
+    Only the progress lines look at the clock: the plan itself never depends on it.
+    """
+
+    def __init__(self, pods: int):
+        self.started = time.perf_counter()
+        self.pods = pods
+
+    def step(self, done: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        if elapsed > PROGRESS_AFTER_SECONDS:
+            print(f"sizing: {self.pods:,} pods: {done} after {elapsed:.0f} s", file=sys.stderr, flush=True)
 
 
 def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned."""
+    progress = _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
     context = _resolve(plan_input)
     options = context.options
 
     def simulate_under(limits: Mapping[str, int], types: Sequence[NodeOption] = options) -> ProvisioningResult:
         return simulate(_scenario(context, types, limits))
 
-    limits, fleet = settle_limits(
-        simulate_under, options, plan_input.headroom_percent, _reported_usage(context)
-    )
+    setup = _scenario_setup(plan_input, context, options)
+    limits, scenarios = search_limits(setup, plan_input.headroom_percent)
+    progress.step("limits and scenarios")
+    fleet = scenarios[ROLLOUT].result
     unlimited = simulate_under({})
     demand, new_node_groups = _demand_for_new_nodes(context, unlimited)
 
     optimal: Optional[OptimalFleet] = None
     gap: Optional[FleetGap] = None
     notes = list(context.notes)
-    if plan_input.solver_time_limit_seconds is not None and context.constrained:
+    if plan_input.solver_work_limit is not None and context.constrained:
         notes.append(CONSTRAINED_NOTE)
-    elif plan_input.solver_time_limit_seconds is not None and not solver_available():
+    elif plan_input.solver_work_limit is not None and not solver_available():
         notes.append(SOLVER_MISSING_NOTE)
-    elif plan_input.solver_time_limit_seconds is not None:
+    elif plan_input.solver_work_limit is not None:
         optimal = optimal_fleet(
-            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_time_limit_seconds,
+            options, new_node_groups, context.zones, context.capacity_types, plan_input.solver_work_limit,
             known=unlimited,
         )
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
         percent = (karpenter_cost / optimal.cost - 1) * 100 if optimal.cost > 0 else None
         gap = FleetGap(len(fleet.new_nodes) - optimal.node_count, karpenter_cost - optimal.cost, percent)
+        progress.step("optimal fleet")
 
     recommendation = recommend(
         options,
@@ -612,18 +730,15 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         optimal_types=optimal.instance_types if optimal else (),
         price_unit=context.prices.unit,
     )
+    progress.step("recommendation")
     recommended_limits = None
     if recommendation.changes_anything:
-        chosen = [o for o in options if o.name in recommendation.chosen.restriction.type_names]
-        recommended_limits, _ = settle_limits(
-            lambda limits: simulate_under(limits, chosen), chosen, plan_input.headroom_percent,
-            _reported_usage(context),
-        )
+        chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
+        recommended_limits, _ = search_limits(replace(setup, options=chosen), plan_input.headroom_percent)
 
     current = None
     if plan_input.node_pool.limits:
-        parsed = parse_limits(plan_input.node_pool.limits)
-        current = LimitsCheck(MappingProxyType(dict(plan_input.node_pool.limits)), simulate_under(parsed))
+        current = _check_limits(setup, plan_input.node_pool.limits)
 
     return CapacityPlan(
         input=plan_input,
@@ -638,4 +753,5 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         recommended_limits=recommended_limits,
         current_limits=current,
         notes=tuple(notes),
+        scenarios=MappingProxyType(scenarios),
     )

@@ -1,9 +1,10 @@
 """A workload's pods at peak as the simulation's pod groups: node selector, node affinity,
-tolerations, topology spread, pod anti-affinity and host ports resolved against the NodePools.
+tolerations, topology spread, pod affinity and anti-affinity and host ports resolved against the
+NodePools.
 
 Karpenter turns a pod's node selector, its first required node-affinity term and its heaviest
-preferred node-affinity term into requirements; preferred pod anti-affinity and ScheduleAnyway
-spreads count as required until relaxed. The relaxation order (kubernetes-sigs/karpenter v1.14
+preferred node-affinity term into requirements; preferred pod affinity and anti-affinity and
+ScheduleAnyway spreads count as required until relaxed. The relaxation order (kubernetes-sigs/karpenter v1.14
 `preferences.go`) becomes the chain of `PodGroup.fallback`s.
 """
 
@@ -151,25 +152,24 @@ class PodGroupBuilder:
         if isinstance(term, TopologySpread):
             return TopologyRule("spread", key, self._selects(workload, term.selector, frozenset()),
                                 max_skew=term.max_skew, min_domains=term.min_domains)
-        return TopologyRule("anti-affinity", key, self._selects(workload, term.selector, term.namespaces))
+        kind = "anti-affinity" if term.anti else "affinity"
+        return TopologyRule(kind, key, self._selects(workload, term.selector, term.namespaces))
 
     # -- variants --------------------------------------------------------------------------
 
     def _variants(self, workload: Workload) -> List[_Variant]:
         scheduling = workload.scheduling
-        where = f"workload {workload.name!r}"
-        for term in scheduling.pod_affinity:
-            if not term.anti:
-                raise SizingInputError(
-                    f"{where}: pod affinity (spec.affinity.podAffinity) is not modelled; "
-                    "remove it or plan with --accept-unmodelled"
-                )
         required = list(scheduling.required_node_terms) or [()]
         preferred_nodes = [term for _, term in sorted(scheduling.preferred_node_terms, key=lambda p: -p[0])]
-        preferred_anti = sorted(
-            [t for t in scheduling.pod_affinity if t.weight is not None], key=lambda t: -(t.weight or 0)
-        )
-        required_anti = [t for t in scheduling.pod_affinity if t.weight is None]
+
+        def preferred(anti: bool):
+            # Heaviest first, as Karpenter drops them; a stable sort keeps equal weights in order.
+            terms = [t for t in scheduling.pod_affinity if t.anti == anti and t.weight is not None]
+            return sorted(terms, key=lambda t: -(t.weight or 0))
+
+        preferred_anti = preferred(anti=True)
+        preferred_affinity = preferred(anti=False)
+        required_pod_terms = [t for t in scheduling.pod_affinity if t.weight is None]
         hard_spread = [s for s in scheduling.topology_spread if s.when_unsatisfiable != SCHEDULE_ANYWAY]
         soft_spread = [s for s in scheduling.topology_spread if s.when_unsatisfiable == SCHEDULE_ANYWAY]
         variants = []
@@ -177,13 +177,18 @@ class PodGroupBuilder:
 
         def add(prefer_no_schedule=False):
             node_terms = [required[0] + (preferred_nodes[0] if preferred_nodes else ())]
-            topology = [(t, "") for t in hard_spread + soft_spread + required_anti + preferred_anti]
+            terms = hard_spread + soft_spread + required_pod_terms + preferred_affinity + preferred_anti
+            topology = [(t, "") for t in terms]
             variants.append(_Variant(node_terms, topology, prefer_no_schedule, tuple(relaxed)))
 
         add()
         while len(required) > 1:
             required.pop(0)
             relaxed.append("spec.affinity.nodeAffinity.requiredDuringScheduling term")
+            add()
+        while preferred_affinity:
+            preferred_affinity.pop(0)
+            relaxed.append("preferred pod affinity term")
             add()
         while preferred_anti:
             preferred_anti.pop(0)

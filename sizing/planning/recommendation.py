@@ -16,7 +16,7 @@ candidates that cannot beat the best one found.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_INSTANCE_TYPE, LABEL_SIZE
 from sizing.planning.fleet import fleet_lower_bound
@@ -41,7 +41,7 @@ class Restriction:
     kind: str
     label: str
     type_names: FrozenSet[str]
-    requirement: Optional[Mapping[str, object]]
+    requirement: Optional[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def candidate_restrictions(
     names = frozenset(labels)
     restrictions = [Restriction(KIND_CURRENT, "the NodePool as it is", names, None)]
     for kind, key in ((KIND_FAMILY, LABEL_FAMILY), (KIND_SIZE, LABEL_SIZE)):
-        values: Dict[str, set] = {}
+        values: Dict[str, Set[str]] = {}
         for name, node_labels in labels.items():
             if key in node_labels:
                 values.setdefault(node_labels[key], set()).add(name)
@@ -160,7 +160,7 @@ def cost_lower_bound(options: Sequence[NodeOption], demand: Resources, cap: Opti
     return fleet_lower_bound(options, demand, cap)[0]
 
 
-def _rank(outcome: Outcome, cap: Optional[int]) -> Tuple:
+def _rank(outcome: Outcome, cap: Optional[int]) -> Tuple[bool, bool, int, int, float, int, int, str]:
     over_cap = cap is not None and outcome.max_pods_per_node > cap
     return (
         outcome.pending > 0,

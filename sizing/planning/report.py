@@ -16,6 +16,7 @@ from sizing.karpenter.limits import NodePoolLimits
 from sizing.planning.planner import CapacityPlan
 from sizing.kube.quantities import format_cpu
 from sizing.planning.recommendation import Outcome
+from sizing.planning.scenarios import ScenarioRun
 from sizing.kube.resources import Resources
 from sizing.karpenter.simulation import PlacedNode, ProvisioningResult
 
@@ -58,12 +59,14 @@ def _pod_counts(plan: CapacityPlan) -> str:
     return "; ".join(parts)
 
 
-def _node_lines(node: PlacedNode, name_width: int) -> List[str]:
+def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> List[str]:
     used, allocatable = node.used, node.allocatable
     cpu = _percent(used.cpu, allocatable.cpu)
     memory = _percent(used.memory, allocatable.memory)
     pods = f"({node.pod_count} pods)"
     kind = node.capacity_type + (", running" if node.existing else "")
+    if show_pool:
+        kind += f", NodePool {node.node_pool}"
     first = (
         f"{node.name:<{name_width}} cpu    {_bar(cpu, BAR_WIDTH)} {cpu:3.0f}% {pods:<10} "
         f"{node.instance_type}/{node.price:.4f} {kind}"
@@ -92,11 +95,15 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int) -> List[s
         f"{cpu_label:<{width}} {cpu:5.1f}% cpu    {_bar(cpu, SUMMARY_BAR_WIDTH)} {price}",
         f"{memory_label:<{width}} {memory:5.1f}% memory {_bar(memory, SUMMARY_BAR_WIDTH)}",
         f"{result.placed_count} pods placed, {result.pending_count} pending",
-        "",
     ]
+    # Karpenter tried each of these and then dropped it to place some of the workload's pods.
+    lines += [f"Soft constraints relaxed for {workload}: {', '.join(steps)}"
+              for workload, steps in sorted(result.relaxed.items()) if steps]
+    lines.append("")
     name_width = max(len(n.name) for n in nodes)
+    show_pool = len(result.pool_remaining) > 1
     for node in nodes[:max_rows]:
-        lines += _node_lines(node, name_width)
+        lines += _node_lines(node, name_width, show_pool)
     if len(nodes) > max_rows:
         lines.append(f"… and {len(nodes) - max_rows} more nodes (all of them are in --json)")
     return lines
@@ -112,29 +119,56 @@ def _header_lines(plan: CapacityPlan) -> List[str]:
     ]
 
 
+def _binding_text(limits: NodePoolLimits) -> str:
+    cpu, memory = limits.binding
+    if cpu == memory:
+        return f"set by the {cpu} scenario"
+    return f"cpu set by the {cpu} scenario, memory by the {memory} scenario"
+
+
+def _scenario_lines(plan: CapacityPlan) -> List[str]:
+    if not plan.scenarios:
+        return []
+    cpu_binder, memory_binder = plan.limits.binding
+    lines = ["Scenarios under the planned limits (capacity counted against the limits):"]
+    width = max(len(name) for name in plan.scenarios)
+    for name, run in plan.scenarios.items():
+        usage = run.usage
+        per_type: Dict[str, int] = {}
+        for node in run.result.nodes:
+            if node.in_node_pool:
+                per_type[node.instance_type] = per_type.get(node.instance_type, 0) + 1
+        types = ", ".join(f"{count} × {kind}" for kind, count in sorted(per_type.items())) or "no nodes"
+        marks = [dimension for dimension, binder in (("cpu", cpu_binder), ("memory", memory_binder)) if binder == name]
+        bound = f"  ← sets the {' and '.join(marks)} limit" if marks else ""
+        pending = f", {run.result.pending_count} pods pending" if run.result.pending else ""
+        lines.append(
+            f"  {name:<{width}}  {_nodes(usage.pods)} ({types}): {format_cpu(usage.cpu)} cpu, "
+            f"{usage.memory}Mi{pending}{bound}"
+        )
+        lines.append(f"  {'':<{width}}  {run.description}")
+    return lines
+
+
 def _limits_lines(plan: CapacityPlan) -> List[str]:
     limits = plan.limits
-    cpu_type, memory_type = limits.margin_types
-    largest = (
-        f"{cpu_type}: {format_cpu(limits.margin.cpu)} cpu, {limits.margin.memory}Mi"
-        if cpu_type == memory_type
-        else f"{cpu_type}: {format_cpu(limits.margin.cpu)} cpu; {memory_type}: {limits.margin.memory}Mi"
-    )
+    minimum = limits.minimum
     lines = [
-        "NodePool limits: capacity of the fleet "
-        f"({format_cpu(limits.fleet_capacity.cpu)} cpu, {limits.fleet_capacity.memory}Mi memory) "
-        f"+ {limits.headroom_percent:g} % headroom + the largest allowed type ({largest}), rounded up",
+        "NodePool limits: the smallest under which every scenario places every pod "
+        f"({format_cpu(minimum.cpu)} cpu, {minimum.memory // 1024}Gi; {_binding_text(limits)}) "
+        f"+ {limits.headroom_percent:g} % headroom, rounded up to whole cores and GiB",
     ]
-    if limits.raised_for_fleet:
-        lines.append("(raised until the simulated peak places every pod under them)")
     lines += ["  " + line for line in _limits_yaml(limits)]
     check = plan.current_limits
     if check is not None:
         current = ", ".join(f"{k}: {v}" for k, v in check.limits.items())
         if check.sufficient:
-            lines.append(f"Current limits ({current}) are enough for the peak.")
+            lines.append(f"Current limits ({current}) are enough for every scenario.")
         else:
-            lines.append(f"Current limits ({current}) leave {check.result.pending_count} pods pending at peak:")
+            lines.append(
+                f"Current limits ({current}) leave {check.result.pending_count} pods pending "
+                f"({', '.join(check.failing)}):"
+            )
             lines += [f"  {p.workload}: {p.count} ({p.reason})" for p in check.result.pending]
     return lines
 
@@ -184,8 +218,9 @@ def _pending_lines(plan: CapacityPlan) -> List[str]:
 def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """The plan as text for a terminal; at most `max_rows` nodes are listed one per row."""
     lines = _header_lines(plan)
-    lines += ["", "Fleet Karpenter would launch at peak (simulated)"]
+    lines += ["", "Fleet Karpenter would launch at peak with the rollout surge (simulated)"]
     lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows)
+    lines += [""] + _scenario_lines(plan)
     lines += [""] + _limits_lines(plan)
     lines += [""] + _optimal_lines(plan)
     lines += [""] + _recommendation_lines(plan)
@@ -212,6 +247,7 @@ def _node_data(node: PlacedNode) -> Dict[str, Any]:
         "allocatable": _resources(node.allocatable),
         "capacity": _resources(node.capacity),
         "instanceTypesLeft": node.options,
+        "nodePool": node.node_pool,
     }
 
 
@@ -227,6 +263,7 @@ def _fleet_data(result: ProvisioningResult) -> Dict[str, Any]:
         "capacity": _resources(totals["capacity"]),
         "nodes": [_node_data(node) for node in result.nodes],
         "pending": [{"workload": p.workload, "count": p.count, "reason": p.reason} for p in result.pending],
+        "relaxed": {workload: list(steps) for workload, steps in sorted(result.relaxed.items())},
     }
 
 
@@ -235,11 +272,28 @@ def _limits_data(limits: Optional[NodePoolLimits]) -> Optional[Dict[str, Any]]:
         return None
     return {
         "spec": limits.spec(),
-        "fleetCapacity": {"cpu": limits.fleet_capacity.cpu, "memory": limits.fleet_capacity.memory},
-        "margin": {"cpu": limits.margin.cpu, "memory": limits.margin.memory,
-                   "instanceTypes": list(limits.margin_types)},
+        "minimum": {"cpu": limits.minimum.cpu, "memory": limits.minimum.memory},
         "headroomPercent": limits.headroom_percent,
-        "raisedForFleet": limits.raised_for_fleet,
+        "bindingScenario": {"cpu": limits.binding[0], "memory": limits.binding[1]},
+        "simulations": limits.probes,
+    }
+
+
+def _scenario_data(run: ScenarioRun) -> Dict[str, Any]:
+    usage = run.usage
+    per_type: Dict[str, int] = {}
+    for node in run.result.nodes:
+        if node.in_node_pool:
+            per_type[node.instance_type] = per_type.get(node.instance_type, 0) + 1
+    return {
+        "description": run.description,
+        "batches": run.batches,
+        "nodeCount": usage.pods,
+        "instanceTypes": dict(sorted(per_type.items())),
+        "capacity": {"cpu": usage.cpu, "memory": usage.memory},
+        "podsPlaced": run.result.placed_count,
+        "podsPending": run.result.pending_count,
+        "pending": [{"workload": p.workload, "count": p.count, "reason": p.reason} for p in run.result.pending],
     }
 
 
@@ -284,12 +338,14 @@ def plan_data(plan: CapacityPlan) -> Dict[str, Any]:
         ],
         "fleet": _fleet_data(plan.fleet),
         "limits": _limits_data(plan.limits),
+        "scenarios": {name: _scenario_data(run) for name, run in plan.scenarios.items()},
         "currentLimits": (
             None
             if plan.current_limits is None
             else {
                 "spec": dict(plan.current_limits.limits),
                 "sufficient": plan.current_limits.sufficient,
+                "failingScenarios": list(plan.current_limits.failing),
                 "podsPending": plan.current_limits.result.pending_count,
                 "pending": [
                     {"workload": p.workload, "count": p.count, "reason": p.reason}
@@ -305,7 +361,7 @@ def plan_data(plan: CapacityPlan) -> Dict[str, Any]:
                 "nodeCount": optimal.node_count,
                 "cost": optimal.cost,
                 "lowerBound": {"cost": optimal.lower_bound_cost, "nodes": optimal.lower_bound_nodes},
-                "seconds": optimal.seconds,
+                "work": optimal.work,
                 "groups": [
                     {"instanceType": g.instance_type, "capacityType": g.capacity_type, "zone": g.zone,
                      "count": g.count, "price": g.price, "podsPerNode": dict(g.pods)}

@@ -272,14 +272,12 @@ def test_cost_guide_quotes_the_current_dev_plan(dev_plan):
 
 
 def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
-    """The trimmed prod example: the simulated fleet and the limits do not depend on the solver's
-    time limit, so they are compared with a plan that skips the solver."""
-    from dataclasses import replace
-
+    """The trimmed prod example, solver included: the solver is bounded by work, not time, so its
+    fleet and bound are the same on every machine and are quoted too."""
     from sizing.planning.planner import plan_capacity
     from stackconfig.capacity import plan_input_for_stack
 
-    plan = plan_capacity(replace(plan_input_for_stack("prod", PROJECT_DIR), solver_time_limit_seconds=None))
+    plan = plan_capacity(plan_input_for_stack("prod", PROJECT_DIR))
     text = (PROJECT_DIR / "docs" / "sizing.md").read_text()
     section = text[text.index("### The production stack") : text.index("### In the stack outputs")]
     _, shown = FENCE.findall(section)[0]
@@ -290,3 +288,22 @@ def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
     costs = (PROJECT_DIR / "docs" / "costs.md").read_text()
     assert f"{len(plan.fleet.new_nodes)} nodes" in costs and f"{plan.fleet.cost:.3f} USD/hour" in costs
     assert f"limits of {limits['cpu']} cpu and {limits['memory']}" in costs
+    assert f"{plan.optimal.node_count} nodes, {plan.optimal.cost:.3f} USD/hour" in shown
+    assert f"{plan.optimal.node_count} nodes at\n  {plan.optimal.cost:.3f} USD/hour" in costs or (
+        f"{plan.optimal.cost:.3f} USD/hour" in costs
+    )
+    assert f"lower bound of {plan.optimal.lower_bound_cost:.3f} USD/hour" in costs
+
+
+def test_the_limits_worked_example_matches_the_dev_plan(dev_plan):
+    """docs/sizing.md and README.md work the dev stack's limits through; the figures are the plan's."""
+    minimum, limits = dev_plan.limits.minimum, dev_plan.node_pool_limits
+    assert (minimum.cpu, minimum.memory) == (4000, 15 * 1024)
+    rollout = dev_plan.scenarios["rollout"].usage
+    guide = (PROJECT_DIR / "docs" / "sizing.md").read_text()
+    example = guide[guide.index("Worked example, the dev stack") : guide.index("6. **The optimum")]
+    assert f"{rollout.cpu // 1000} cpu and\n   {rollout.memory}Mi" in example or f"{rollout.memory}Mi" in example
+    assert f'`cpu: "{limits["cpu"]}"`' in example and f'`memory: {limits["memory"]}`' in example
+    assert "so 4 cores and 15Gi" in example and dev_plan.limits.binding == ("rollout", "rollout")
+    readme = (PROJECT_DIR / "README.md").read_text()
+    assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in readme and f"{rollout.memory}Mi" in readme

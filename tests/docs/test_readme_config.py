@@ -12,7 +12,7 @@ README = (PROJECT_DIR / "README.md").read_text()
 OPAQUE = {"capacity.workloads", "capacity.daemonSets", "nodePool.requirements", "nodePool.budgets", "nodePool.limits"}
 
 
-def config_keys(model: type = StackConfig, prefix: str = "") -> list[str]:
+def config_keys(model: type[BaseModel] = StackConfig, prefix: str = "") -> list[str]:
     keys = []
     for name, field in model.model_fields.items():
         if model is StackConfig and name == "region":
@@ -20,7 +20,7 @@ def config_keys(model: type = StackConfig, prefix: str = "") -> list[str]:
             continue
         key = prefix + (field.alias or name)
         annotation = field.annotation
-        inner = [arg for arg in typing.get_args(annotation) if isinstance(arg, type)] or [annotation]
+        inner: list[typing.Any] = [arg for arg in typing.get_args(annotation) if isinstance(arg, type)] or [annotation]
         section = next((t for t in inner if isinstance(t, type) and issubclass(t, BaseModel)), None)
         if section is not None and key not in OPAQUE:
             keys.extend(config_keys(section, key + "."))
@@ -32,7 +32,7 @@ def config_keys(model: type = StackConfig, prefix: str = "") -> list[str]:
 def _documented(key: str) -> bool:
     parent, _, leaf = key.rpartition(".")
     # A row may list sibling keys together: `app.hpa.minReplicas` / `maxReplicas`.
-    return f"`{key}`" in README or (parent and f"`{parent}." in README and f"`{leaf}`" in README)
+    return f"`{key}`" in README or bool(parent and f"`{parent}." in README and f"`{leaf}`" in README)
 
 
 def test_every_config_key_is_in_the_readme():

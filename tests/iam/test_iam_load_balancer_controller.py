@@ -20,7 +20,7 @@ DATA = Path(str(resources.files("iam") / "data"))
 
 
 def distinct_actions(document: dict) -> set[str]:
-    actions = set()
+    actions: set[str] = set()
     for statement in document["Statement"]:
         action = statement["Action"]
         actions.update([action] if isinstance(action, str) else action)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -99,7 +100,7 @@ def restricted_violations(pod_spec: dict) -> list[str]:
 
 
 def _objects(app: AppConfig = AppConfig(), **overrides) -> dict[str, dict]:
-    arguments = {"nodepool_name": REFERENCE_NODEPOOL, "vpc_cidr": REFERENCE_VPC_CIDR, "tags": REFERENCE_TAGS}
+    arguments: dict[str, Any] = {"nodepool_name": REFERENCE_NODEPOOL, "vpc_cidr": REFERENCE_VPC_CIDR, "tags": REFERENCE_TAGS}
     arguments.update(overrides)
     return {obj["kind"]: obj for obj in app_objects(app, **arguments)}
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from stackconfig.karpenter_objects import (
-    DEFAULT_AMI_ALIAS,
     MANIFEST_DIR,
     NODEPOOL_PRESETS,
     ec2_node_class,
@@ -19,6 +19,7 @@ from stackconfig.karpenter_objects import (
 from stackconfig.app_objects import load_manifest
 from sizing.karpenter.catalog import load_catalog
 from sizing.karpenter.requirements import filter_instance_types, parse_requirements
+from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.nodepool import NodePoolConfig
 
 REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
@@ -189,7 +190,7 @@ def _reference_pool(config: NodePoolConfig = NodePoolConfig()) -> dict:
 
 
 def _reference_class(**overrides) -> dict:
-    arguments = dict(
+    arguments: dict[str, Any] = dict(
         name="default",
         role_name=f"KarpenterNodeRole-{REFERENCE_CLUSTER}",
         cluster_name=REFERENCE_CLUSTER,

@@ -17,11 +17,12 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from stackconfig.karpenter_objects import DEFAULT_AMI_ALIAS, ec2_node_class, node_pool
+from stackconfig.karpenter_objects import ec2_node_class, node_pool
 from stackconfig.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
 from stackconfig.app_objects import MANIFEST_DIR as TEST_APP_DIR
 from stackconfig.app_objects import MANIFEST_FILES, load_manifest, app_objects
 from stackconfig.app import AppConfig
+from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.nodepool import NodePoolConfig
 from tests import schemas
 

@@ -160,6 +160,26 @@ def test_the_prod_plan_shows_its_kms_key_and_restricted_endpoint(tmp_path):
     assert key["enableKeyRotation"] is True
 
 
+def test_the_prod_plan_shows_what_up_and_destroy_rely_on(tmp_path):
+    """The log group, the network policy agent, the webhook setting and the node
+    class's edges to the node security group are there for a reviewer before `pulumi up`."""
+    recording = run_program("prod")
+    plan = tmp_path / "prod"
+    write_plan(recording, plan)
+    group = _resource_file(plan, "aws:cloudwatch/logGroup:LogGroup", "cluster-control-plane-logs")["inputs"]
+    assert (group["name"], group["retentionInDays"]) == ("/aws/eks/autoscaling-prod/cluster", 365)
+    assert "aws:cloudwatch/logGroup:LogGroup::cluster-control-plane-logs" in _resource_file(plan, "eks:index:Cluster", "cluster-eks")["dependsOn"]
+    vpc_cni = _resource_file(plan, "aws:eks/addon:Addon", "cluster-vpc-cni")["inputs"]
+    assert json.loads(vpc_cni["configurationValues"]) == {"enableNetworkPolicy": "true"}
+    controller = _resource_file(plan, "kubernetes:helm.sh/v3:Release", "addons-aws-load-balancer-controller")["inputs"]
+    assert controller["values"]["enableServiceMutatorWebhook"] is False
+    node_class = _resource_file(plan, "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "karpenter-node-class-ec2nodeclass")
+    assert "aws:ec2/securityGroup:SecurityGroup::cluster-node-sg" in node_class["dependsOn"]
+    graph = (plan / "graph.dot").read_text()
+    assert ('"kubernetes:karpenter.k8s.aws/v1:EC2NodeClass::karpenter-node-class-ec2nodeclass" -> '
+            '"aws:ec2/securityGroup:SecurityGroup::cluster-node-sg"') in graph
+
+
 def test_secrets_are_masked(recording, plan_dir):
     outputs = json.loads((plan_dir / "outputs.json").read_text())
     assert "kubeconfig" in recording.secret_outputs
@@ -230,6 +250,31 @@ def test_the_command_refuses_a_users_folder(tmp_path):
     assert result.returncode == 2
     assert f"{target} is not empty and has no {MARKER} file" in result.stderr and "Traceback" not in result.stderr
     assert (target / "keep.txt").read_text() == "keep\n"
+
+
+@pytest.mark.parametrize(
+    "own_files",
+    [{"manifests/my-app.yaml": "kind: Deployment\n"}, {"outputs.json": "{}\n", "iam/role.json": "{}\n"},
+     {"resources.txt": "my notes\n"}],
+    ids=["manifests", "outputs-and-iam", "resources-txt-of-its-own"],
+)
+def test_a_users_folder_named_like_a_plans_parts_is_refused_untouched(recording, tmp_path, own_files):
+    target = tmp_path / "deploy"
+    for name, text in own_files.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(text)
+    with pytest.raises(PlanDirectoryError):
+        write_plan(recording, target)
+    for name, text in own_files.items():
+        assert (target / name).read_text() == text
+
+
+def test_a_plan_written_before_the_marker_is_replaced(recording, tmp_path):
+    target = tmp_path / "plan"
+    write_plan(recording, target)
+    (target / MARKER).unlink()
+    write_plan(recording, target)
+    assert (target / MARKER).is_file()
 
 
 def test_a_previous_plan_is_replaced_whole(recording, tmp_path):

@@ -59,7 +59,7 @@ def check_value(value: Any, prop: dict, path: str) -> list[str]:
         "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
         "boolean": lambda v: isinstance(v, bool),
-    }.get(kind)
+    }.get(kind or "")
     if expected is not None and not expected(value):
         return [f"{path}: expected {kind}, got {value!r}"]
     return []

@@ -11,7 +11,11 @@ import pytest
 from pydantic import BaseModel
 
 from offline.program import PROJECT_DIR
-from stackconfig.deployment import COMPONENT_ONLY_INPUTS, args_from_config, config_from_args
+from stackconfig.deployment import (
+    COMPONENT_ONLY_INPUTS,
+    args_from_config,
+    config_from_args,
+)
 from stackconfig.load import load_stack_file
 from stackconfig.model import StackConfig
 from tests.package.schema_checks import SCHEMA, TYPE_PREFIX, component
@@ -81,7 +85,8 @@ def _schema_kind(prop: dict) -> tuple[str, Any]:
 
 def mismatches(model: type[BaseModel], properties: dict, prefix: str = "") -> list[str]:
     problems = []
-    fields = {field.alias or name: field for name, field in model.model_fields.items()}
+    # A field excluded from dumps is a retired key, kept only to refuse it with a clear message.
+    fields = {field.alias or name: field for name, field in model.model_fields.items() if not field.exclude}
     if model is StackConfig:
         fields.pop("region")
         properties = {k: v for k, v in properties.items() if k not in {_camel(n) for n in COMPONENT_ONLY_INPUTS}}

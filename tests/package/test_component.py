@@ -100,6 +100,33 @@ BAD_INPUTS = [
     pytest.param({"node_group": {"min_size": 3, "max_size": 2}}, ["nodeGroup", "minSize (3) is greater than maxSize (2)"], id="same-message-as-a-stack"),
     pytest.param({"node_group": {"min_sise": 3}}, ["unknown key `nodeGroup.min_sise`"], id="unknown-key"),
     pytest.param({"deploy_test_app": False}, ["deployTestApp is false and capacity.workloads is empty"], id="nothing-to-plan"),
+    pytest.param({"region": "us-west-2"}, ["`region` is 'us-west-2'", "creates everything in 'ap-northeast-1'", "leave `region` out"],
+                 id="region-other-than-the-providers"),
+    # The bad values a stack file is refused for, given as inputs: the same messages, named by the input.
+    pytest.param({"node_group": {"instance_types": ["m5.largee"]}},
+                 ["nodeGroup.instance_types", "'m5.largee' not in the bundled instance-type catalog", "m5.large"],
+                 id="instance-type-not-in-catalog"),
+    pytest.param({"node_group": {"instance_types": ["m6g.large"]}},
+                 ["m6g.large (arm64) cannot boot amiType AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD"],
+                 id="instance-type-of-the-other-architecture"),
+    pytest.param({"node_group": {"instance_types": ["t3.micro"]}},
+                 ["t3.micro leaves", "less than one karpenter replica requests"], id="instance-type-too-small"),
+    pytest.param({"region": "us-east-7"}, ["`region`: 'us-east-7' is not an AWS region; such as us-east-1"],
+                 id="region-that-does-not-exist"),
+    pytest.param({"region": "mars-north-1"}, ["`region`: 'mars-north-1' is not an AWS region"], id="region-of-another-planet"),
+    pytest.param({"cluster": {"acknowledge_open_endpoint": True, "version": 1.3}},
+                 ["`cluster.version`: text is expected, not the number 1.3", "write it in quotes, such as \"1.35\""],
+                 id="version-as-a-number"),
+    pytest.param({"app": {"hpa": {"max_replicas": 1000000}}},
+                 ["2000000 pods", "network.cidr 10.0.0.0/16", "32746 pod addresses"], id="peak-beyond-the-vpc"),
+    pytest.param({"app": {"hpa": {"max_replicas": -5}}}, ["maxReplicas must be at least 1, got -5"], id="negative-max-replicas"),
+    pytest.param({"node_pool": {"limits": {"cpu": "1"}}}, ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario"],
+                 id="limits-below-the-peak"),
+    pytest.param({"capacity": {"daemon_sets": [{"name": "agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
+                 ["the DaemonSets request 2125m cpu on every node", "no pod fits beside them"], id="oversized-daemon-set"),
+    pytest.param({"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 2,
+                                              "replicas": 3}]}},
+                 ["unknown key `capacity.workloads[0].replicas`"], id="unknown-key-in-the-first-workload"),
 ]
 
 
@@ -118,6 +145,25 @@ def test_bad_inputs_stop_before_any_child_resource(tmp_path, inputs, fragments):
     assert [r.type for r in failure.value.recording.resources if r.type != "eks-autoscaling:index:EksAutoscaling"] == []
 
 
+def test_region_from_the_provider_is_named_as_its_setting():
+    from stackconfig.deployment import config_from_args
+    from stackconfig.errors import StackConfigError
+
+    with pytest.raises(StackConfigError) as failure:
+        config_from_args({}, "us-east-7")
+    assert "`aws:region`: 'us-east-7' is not an AWS region" in str(failure.value)
+
+
+def test_integer_limits_are_accepted_as_inputs(tmp_path):
+    (tmp_path / "__main__.py").write_text(
+        "from components.eks_autoscaling import EksAutoscaling\n"
+        "EksAutoscaling('x', {'cluster': {'acknowledge_open_endpoint': True}, 'node_pool': {'limits': {'cpu': 16}}})\n"
+    )
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: ap-northeast-1\n")
+    recording = run_program("dev", project_dir=tmp_path, project="limits")
+    assert recording.one(NODE_POOL).input("spec.limits.cpu") == "16"
+
+
 def test_configuration_from_another_resource_is_refused(tmp_path):
     (tmp_path / "__main__.py").write_text(
         "import pulumi\nfrom components.eks_autoscaling import EksAutoscaling\n"
@@ -129,3 +175,16 @@ def test_configuration_from_another_resource_is_refused(tmp_path):
     assert "`clusterName` is an output of another resource" in str(failure.value)
     assert "vpcId`" not in str(failure.value).split("(only")[0]
     assert failure.value.recording.resources == []
+
+
+def test_the_example_signs_the_kubeconfig_in_with_the_provider_profile(generated_sdk, tmp_path):
+    import shutil
+
+    import yaml
+
+    shutil.copy(EXAMPLE_DIR / "__main__.py", tmp_path / "__main__.py")
+    stack = yaml.safe_load((EXAMPLE_DIR / "Pulumi.dev.yaml").read_text())
+    stack["config"]["aws:profile"] = "platform-admin"
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))
+    recording = run_program("dev", project_dir=tmp_path, project=EXAMPLE_PROJECT)
+    assert recording.one("eks:index:Cluster").input("providerCredentialOpts") == {"profileName": "platform-admin"}

@@ -61,7 +61,7 @@ def test_typescript_example_uses_the_schema():
 
 def test_readme_snippet_uses_the_schema():
     readme = (PROJECT_DIR / "README.md").read_text()
-    (block,) = re.findall(r"```typescript\n(.*?)```", readme, flags=re.S)
+    (block,) = re.findall(r"```typescript\n(.*?)```", readme, flags=re.DOTALL)
     assert len(block.strip().splitlines()) <= 16
     ((_, inputs),) = _typescript_calls(block)
     assert check_inputs(inputs) == []

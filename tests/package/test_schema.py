@@ -1,7 +1,7 @@
 """The package schema: inferred by the SDK's analyzer, checked in, current, and documented."""
 
 import json
-from typing import Optional, TypedDict, Union
+from typing import TypedDict, Union
 
 import pulumi
 import pytest
@@ -66,12 +66,12 @@ def test_configuration_inputs_are_plain_and_vpc_inputs_accept_outputs(schema):
 
 
 class _UnionArgs(TypedDict):
-    mode: Union[str, int]
+    mode: Union[str, int]  # noqa: UP007 - the spelling the analyzer is asked about
     """A union, which Pulumi schemas cannot express."""
 
 
 class _UnionComponent(pulumi.ComponentResource):
-    def __init__(self, name: str, args: _UnionArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: _UnionArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("x:index:_UnionComponent", name, None, opts)
 
 
@@ -81,21 +81,41 @@ def test_the_analyzer_rejects_a_type_it_cannot_express():
         Analyzer(PACKAGE_NAME).analyze([_UnionComponent])
 
 
-def test_the_plugin_directory_serves_the_package(tmp_path):
-    import subprocess
-    import sys
-
+def test_the_plugin_manifest_runs_the_entry_point_with_the_project_requirements():
     import yaml
 
     plugin = PROJECT_DIR / "provider"
     assert yaml.safe_load((plugin / "PulumiPlugin.yaml").read_text())["runtime"]["name"] == "python"
-    assert "-r ../requirements.txt" in (plugin / "requirements.txt").read_text()
-    # Pulumi runs `python provider ...` from elsewhere; the entry point must find the components by itself.
-    check = (
-        "import runpy, sys; entry = runpy.run_path(sys.argv[1], run_name='entry'); "
-        "print(entry['PACKAGE_NAME'], [c.__name__ for c in entry['COMPONENTS']])"
+    # The language host runs `python provider <engine address>` in the plugin's virtualenv, which
+    # `pulumi package add` fills from provider/requirements.txt.
+    assert (plugin / "__main__.py").exists()
+    assert "-r ../requirements.txt" in (plugin / "requirements.txt").read_text().splitlines()
+
+
+def test_the_plugin_serves_the_checked_in_schema(tmp_path):
+    """Start the plugin as Pulumi's language host does (`python <plugin dir> <engine address>`, from
+    another directory) and ask it over gRPC for its schema, as `pulumi package add` does."""
+    import subprocess
+    import sys
+
+    import grpc  # type: ignore[import-untyped]
+    from google.protobuf import empty_pb2  # type: ignore[import-untyped]
+    from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+
+    # The engine address is only dialled when a component is constructed.
+    plugin = subprocess.Popen(
+        [sys.executable, str(PROJECT_DIR / "provider"), "127.0.0.1:1"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    result = subprocess.run([sys.executable, "-c", check, str(plugin)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["eks-autoscaling", "['EksAutoscaling']"]
-    assert "component_provider_host(COMPONENTS" in (plugin / "__main__.py").read_text()
+    try:
+        port = plugin.stdout.readline().strip()
+        assert port.isdigit(), plugin.stderr.read() if plugin.poll() is not None else port
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            provider = provider_pb2_grpc.ResourceProviderStub(channel)
+            served = json.loads(provider.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=60).schema)
+            info = provider.GetPluginInfo(empty_pb2.Empty(), timeout=10)
+    finally:
+        plugin.terminate()
+        plugin.wait(timeout=30)
+    assert served == CHECKED_IN
+    assert info.version == CHECKED_IN["version"] == "0.1.0"

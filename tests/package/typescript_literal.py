@@ -17,7 +17,7 @@ TOKEN = re.compile(
     r"""|(?P<number>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)"""
     r"""|(?P<name>[A-Za-z_$][\w$]*)"""
     r"""|(?P<punct>[{}\[\]:,.()])|(?P<other>[;=+*/<>!?&|%^~@#`-])""",
-    re.S,
+    re.DOTALL,
 )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from iam.documents import mutating_ec2_actions_without_condition, trust_has_sub_and_aud, unscoped_pass_role
+from offline.program import PROJECT_DIR
 from tests.harness import ProgramFailed, run_program
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -317,5 +318,7 @@ def test_the_spot_service_linked_role_when_asked():
     assert recording.depends_on(release(recording, "karpenter"), role)
 
 
-def test_the_prod_stack_asks_for_the_spot_role():
-    assert run_program("prod").one(SERVICE_LINKED_ROLE).input("awsServiceName") == "spot.amazonaws.com"
+def test_the_prod_stack_leaves_the_account_wide_spot_role_alone():
+    # Most accounts have the role already, and creating it twice fails: the prod file says when to ask.
+    assert run_program("prod").of_type(SERVICE_LINKED_ROLE) == []
+    assert "createSpotServiceLinkedRole: true" in (PROJECT_DIR / "Pulumi.prod.yaml").read_text()

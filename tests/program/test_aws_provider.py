@@ -7,6 +7,8 @@ from tests.harness import ProgramFailed, run_program
 PROVIDER = "pulumi:providers:aws"
 ROLE = "arn:aws:iam::111122223333:role/deployer"
 ACCOUNT_LOOKUPS = {
+    # getRegion: only EksAutoscaling asks, through the provider it was given.
+    "aws:index/getRegion:getRegion",
     "aws:index/getAvailabilityZones:getAvailabilityZones",
     "aws:index/getPartition:getPartition",
     "aws:index/getCallerIdentity:getCallerIdentity",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from sizing.karpenter.catalog import catalog_by_name, load_catalog
@@ -57,6 +59,52 @@ def test_standard_vcpus_above_the_default_quota_warn_per_capacity_type():
     assert "8 spot vCPUs" in warnings[1] and "All Standard (A, C, D, H, I, M, R, T, Z) Spot Instance Requests" in warnings[1]
 
 
+def test_the_quota_warning_says_the_default_is_for_new_accounts_and_how_to_read_the_applied_value():
+    on_demand, spot = quota_warnings([("m5.2xlarge", "on-demand"), ("m5.2xlarge", "spot")], "eu-west-1")
+    assert "the default value for new accounts" in on_demand and "applied value is often higher" in on_demand
+    assert ("`aws service-quotas get-service-quota --service-code ec2 --quota-code L-1216C47A --region eu-west-1`"
+            in on_demand)
+    assert "--quota-code L-34B43A08 --region eu-west-1`" in spot
+
+
 def test_other_families_have_quotas_of_their_own():
     (warning,) = quota_warnings([("g5.xlarge", "on-demand")])
     assert "4 on-demand vCPUs of g5, a family with a vCPU quota of its own" in warning
+    assert "`aws service-quotas list-service-quotas --service-code ec2`" in warning
+
+
+def test_the_stacks_plan_refuses_a_peak_the_vpc_cannot_address_before_simulating_it(tmp_path, capsys):
+    from sizing.cli import main
+
+    (tmp_path / "Pulumi.big.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  eks-autoscaling:app: {hpa: {maxReplicas: 1000000}}\n"
+    )
+    started = time.monotonic()
+    status = main(["plan", "--stack", "big", "--project-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "the planned peak has 2000000 pods" in err and "32746 pod addresses" in err
+    assert "Traceback" not in err
+    assert time.monotonic() - started < 10, "refused without planning 111,112 nodes"
+
+
+def test_the_stack_output_summary_has_no_float_noise():
+    from offline.program import PROJECT_DIR
+    from sizing.planning.report import plan_data
+    from stackconfig.capacity import plan_for, plan_summary
+    from stackconfig.load import load_stack_file
+
+    # prod's fleet costs 5 × 0.6912 + 0.612, which binary floats sum to 4.0680000000000005.
+    config = load_stack_file(PROJECT_DIR / "Pulumi.prod.yaml")
+    plan = plan_for(config, [f"{config.region}{zone}" for zone in "abcdef"[: config.network.availability_zones]])
+    summary, data = plan_summary(plan), plan_data(plan)
+    costs = {
+        "fleet": (summary["fleet"]["costPerHour"], data["fleet"]["cost"]),
+        "optimal": (summary["optimal"]["costPerHour"], data["optimal"]["cost"]),
+        "lower bound": (summary["optimal"]["lowerBound"]["cost"], data["optimal"]["lowerBound"]["cost"]),
+        "gap": (summary["gap"]["cost"], data["gap"]["cost"]),
+    }
+    for name, (shown, exact) in costs.items():
+        assert shown == round(exact, 4) and len(repr(shown).partition(".")[2]) <= 4, (name, shown)
+    assert summary["gap"]["percent"] == round(data["gap"]["percent"], 2)
+    assert any(exact != round(exact, 4) for _, exact in costs.values()), "the exact costs carry noise to remove"

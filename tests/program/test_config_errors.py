@@ -151,7 +151,7 @@ MORE_BAD_INPUTS = [
     pytest.param({"capacity": {"daemonSets": [{"name": "agent"}, {"name": "agent"}, {"name": "logs"}, {"name": "logs"}]}},
                  ["`capacity.daemonSets`", "'agent', 'logs' are given more than once"], id="daemon-sets-named-twice"),
     pytest.param({"nodePool": {"limits": {"cpu": "1"}}},
-                 ["`nodePool.limits` {'cpu': '1'} leave 20 pod(s) pending at peak"], id="limits-count-pods-not-groups"),
+                 ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "10 in the rollout scenario"], id="limits-count-pods-not-groups"),
 ]
 
 
@@ -228,7 +228,8 @@ def test_the_program_warns_above_the_default_vcpu_quota(dev):
     (warning,) = dev.warnings
     assert "8 on-demand vCPUs of standard instance families, above 5" in warning
     assert "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" in warning
-    assert "quotas vary by account" in warning
+    assert "the default value for new accounts" in warning
+    assert "--quota-code L-1216C47A --region ap-northeast-1`" in warning
 
 
 # --- the stack file itself ---------------------------------------------------------------------

@@ -100,8 +100,8 @@ def test_capacity_entries_read_as_objects_are_the_entries_as_the_description_rea
 
 def test_the_stack_settings_reach_the_plan_input():
     config = _config(capacity={"headroomPercent": 25, "maxPodsPerNode": 7, "priceOverrides": {"m5.large": 0.2},
-                               "solverTimeLimitSeconds": 1.5})
+                               "solverWorkLimit": 150})
     plan_input = plan_for(config, ["us-east-1a", "us-east-1b"]).input
     assert (plan_input.headroom_percent, plan_input.max_pods_per_node, dict(plan_input.price_overrides),
-            plan_input.solver_time_limit_seconds) == (25, 7, {"m5.large": 0.2}, 1.5)
+            plan_input.solver_work_limit) == (25, 7, {"m5.large": 0.2}, 150)
     assert (plan_input.region, plan_input.zones) == ("us-east-1", ("us-east-1a", "us-east-1b"))

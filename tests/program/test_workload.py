@@ -82,9 +82,19 @@ def test_nodepool_limits_come_from_the_plan(dev):
     assert plan["peakPods"] == 20
     assert plan["fleet"]["podsPending"] == 0
     assert plan["fleet"]["instanceTypes"] == {"m5.large": plan["fleet"]["nodes"]}
-    # Limits count capacity: the fleet's vCPUs plus one more m5.large for the last launch.
-    assert int(limits["cpu"]) >= 2 * (plan["fleet"]["nodes"] + 1)
-    assert limits != {"cpu": "1000", "memory": "1000Gi"}
+    # Limits count capacity: two m5.large (the rollout surge, or a drift replacement at peak)
+    # are 4 vCPU and 15154Mi; + 10 % headroom rounded up: 5 cores and 17Gi, no spare type.
+    assert limits == {"cpu": "5", "memory": "17Gi"}
+    assert plan["limitsSetBy"] == {"cpu": "rollout", "memory": "rollout"}
+    assert plan["scenarios"]["disruption"]["nodes"] == 2 and plan["scenarios"]["peak"]["nodes"] == 1
+
+
+def test_the_spot_preset_plans_limits_within_twice_its_largest_scenario_fleet():
+    spot = run_program("dev", {"nodePool": {"preset": "spot"}})
+    plan = spot.outputs["capacityPlan"]
+    largest = max(scenario["capacity"]["cpu"] for scenario in plan["scenarios"].values())
+    assert plan["fleet"]["podsPending"] == 0
+    assert int(spot.outputs["nodePoolLimits"]["cpu"]) * 1000 <= 2 * largest
 
 
 def test_plan_follows_the_workload():

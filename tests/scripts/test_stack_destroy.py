@@ -194,6 +194,31 @@ def test_after_a_failed_up_the_cluster_is_found_by_its_configured_name(env, fake
     assert log[-1] == "pulumi destroy --stack dev"
 
 
+def test_after_a_failed_up_the_aws_cli_signs_in_as_the_stack_does(env, fakes):
+    role = "arn:aws:iam::111122223333:role/deployer"
+    fake_pulumi(fakes, outputs=False, config={"aws:profile": "team-admin", "aws:assumeRoles[0].roleArn": role})
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes, cluster_exists=True)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    (update,) = [line for line in calls(fakes) if line.startswith("aws eks update-kubeconfig")]
+    assert update.startswith(
+        f"aws eks update-kubeconfig --name karpenter-test --region ap-northeast-1 --profile team-admin --role-arn {role} --kubeconfig "
+    )
+    assert "Karpenter's nodes are gone." in result.stdout
+
+
+def test_the_leftover_checks_name_the_stacks_profile(env, fakes):
+    fake_pulumi(fakes, outputs=False, config={"aws:profile": "team-admin"})
+    fake_kubectl(fakes, [["never-asked"]])
+    fake_aws(fakes, cluster_exists=False)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert "aws ec2 describe-instances --region ap-northeast-1 --profile team-admin --filters" in result.stdout
+    assert "aws iam list-instance-profiles --profile team-admin --path-prefix" in result.stdout
+    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+
+
 def test_after_a_failed_up_without_a_cluster_the_destroy_goes_on(env, fakes):
     fake_pulumi(fakes, outputs=False)
     fake_kubectl(fakes, [["never-asked"]])

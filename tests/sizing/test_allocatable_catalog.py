@@ -1,6 +1,7 @@
 """The allocatable model over the whole bundled catalog, and recomputed independently from the source CSV."""
 
 import csv
+import itertools
 import math
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def test_allocatable_memory_grows_with_memory_within_a_family():
         families.setdefault(instance.family, []).append(instance)
     for members in families.values():
         members.sort(key=lambda i: (i.memory_mib, i.vcpu))
-        for smaller, larger in zip(members, members[1:]):
+        for smaller, larger in itertools.pairwise(members):
             if larger.memory_mib > smaller.memory_mib:
                 assert allocatable(smaller).memory < allocatable(larger).memory, (smaller.name, larger.name)
 
@@ -136,4 +137,4 @@ def test_recomputed_from_the_source_csv():
         rows = {row["instance_type"]: row for row in csv.DictReader(handle)}
     for name in SAMPLED_ROWS:
         expected = _independent_allocatable(rows[name])
-        assert allocatable(by_name[name]).as_dict() == dict(zip(("cpu", "memory", "pods"), expected)), name
+        assert allocatable(by_name[name]).as_dict() == dict(zip(("cpu", "memory", "pods"), expected, strict=True)), name

@@ -74,7 +74,7 @@ def test_what_the_models_refuse_the_schema_refuses_too(validator, document):
     [
         {"workloads": [API]},
         {"workloads": [{**API, "maxSurge": 1, "nodeSelector": {"kubernetes.io/arch": "amd64"}}]},
-        {"workloads": [{**API, "requests": {"cpu": 0.5, "memory": 1073741824}}], "solverTimeLimitSeconds": None},
+        {"workloads": [{**API, "requests": {"cpu": 0.5, "memory": 1073741824}}], "solverWorkLimit": None},
         {"nodePool": {"limits": {"cpu": 1000, "memory": "1000Gi"}, "kubelet": {"kubeReserved": {"cpu": "100m"}}}},
         {"daemonSets": [{"name": "agent"}], "existingNodes": [{"name": "n1", "instanceType": "m5.large"}]},
     ],

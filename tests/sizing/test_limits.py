@@ -1,13 +1,18 @@
-"""NodePool limits: derived from the simulated fleet's capacity, rounded, and checked by simulation."""
+"""NodePool limits: the smallest under which every scenario places every pod, plus headroom."""
+
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.limits import derive_limits, parse_limits, settle_limits
+from sizing.karpenter.limits import parse_limits, smallest_limits, with_headroom
+from sizing.karpenter.simulation import NodeOption, PodGroup
 from sizing.kube.resources import Resources
-from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.planning.scenarios import PEAK, ScenarioRunner, ScenarioSetup, search_limits
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 def option(name, cpu_capacity, memory_capacity=8192, pods=110, price=1.0):
@@ -18,53 +23,52 @@ def option(name, cpu_capacity, memory_capacity=8192, pods=110, price=1.0):
 M5_LARGE = option("m5.large", 2000, 7577, 29, 0.096)
 
 
-def test_limits_are_fleet_capacity_plus_headroom_plus_the_largest_type_rounded_up():
-    # Fleet: 2 x m5.large = 4000m / 15154Mi of capacity. + 10 %: 4400m / 16670Mi (rounded up).
-    # + one m5.large: 6400m / 24247Mi. Rounded up to whole cores and GiB: 7 cores, 24 GiB.
-    limits = derive_limits(Resources(4000, 15154), [M5_LARGE], 10)
-    assert limits.spec() == {"cpu": "7", "memory": "24Gi"}
-    assert (limits.cpu_millicores, limits.memory_mib) == (7000, 24 * 1024)
-    assert limits.margin_types == ("m5.large", "m5.large")
+def setup_for(options, groups, surge=None, ramps=None):
+    surge = surge if surge is not None else tuple(PodGroup(g.workload, g.requests, 0) for g in groups)
+    ramps = ramps if ramps is not None else tuple(((0, g.count),) for g in groups)
+    return ScenarioSetup(tuple(options), tuple(groups), tuple(surge), tuple(ramps), None, ("on-demand",))
 
 
-def test_whole_figures_are_not_rounded_further():
-    limits = derive_limits(Resources(6000, 3 * 1024), [option("t", 2000, 1024)], 0)
-    assert limits.spec() == {"cpu": "8", "memory": "4Gi"}
-
-
-def test_the_margin_takes_the_largest_capacity_per_resource():
-    options = [option("cpu-heavy", 8000, 4096), option("memory-heavy", 2000, 65536)]
-    limits = derive_limits(Resources(2000, 4096), options, 0)
-    assert (limits.margin.cpu, limits.margin.memory) == (8000, 65536)
-    assert limits.margin_types == ("cpu-heavy", "memory-heavy")
+def test_headroom_is_applied_to_the_minimum_and_rounded_up_to_whole_cores_and_gib():
+    # 4 cores x 1.1 = 4.4 -> 5 cores; 15 GiB x 1.1 = 16.5 GiB -> 17 GiB.
+    assert with_headroom(Resources(4000, 15 * 1024), 10) == (5000, 17 * 1024)
+    assert with_headroom(Resources(4000, 15 * 1024), 0) == (4000, 15 * 1024)
 
 
 def test_negative_headroom_is_refused():
     with pytest.raises(SizingInputError, match="headroomPercent"):
-        derive_limits(Resources(1000, 1024), [M5_LARGE], -5)
+        with_headroom(Resources(1000, 1024), -5)
 
 
-def test_limits_are_raised_until_subtract_max_no_longer_strands_pods():
-    # Ten one-slot pods; small (2000m, $1) and large (8000m, $4) both fit one pod.
-    # Unlimited, every pod opens a claim that could be small or large and launches small:
-    # 20000m. First limits: 20000 x 1.1 + 8000 = 30000m. Under them each claim reserves
-    # 8000m while 8000m are left (3 claims), then 2000m (3 claims): 4 pods stay pending.
-    # Each round adds the largest type: 38000, 46000, 54000, 62000m; at 62000m the claims
-    # reserve 7 x 8000 + 3 x 2000 = 62000m and all ten pods are placed.
+def test_the_search_returns_the_smallest_value_each_scenario_accepts_and_names_the_binder():
+    # Scenario "a" needs 7 cores and 3 GiB, "b" 5 cores and 9 GiB.
+    needs = {"a": (7, 3), "b": (5, 9)}
+    limits = smallest_limits(
+        lambda name, cpu, memory: cpu >= needs[name][0] * 1000 and memory >= needs[name][1] * 1024,
+        ("a", "b"), Resources(1000, 1024), Resources(50_000, 50 * 1024), 0,
+    )
+    assert (limits.minimum.cpu, limits.minimum.memory) == (7000, 9 * 1024)
+    assert limits.binding == ("a", "b")
+    assert limits.spec() == {"cpu": "7", "memory": "9Gi"}
+
+
+def test_subtract_max_is_simulated_not_added_as_a_margin():
+    # Ten one-slot pods; small (2000m, $1) and large (8000m, $4) both fit one pod. Unlimited, every
+    # claim launches small: 20 cores. Under 20 cores the first claims reserve 8 cores each
+    # (subtractMax), so pods stay pending; the search finds the smallest limit that still
+    # places all ten, by simulating, and no large-type margin is added on top.
     small = option("small", 2000, 4000, 1, 1.0)
     large = option("large", 8000, 4000, 1, 4.0)
-    pods = (PodGroup("web", Resources(1000, 100, 1), 10),)
-
-    def simulate_under(limits):
-        return simulate(Scenario((small, large), pods, limits))
-
-    limits, fleet = settle_limits(simulate_under, (small, large), 10)
-    assert limits.spec()["cpu"] == "62"
-    assert limits.memory_mib % 1024 == 0  # still whole GiB after adding the 4000Mi margins
-    assert limits.raised_for_fleet
-    assert fleet.pending == ()
-    assert [node.instance_type for node in fleet.nodes] == ["small"] * 10
-    assert limits.fleet_capacity.cpu == 20000
+    setup = setup_for((small, large), (PodGroup("web", Resources(1000, 100, 1), 10),))
+    limits, runs = search_limits(setup, 0)
+    runner = ScenarioRunner(setup)
+    assert runs[PEAK].placed_all
+    cpu = limits.minimum.cpu
+    # One core less leaves pods pending in some scenario: the minimum is tight.
+    below = {"cpu": cpu - 1000, "memory": limits.minimum.memory}
+    assert not all(run.placed_all for run in runner.run_all(below).values())
+    # 7 claims reserve 8 cores and the last 3 reserve 2: 62 cores, as Karpenter's subtractMax does.
+    assert cpu == 62_000
 
 
 @st.composite
@@ -89,26 +93,23 @@ def pools(draw):
         )
         for g in range(draw(st.integers(1, 3)))
     )
-    return tuple(options), groups, draw(st.sampled_from([0, 10, 25]))
+    surge = tuple(PodGroup(g.workload, g.requests, draw(st.integers(0, g.count))) for g in groups)
+    ramps = tuple(((0, 1), (15, max(1, g.count // 2)), (30, g.count)) for g in groups)
+    return tuple(options), groups, surge, ramps, draw(st.sampled_from([0, 10, 25]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pools())
-def test_settled_limits_place_every_pod_and_cover_the_fleets_capacity(pool):
-    options, groups, headroom = pool
-
-    def simulate_under(limits):
-        return simulate(Scenario(options, groups, limits))
-
-    limits, fleet = settle_limits(simulate_under, options, headroom)
-    assert fleet.pending == ()
-    usage = fleet.limit_usage()
-    largest_cpu = max(o.capacity.cpu for o in options)
-    largest_memory = max(o.capacity.memory for o in options)
-    assert limits.cpu_millicores >= usage["cpu"] + largest_cpu
-    assert limits.memory_mib >= usage["memory"] + largest_memory
+def test_planned_limits_and_the_minimum_place_every_pod_in_every_scenario(pool):
+    options, groups, surge, ramps, headroom = pool
+    setup = setup_for(options, groups, surge, ramps)
+    limits, runs = search_limits(setup, headroom)
+    assert all(run.placed_all for run in runs.values())
     assert limits.cpu_millicores % 1000 == 0 and limits.memory_mib % 1024 == 0
-    assert simulate_under(limits.for_simulation()).pending == ()
+    assert limits.cpu_millicores >= limits.minimum.cpu and limits.memory_mib >= limits.minimum.memory
+    runner = ScenarioRunner(setup)
+    minimum = {"cpu": limits.minimum.cpu, "memory": limits.minimum.memory}
+    assert all(run.placed_all for run in runner.run_all(minimum).values())
 
 
 def test_current_limits_parse_as_kubernetes_quantities():

@@ -11,7 +11,7 @@ from sizing import cli
 DEV = """
 region: ap-northeast-1
 priceOverrides: {m5.large: 0.124}
-solverTimeLimitSeconds: null
+solverWorkLimit: null
 nodePool:
   name: test-app
   requirements:
@@ -44,8 +44,8 @@ def test_plan_prints_the_report(tmp_path, capsys):
     status, out, err = run(capsys, write(tmp_path, DEV))
     assert (status, err) == (0, "")
     assert len(re.findall(r"^nodeclaim-\d+ +cpu +[█░]+", out, re.MULTILINE)) == 2
-    assert '  limits:\n    cpu: "7"\n    memory: 24Gi\n' in out
-    assert "Current limits (cpu: 1000, memory: 1000Gi) are enough for the peak." in out
+    assert '  limits:\n    cpu: "5"\n    memory: 17Gi\n' in out
+    assert "Current limits (cpu: 1000, memory: 1000Gi) are enough for every scenario." in out
     assert "0.248 USD/hour" in out
 
 
@@ -53,7 +53,7 @@ def test_plan_json_is_the_same_plan(tmp_path, capsys):
     status, out, _ = run(capsys, write(tmp_path, DEV), "--json")
     data = json.loads(out)
     assert status == 0
-    assert data["limits"]["spec"] == {"cpu": "7", "memory": "24Gi"}
+    assert data["limits"]["spec"] == {"cpu": "5", "memory": "17Gi"}
     assert data["fleet"]["nodeCount"] == 2 and data["peakPods"] == 20
     assert data["fleet"]["cost"] == pytest.approx(0.248)
 
@@ -99,7 +99,7 @@ BAD_INPUTS = [
     (
         """
         defaultDaemonSets: false
-        solverTimeLimitSeconds: null
+        solverWorkLimit: null
         nodePool:
           requirements:
             - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}

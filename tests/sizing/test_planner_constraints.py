@@ -26,7 +26,7 @@ APP = {"app": "web"}
 
 
 def _plan(workloads, pool=NodePoolSpec(requirements=M5), **kwargs):
-    kwargs.setdefault("solver_time_limit_seconds", None)
+    kwargs.setdefault("solver_work_limit", None)
     return plan_capacity(PlanInput(workloads=tuple(workloads), node_pool=pool, **kwargs))
 
 
@@ -100,8 +100,8 @@ def test_daemon_sets_count_on_nodes_whose_pool_labels_they_select():
         DaemonSet("by-capacity", 100, 0, node_selector={"karpenter.sh/capacity-type": "on-demand"}),
         DaemonSet("elsewhere", 999, 0, node_selector={"team": "other"}),
     )
-    base = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=(), solver_time_limit_seconds=None)
-    with_ds = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=selecting, solver_time_limit_seconds=None)
+    base = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=(), solver_work_limit=None)
+    with_ds = PlanInput(workloads=(_web(1),), node_pool=pool, daemon_sets=selecting, solver_work_limit=None)
     before = {o.name: o.daemon_overhead for o in node_options(base)}
     after = {o.name: o.daemon_overhead for o in node_options(with_ds)}
     assert after["m5.large"].cpu - before["m5.large"].cpu == 600
@@ -117,12 +117,6 @@ def test_al2023_node_class_cannot_launch_a1_types():
     al2023 = {o.name for o in node_options(PlanInput(
         workloads=(_web(1),), node_pool=NodePoolSpec(requirements=a1, ami_family="AL2023")))}
     assert al2023 and not any(n.startswith("a1.") for n in al2023)
-
-
-def test_pod_affinity_is_refused_as_not_modelled():
-    affinity = PodAffinityTerm(ZONE_KEY, LabelSelector(APP), anti=False)
-    with pytest.raises(SizingInputError, match="pod affinity .* is not modelled"):
-        _plan([_web(2, pod_affinity=(affinity,))])
 
 
 def test_pools_limits_nodes_overflow_to_the_next_pool():

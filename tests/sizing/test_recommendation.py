@@ -85,7 +85,7 @@ def test_the_cost_lower_bound_is_below_every_simulated_fleet():
 @st.composite
 def cases(draw):
     options = []
-    for i in range(draw(st.integers(1, 5))):
+    for _ in range(draw(st.integers(1, 5))):
         family = draw(st.sampled_from(["f1", "f2"]))
         size = draw(st.sampled_from(["large", "xlarge", "2xlarge"]))
         cpu = {"large": 2000, "xlarge": 4000, "2xlarge": 8000}[size]

@@ -14,10 +14,10 @@ def option(name, cpu, memory=8192, pods=20, price=1.0, overhead=Resources()):
 
 def test_bins_are_room_after_daemonsets_at_their_price():
     options = [option("a", 2000, overhead=Resources(200, 100, 2), price=0.5)]
-    problem, bins = build_problem(options, [PodGroup("w", Resources(100, 50, 1), 4)], None, ("on-demand",), 3.0)
+    problem, bins = build_problem(options, [PodGroup("w", Resources(100, 50, 1), 4)], None, ("on-demand",), 300)
     (bin_type,) = problem.bin_types
     assert dict(bin_type.capacity) == {"cpu": 1800, "memory": 8092, "pods": 18}
-    assert bin_type.cost == 0.5 and problem.time_limit_seconds == 3.0
+    assert bin_type.cost == 0.5 and problem.work_limit == 300 and problem.time_limit_seconds is None
     (item,) = problem.items
     assert (dict(item.size), item.count) == ({"cpu": 100, "memory": 50, "pods": 1}, 4)
     assert bins[bin_type.name].option.name == "a"
@@ -68,7 +68,7 @@ def test_the_optimum_beats_karpenters_narrowing():
     # ($3.1), cheaper than three smalls ($3.3).
     options = [option("small", 1000, price=1.1), option("medium", 2000, price=2), option("large", 4000, price=4)]
     groups = [PodGroup("web", Resources(800, 100, 1), 3)]
-    optimal = optimal_fleet(options, groups, time_limit_seconds=5)
+    optimal = optimal_fleet(options, groups, work_limit=2000)
     assert optimal.status == "optimal"
     assert optimal.cost == pytest.approx(3.1)
     assert optimal.lower_bound_cost <= optimal.cost + 1e-9
@@ -85,7 +85,7 @@ def test_confined_pods_stay_on_their_types_in_the_optimum():
         PodGroup("free", Resources(1000, 100, 1), 2),
         PodGroup("picky", Resources(1000, 100, 1), 2, allowed_types=frozenset({"special"})),
     ]
-    optimal = optimal_fleet(options, groups, time_limit_seconds=5)
+    optimal = optimal_fleet(options, groups, work_limit=2000)
     # One special node holds the two picky pods and, for free, the two others: $3.
     assert optimal.cost == pytest.approx(3.0)
     for group in optimal.groups:

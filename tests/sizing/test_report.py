@@ -21,7 +21,7 @@ ONLY_LARGE = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "val
 
 
 def plan_for(workloads, requirements=ONLY_LARGE, region="us-east-1", limits=None, **options):
-    options.setdefault("solver_time_limit_seconds", None)
+    options.setdefault("solver_work_limit", None)
     return plan_capacity(
         PlanInput(
             workloads=tuple(workloads),
@@ -43,8 +43,12 @@ def test_the_dev_stack_plan_reads_like_eks_node_viewer():
     assert len(re.findall(r"^ +memory [█░]+", text, re.MULTILINE)) == 2
     assert "2 nodes (2250m/3860m)" in text and "0.192 USD/hour | 140.16 USD/month" in text
     assert "Peak with rollout surge: 20 pods (test-app: 10 replicas + 10 surge)" in text
-    # Limits: 2 x 2000m x 1.1 + 2000m = 6400m -> 7; memory 2 x 7577Mi x 1.1 + 7577Mi -> 24Gi.
-    assert '  limits:\n    cpu: "7"\n    memory: 24Gi\n' in text
+    # Limits: the rollout and the disruption need two m5.large (4 cores, 15154Mi -> 15Gi);
+    # + 10 %: 4.4 -> 5 cores, 16.5 -> 17Gi.
+    assert '  limits:\n    cpu: "5"\n    memory: 17Gi\n' in text
+    assert re.search(r"^  rollout +2 nodes \(2 × m5\.large\): 4 cpu, 15154Mi  ← sets the cpu and memory limit$", text,
+                     re.MULTILINE)
+    assert re.search(r"^  peak +1 node \(1 × m5\.large\): 2 cpu, 7577Mi$", text, re.MULTILINE)
     assert "Pending pods under the planned limits: none" in text
     assert "Recommendation: keep the NodePool as it is: 2 nodes, 0.192 USD/hour" in text
 
@@ -53,7 +57,12 @@ def test_json_carries_the_same_plan():
     plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")])
     data = json.loads(json.dumps(plan_data(plan)))
     assert data == plan_data(plan)
-    assert data["limits"]["spec"] == {"cpu": "7", "memory": "24Gi"} == plan.node_pool_limits
+    assert data["limits"]["spec"] == {"cpu": "5", "memory": "17Gi"} == plan.node_pool_limits
+    assert data["limits"]["minimum"] == {"cpu": 4000, "memory": 15 * 1024}
+    assert data["limits"]["bindingScenario"] == {"cpu": "rollout", "memory": "rollout"}
+    assert {name: run["nodeCount"] for name, run in data["scenarios"].items()} == {
+        "peak": 1, "hpa-ramp": 1, "rollout": 2, "disruption": 2,
+    }
     assert data["peakPods"] == 20
     assert [n["pods"] for n in data["fleet"]["nodes"]] == [18, 2]
     assert data["fleet"]["nodes"][0]["requested"] == {"cpu": 1925, "memory": 1152, "pods": 21}
@@ -63,14 +72,16 @@ def test_json_carries_the_same_plan():
 
 
 def test_current_limits_that_are_too_small_are_reported_with_the_pending_pods():
-    # The reference setup's limits (cpu 1000) are plenty; cpu 2 allows one m5.large only.
+    # The reference setup's limits (cpu 1000) are plenty; cpu 2 allows one m5.large only: the
+    # peak's ten pods fit on it, the rollout's surge leaves two pending and the replacement
+    # of a drifted node cannot launch, which leaves its ten pods pending: the worst is shown.
     plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")], limits={"cpu": "2"})
     text = render_report(plan)
-    assert "Current limits (cpu: 2) leave 2 pods pending at peak:" in text
-    assert "  test-app: 2 (all available instance types exceed the NodePool limits" in text
+    assert "Current limits (cpu: 2) leave 10 pods pending (rollout, disruption):" in text
+    assert "  test-app: 10 (all available instance types exceed the NodePool limits" in text
     data = plan_data(plan)
     assert data["currentLimits"]["sufficient"] is False
-    assert data["currentLimits"]["podsPending"] == 2
+    assert data["currentLimits"]["podsPending"] == 10
 
 
 def test_a_region_without_prices_reports_capacity_units_and_says_why():
@@ -109,7 +120,8 @@ def test_long_fleets_are_cut_in_the_text_but_complete_in_json():
 def test_running_nodes_take_pods_first_and_only_nodepool_nodes_count_in_the_limits():
     # A managed node group node (m5.xlarge, 3920m allocatable, 500m and 5 pods bound) has
     # room for 34 pods of 100m: all 20 peak pods land there, nothing is launched. The limits
-    # are then just the margin of one m5.large: 2 cores and 7577Mi -> 8Gi.
+    # are then the floor of 1 core and 1 GiB, + 10 % rounded up: 2 cores, 2Gi (no m5.large fits:
+    # the NodePool launches nothing, which is what every scenario needs).
     from sizing.kube.resources import Resources
     from sizing.kube.workloads import ExistingNode
 
@@ -119,7 +131,8 @@ def test_running_nodes_take_pods_first_and_only_nodepool_nodes_count_in_the_limi
         existing_nodes=(node,),
     )
     assert [(n.name, n.pod_count, n.existing) for n in plan.fleet.nodes] == [("ng-node-1", 20, True)]
-    assert plan.node_pool_limits == {"cpu": "2", "memory": "8Gi"}
+    assert plan.node_pool_limits == {"cpu": "2", "memory": "2Gi"}
+    assert all(run.usage.pods == 0 for run in plan.scenarios.values())
     assert "ng-node-1 cpu" in render_report(plan) and "on-demand, running" in render_report(plan)
 
 
@@ -130,7 +143,7 @@ def test_the_gap_to_the_solvers_fleet_is_reported():
     # ($0.228) does not prove it, so the solver runs.
     both = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
     plan = plan_for([Workload("batch", 1500, 512, replicas=3, max_surge=0)], requirements=both,
-                    solver_time_limit_seconds=2)
+                    solver_work_limit=2000)
     assert plan.optimal is not None
     assert plan.optimal.cost == pytest.approx(0.288)
     assert plan.optimal.lower_bound_cost <= plan.optimal.cost + 1e-9

@@ -15,11 +15,11 @@ ZONES = ("za", "zb")
 
 
 def _fits(room, used):
-    return all(u <= r for u, r in zip(used, room))
+    return all(u <= r for u, r in zip(used, room, strict=True))
 
 
 def _add(a, b):
-    return tuple(x + y for x, y in zip(a, b))
+    return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
 def reference_simulation(scenario):
@@ -31,7 +31,7 @@ def reference_simulation(scenario):
     for node in scenario.running_nodes:
         if node.in_node_pool and node.capacity_reported:
             c = node.option.capacity
-            for key, value in zip(keys, (c.cpu, c.memory, c.pods, 1)):
+            for key, value in zip(keys, (c.cpu, c.memory, c.pods, 1), strict=True):
                 if key in remaining:
                     remaining[key] -= value
     running = [
@@ -57,14 +57,14 @@ def reference_simulation(scenario):
         group = groups[index]
         request = tuple(group.requests.as_dict().values())
         placed = False
-        for node, state in zip(scenario.running_nodes, running):
+        for node, state in zip(scenario.running_nodes, running, strict=True):
             if not allowed(group, node.option.name):
                 continue
             if group.zones is not None and node.zone not in group.zones:
                 continue
             if group.capacity_types is not None and node.capacity_type not in group.capacity_types:
                 continue
-            after = tuple(f - r for f, r in zip(state["free"], request))
+            after = tuple(f - r for f, r in zip(state["free"], request, strict=True))
             if min(after) >= 0:
                 state["free"] = after
                 state["pods"][group.workload] = state["pods"].get(group.workload, 0) + 1
@@ -113,7 +113,7 @@ def reference_simulation(scenario):
             {"index": len(claims), "count": 1, "used": request, "types": candidates, "zones": zones,
              "kinds": kinds, "pods": {group.workload: 1}}
         )
-    nodes = [(n.option.name, state["pods"]) for n, state in zip(scenario.running_nodes, running)]
+    nodes = [(n.option.name, state["pods"]) for n, state in zip(scenario.running_nodes, running, strict=True)]
     for claim in claims:
         kind = "spot" if "spot" in claim["kinds"] else "on-demand"
         best = min(claim["types"], key=lambda t: (options[t].price_for(kind), options[t].name))

@@ -239,7 +239,7 @@ def test_vbp_format_errors(text, message):
 
 def test_a_benchmark_instance_reaches_its_proven_optimum(bench_dir, solution_checker):
     name = "Panigrahy_class8_40_3_0.vbp"
-    optima = {row["file"]: int(row["optimum"]) for row in csv.DictReader(open(bench_dir / "optima.csv"))}
+    optima = {row["file"]: int(row["optimum"]) for row in csv.DictReader((bench_dir / "optima.csv").read_text().splitlines())}
     p = parse_vbp((bench_dir / name).read_text(), time_limit_seconds=5.0)
     assert len(p.items) == 40 and p.bin_types[0].capacity == {"d0": 150, "d1": 150, "d2": 150}
     solution = solve(p)

@@ -62,7 +62,7 @@ def test_solve_a_file_prints_a_feasible_packing_as_json(tmp_path, capsys):
     code, out, err = run_cli(capsys, ["solve", str(path)])
     assert code == 0, err
     result = json.loads(out)
-    assert set(result) == {"status", "cost", "binCount", "lowerBound", "bins", "seconds"}
+    assert set(result) == {"status", "cost", "binCount", "lowerBound", "bins", "seconds", "work"}
     check_json_packing(PROBLEM, result)
     assert result["status"] == "optimal"
     assert result["cost"] == result["lowerBound"]["cost"]

@@ -63,7 +63,7 @@ def test_pattern_enumeration_gives_up_past_its_limit():
 def test_knapsack_value_and_bound_bracket_the_brute_force_optimum(data, nodes):
     room, sizes, demand, prices = (np.array(x) for x in data)
     sizes, demand = sizes.astype(np.int64), demand.astype(np.int64)
-    result = best_pattern(prices.astype(float), sizes, room.astype(np.int64), demand, node_limit=nodes, fallback_seconds=0)
+    result = best_pattern(prices.astype(float), sizes, room.astype(np.int64), demand, node_limit=nodes, fallback_units=0)
     best = max([float(prices @ np.array(c)) for c in all_fitting_multisets(room, sizes, demand)], default=0.0)
     assert (result.counts <= demand).all() and (result.counts @ sizes <= room).all()
     assert result.value == pytest.approx(float(prices @ result.counts))
@@ -94,7 +94,7 @@ def test_warm_and_cold_master_lp_agree():
             pool.add(t, counts)
         limits = np.array([-1, 2])
         result = column_generation(
-            instance, MasterLP(instance, pool, warm=warm), KnapsackPricer(instance, milp_seconds=1.0),
+            instance, MasterLP(instance, pool, warm=warm), KnapsackPricer(instance, milp_units=1.0),
             instance.demand, limits, deadline=float("inf"), max_iterations=200,
         )
         assert result.converged

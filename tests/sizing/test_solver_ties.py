@@ -14,7 +14,7 @@ def test_equal_cost_prefers_fewer_bins():
             BinType("small-copy", {"cpu": 4}, 1.0),
         ),
         items=(ItemType("pod", {"cpu": 3}, 3),),
-        time_limit_seconds=2.0,
+        work_limit=2000,
     )
     solution = solve(problem)
     assert solution.status == "optimal"
@@ -27,7 +27,7 @@ def test_a_cheaper_packing_still_wins_over_fewer_bins():
     problem = Problem(
         bin_types=(BinType("large", {"cpu": 6}, 2.5), BinType("small", {"cpu": 4}, 1.0)),
         items=(ItemType("pod", {"cpu": 3}, 3),),
-        time_limit_seconds=2.0,
+        work_limit=2000,
     )
     solution = solve(problem)
     assert (solution.cost, solution.bin_count) == (3.0, 3)

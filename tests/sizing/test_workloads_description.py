@@ -16,7 +16,7 @@ zones: [ap-northeast-1a, ap-northeast-1c]
 headroomPercent: 20
 maxPodsPerNode: 30
 priceOverrides: {m5.large: 0.124}
-solverTimeLimitSeconds: 2
+solverWorkLimit: 500
 nodePool:
   name: test-app
   requirements:
@@ -51,7 +51,7 @@ def test_every_field_of_a_description_is_read():
     assert plan_input.zones == ("ap-northeast-1a", "ap-northeast-1c")
     assert (plan_input.headroom_percent, plan_input.max_pods_per_node) == (20, 30)
     assert dict(plan_input.price_overrides) == {"m5.large": 0.124}
-    assert plan_input.solver_time_limit_seconds == 2
+    assert plan_input.solver_work_limit == 500
     pool = plan_input.node_pool
     assert pool.name == "test-app" and dict(pool.limits) == {"cpu": 1000, "memory": "1000Gi"}
     assert pool.kubelet.max_pods == 20

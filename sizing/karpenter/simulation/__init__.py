@@ -26,7 +26,10 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    only as many pods as keep that many distinct values among its types.
 4. Topology (`topology`): hostname and zone spread with maxSkew and
    minDomains, required pod anti-affinity by hostname and zone (and the
-   inverse: pods it selects avoid its pods), host ports. A pod with zone
+   inverse: pods it selects avoid its pods), required pod affinity by
+   hostname and zone (a domain holding a selected pod; a pod that selects
+   itself starts one when none does), host ports (a type whose DaemonSets
+   bind one of the pod's host ports is not a candidate). A pod with zone
    topology commits its NodeClaim to one zone.
 5. A new NodeClaim only considers types whose capacity (not allocatable) fits
    in what is left of its NodePool's limits, and then subtracts from what is
@@ -38,6 +41,9 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    terms heaviest first, ScheduleAnyway spreads, then PreferNoSchedule taints
    tolerated). Pods that cannot be placed are retried with the fallback
    before the next group, as Karpenter relaxes a pod before taking the next.
+   Pods still unplaced go to the back of the queue and are tried again,
+   soft constraints back on, while a round places any (Karpenter's `Queue`):
+   this is how a pod with affinity to pods scheduled after it lands.
 7. At the end each NodeClaim launches its cheapest remaining type (ties by
    name). Karpenter sends the cheapest 60 types to EC2 Fleet, and for
    on-demand the lowest-price strategy takes the cheapest of them.
@@ -51,13 +57,11 @@ batches: a NodeClaim launched by an earlier batch counts as zero until its
 capacity is reported. Model such a claim as a running node with
 `capacity_reported=False`.
 
-Not modelled: required and preferred pod affinity (the planner refuses it),
-volumes and their topology, instance-type offerings missing in a zone,
+Not modelled: volumes and their topology, instance-type offerings missing in a zone,
 minValues on zone or capacity type, pods already running on existing nodes
 in topology counts (a running node's pods are only its requests), the
 host IP of a host port (any two pods binding the same port and protocol
-conflict), Karpenter's re-queue of pods that failed after every relaxation,
-and zone anti-affinity's one-pod-per-batch late commitment (see `topology`).
+conflict), and zone anti-affinity's one-pod-per-batch late commitment (see `topology`).
 
 Units: cpu in millicores, memory in MiB, pods as a count, prices in
 USD/hour (or whatever unit the caller's prices use).

@@ -17,6 +17,7 @@ HOSTNAME = "hostname"
 ZONE = "zone"
 SPREAD = "spread"
 ANTI_AFFINITY = "anti-affinity"
+AFFINITY = "affinity"
 DEFAULT_POOL = "default"
 
 
@@ -25,9 +26,9 @@ class TopologyRule:
     """A pod's topology constraint, resolved to the workloads whose pods it counts.
 
     kind: "spread" (topology spread, DoNotSchedule or ScheduleAnyway before it is
-    relaxed) or "anti-affinity" (required, or preferred before it is relaxed);
-    key: "hostname" or "zone"; selects: workload names whose pods the selector
-    matches; max_skew / min_domains: for spread.
+    relaxed), "anti-affinity" or "affinity" (pod (anti-)affinity, required, or
+    preferred before it is relaxed); key: "hostname" or "zone"; selects: workload
+    names whose pods the selector matches; max_skew / min_domains: for spread.
     """
 
     kind: str
@@ -37,7 +38,7 @@ class TopologyRule:
     min_domains: Optional[int] = None
 
     def __post_init__(self) -> None:
-        if self.kind not in (SPREAD, ANTI_AFFINITY) or self.key not in (HOSTNAME, ZONE):
+        if self.kind not in (SPREAD, ANTI_AFFINITY, AFFINITY) or self.key not in (HOSTNAME, ZONE):
             raise SizingInputError(f"topology rule {self.kind!r} on {self.key!r} is not modelled")
         if self.max_skew < 1:
             raise SizingInputError(f"topology spread maxSkew must be >= 1, got {self.max_skew}")
@@ -49,8 +50,10 @@ class NodeOption:
     capacity: what Karpenter counts against limits (cpu m, memory MiB, pods);
     allocatable: what pods may request, before DaemonSets; daemon_overhead:
     requests of the DaemonSet pods a node of this type runs, one pod slot
-    each; price: on-demand cost per hour; spot_price: spot cost per hour, or
-    None to price spot like on-demand.
+    each; daemon_ports: (protocol, port) pairs those DaemonSet pods bind on
+    the node, so no pod binding one of them lands there; price: on-demand
+    cost per hour; spot_price: spot cost per hour, or None to price spot like
+    on-demand.
     """
 
     name: str
@@ -59,6 +62,7 @@ class NodeOption:
     price: float
     daemon_overhead: Resources = Resources()
     spot_price: Optional[float] = None
+    daemon_ports: FrozenSet[Tuple[str, int]] = frozenset()
 
     def price_for(self, capacity_type: str) -> float:
         """Cost per hour of one node launched with this capacity type."""

@@ -22,6 +22,7 @@ from sizing.karpenter.simulation.topology import (
     Inverse,
     commit_zone,
     domains_for,
+    hostname_bootstrap,
     hostname_cap,
     valid_zones,
     zone_rules,
@@ -101,6 +102,9 @@ class Simulator:
         self.claims: List[Claim] = []
         self.heap: List[Tuple[int, int, Claim]] = []
         self.pending: List[PendingPods] = []
+        # (group index, pods) that failed, in the order they failed: Karpenter's queue retries them.
+        self.failed: List[Tuple[int, int]] = []
+        self.placed: Dict[str, int] = {}
         self.relaxed: Dict[str, List[str]] = {}
         self.running = list(scenario.running_nodes)
         self.running_free = [
@@ -119,6 +123,9 @@ class Simulator:
 
     def _run_for(self, group: PodGroup) -> _Run:
         mask = self.table.mask(group.allowed_types)
+        ports = self.table.port_mask(group.host_ports)
+        if ports is not None:
+            mask = ports if mask is None else mask & ports
         return _Run(group, (group.requests.cpu, group.requests.memory, group.requests.pods), mask,
                     None if mask is None else mask.tolist())
 
@@ -205,7 +212,7 @@ class Simulator:
             fresh = template["fresh"]
             if not len(fresh):
                 if self._pool_allowed(pool, run):
-                    reasons.append(self._where(pool) + "no instance type of the NodePool fits the pod and its node selector")
+                    reasons.append(self._where(pool) + self._no_type_reason(run, pool))
                 continue
             pool_zones = self.pools[pool].zones
             zones = pool_zones if run.zones is None else (run.zones if pool_zones is None else pool_zones & run.zones)
@@ -222,6 +229,14 @@ class Simulator:
                 claim.capacity_types = claim.capacity_types & run.capacity_types
             return claim, None
         return None, "; ".join(reasons) or "no NodePool can take the pod (taints, labels or NodePool selector)"
+
+    def _no_type_reason(self, run: _Run, pool: int) -> str:
+        ports = self.table.port_mask(run.group.host_ports)
+        if ports is not None and not ports[self.table.pool_rows[pool]].any():
+            taken = sorted({p for o in self.pools[pool].node_options for p in o.daemon_ports} & run.group.host_ports)
+            listed = ", ".join(f"{port}/{protocol}" for protocol, port in taken)
+            return f"a DaemonSet on every node of the NodePool binds the pod's host port {listed}"
+        return "no instance type of the NodePool fits the pod and its node selector"
 
     def _where(self, pool: int) -> str:
         return f"NodePool {self.pools[pool].name!r}: " if len(self.pools) > 1 else ""
@@ -278,6 +293,7 @@ class Simulator:
         claim.placed[group_index] = claim.placed.get(group_index, 0) + take
         workload = run.group.workload
         claim.workloads[workload] += take
+        self.placed[workload] = self.placed.get(workload, 0) + take
         claim.ports |= run.group.host_ports
 
     def _record_zones(self, claims, run: _Run) -> None:
@@ -305,6 +321,8 @@ class Simulator:
             return 0
         if group.nodes is not None and node.name not in group.nodes:
             return 0
+        if group.host_ports & node.option.daemon_ports:
+            return 0
         free = self.running_free[index]
         if min(free) < 0:
             return 0
@@ -312,7 +330,7 @@ class Simulator:
         fit = min(free[d] // requests[d] for d in range(3) if requests[d] > 0)
         if fit > 0 and self._careful(group):
             fit = min(fit, hostname_cap(group, self.running_workloads[index],
-                                                 self.running_ports[index], self.inverse))
+                                        self.running_ports[index], self.inverse, self.placed))
         return max(fit, 0)
 
     def _place_on_running(self, index: int, run: _Run, group_index: int, taken: int) -> None:
@@ -323,6 +341,7 @@ class Simulator:
         placed[group_index] = placed.get(group_index, 0) + taken
         workloads = self.running_workloads[index]
         workloads[run.group.workload] = workloads.get(run.group.workload, 0) + taken
+        self.placed[run.group.workload] = self.placed.get(run.group.workload, 0) + taken
         self.running_ports[index] |= run.group.host_ports
         zone = self.running[index].zone
         self.counts.record(run.group.workload, frozenset({zone}) if zone else None, taken)
@@ -402,8 +421,16 @@ class Simulator:
         node_zones = [node.zone for node in self.running if node.zone]
         return domains_for(group, pool_zones, node_zones)
 
-    def _place_constrained(self, run: _Run, stamp: int, group_index: int, count: int) -> int:
+    def _place_constrained(self, run: _Run, stamp, group_index: int, count: int) -> int:
         """Place `count` pods of a constrained group; returns the pods left over (self.reason says why)."""
+        if count > 0 and hostname_bootstrap(run.group, self.placed):
+            # The first pod picks the node for the others; where they may go changes once it is placed.
+            if self._place_pass(run, stamp, group_index, 1):
+                return count
+            count -= 1
+        return self._place_pass(run, stamp, group_index, count) if count > 0 else 0
+
+    def _place_pass(self, run: _Run, stamp, group_index: int, count: int) -> int:
         group = run.group
         by_zone = zone_rules(group, self.inverse)
         domains = self._domains(group) if by_zone else frozenset()
@@ -415,7 +442,7 @@ class Simulator:
         for claim in self.claims:
             claim_room = self._room_in_claim(claim, run)
             if claim_room > 0:
-                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse))
+                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed))
             if claim_room > 0:
                 room[claim.index] = claim_room
                 bucket = (claim.zone or _ANY) if by_zone else _ANY
@@ -427,7 +454,7 @@ class Simulator:
         while count > 0:
             valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
             if by_zone and not valid:
-                self.reason = "no zone satisfies the pod's topology spread or anti-affinity"
+                self.reason = "no zone satisfies the pod's topology spread or pod (anti-)affinity"
                 break
             # Running nodes come first, in order.
             placed_running = False
@@ -443,13 +470,17 @@ class Simulator:
                 continue
             best = self._best_claim(buckets, room, valid)
             if best is None:
+                if hostname_cap(group, {}, frozenset(), self.inverse, self.placed) < 1:
+                    # Pod affinity by hostname: an empty new node never holds the pods it needs.
+                    self.reason = "no node with room holds a pod its hostname pod affinity selects"
+                    break
                 wanted = valid
                 claim, reason = self._open_claim(run, stamp, wanted)
                 if claim is None:
                     self.reason = reason
                     break
                 claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
-                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse))
+                claim_room = min(claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed))
                 if claim_room < 1:
                     raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
                 room[claim.index] = claim_room
@@ -527,12 +558,36 @@ class Simulator:
                 left = self._place_constrained(relaxed_run, ("relaxed", fallback_index), fallback_index, left)
             if left > 0:
                 self._add_pending(group_index, left, self.reason)
+        self._rebuild_heap()
+
+    def _rebuild_heap(self) -> None:
         self.heap = [(c.pod_count, c.index, c) for c in self.claims if c.headroom[0] >= 0]
         heapq.heapify(self.heap)
 
     def _add_pending(self, group_index: int, count: int, reason: Optional[str]) -> None:
         workload = self.groups[group_index].workload
         self.pending.append(PendingPods(workload, count, reason or "no node could take the pod"))
+        self.failed.append((group_index, count))
+
+    def _retry_failed(self) -> None:
+        """Karpenter's queue: pods that failed go to the back and are tried again, with their soft
+        constraints back, while a round places any of them (pod affinity to pods scheduled later)."""
+        round_number = 0
+        while self.failed:
+            round_number += 1
+            failed, self.failed, self.pending = self.failed, [], []
+            before = sum(count for _, count in failed)
+            self._rebuild_heap()
+            for position, (group_index, count) in enumerate(failed):
+                run = self._run_for(self.groups[group_index])
+                run.segments.append((group_index, count))
+                stamp = ("retry", round_number, position)
+                if self._careful(run.group):
+                    self._place_careful(run, stamp)
+                else:
+                    self._place_run(run, stamp, (0, 0, 0))
+            if sum(count for _, count in self.failed) >= before:
+                break
 
     # -- results ---------------------------------------------------------------------------
 
@@ -574,6 +629,7 @@ class Simulator:
                 self._place_careful(run, stamp)
             else:
                 self._place_run(run, stamp, smallest_later[stamp + 1])
+        self._retry_failed()
         nodes = [self._running_result(i) for i in range(len(self.running))]
         nodes += [
             launch(self.table, claim, self._by_workload(claim.placed), self.pools[claim.pool].name)

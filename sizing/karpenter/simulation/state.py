@@ -48,6 +48,7 @@ class TypeTable:
         self.pool_rows = [np.flatnonzero(self.pool_of_row == index) for index in range(len(pools))]
         self.min_values: List[List[Tuple[int, np.ndarray]]] = [self._min_values(i, p) for i, p in enumerate(pools)]
         self._masks: Dict[FrozenSet[str], np.ndarray] = {}
+        self._port_masks: Dict[FrozenSet[Tuple[str, int]], Optional[np.ndarray]] = {}
 
     def _min_values(self, index: int, pool: NodePoolModel) -> List[Tuple[int, np.ndarray]]:
         """(minValues, value id per row, -1 outside the pool) for each key the pool sets minValues on."""
@@ -63,6 +64,16 @@ class TypeTable:
                     column[row] = ids.setdefault(labels[key], len(ids))
             rules.append((minimum, column))
         return rules
+
+    def port_mask(self, ports: FrozenSet[Tuple[str, int]]) -> Optional[np.ndarray]:
+        """Rows whose DaemonSets bind none of `ports` (None: every row), as Karpenter skips the
+        instance types whose daemon overhead group conflicts with the pod's host ports."""
+        if not ports:
+            return None
+        if ports not in self._port_masks:
+            free = np.array([not (option.daemon_ports & ports) for option in self.options], dtype=bool)
+            self._port_masks[ports] = None if free.all() else free
+        return self._port_masks[ports]
 
     def mask(self, allowed: Optional[FrozenSet[str]]) -> Optional[np.ndarray]:
         if allowed is None:

@@ -9,6 +9,11 @@ Follows `topologygroup.go` of kubernetes-sigs/karpenter v1.14:
   commits to the one with the fewest pods;
 - anti-affinity: no node (hostname) or zone already holding a selected pod; and the inverse,
   no pod that another workload's anti-affinity selects goes where that workload's pods are;
+- pod affinity: a node (hostname) or zone that already holds a selected pod; when none holds one
+  anywhere and the pod selects itself, any domain (the first pod then fixes it for the others,
+  so pods with self-affinity by hostname share one NodeClaim and by zone one zone). Karpenter
+  records a pod's zone for affinity only once its NodeClaim is committed to one zone, so pods
+  whose affinity targets an unconstrained workload in the same batch find no zone and wait;
 - host ports: two pods binding the same (protocol, port) never share a node.
 
 One deviation: Karpenter leaves a NodeClaim that takes a zone anti-affinity pod open to every
@@ -19,9 +24,17 @@ which gives the fleet those batches converge to.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from sizing.karpenter.simulation.model import ANTI_AFFINITY, HOSTNAME, SPREAD, ZONE, PodGroup, TopologyRule
+from sizing.karpenter.simulation.model import (
+    AFFINITY,
+    ANTI_AFFINITY,
+    HOSTNAME,
+    SPREAD,
+    ZONE,
+    PodGroup,
+    TopologyRule,
+)
 from sizing.karpenter.simulation.state import TopologyCounts
 
 UNLIMITED = 2**62
@@ -59,15 +72,35 @@ def _with_fallbacks(group: PodGroup) -> Iterable[PodGroup]:
         current = current.fallback
 
 
-def hostname_cap(group: PodGroup, workloads_on_node: Dict[str, int], ports_on_node, inverse: Inverse) -> int:
-    """How many more pods of `group` a node holding `workloads_on_node` may take (topology and ports)."""
+def bootstraps(rule: TopologyRule, group: PodGroup, placed: Mapping[str, int]) -> bool:
+    """Whether a pod affinity rule lets the pod start its own domain: it selects the pod's own
+    workload and no selected pod is placed yet (Karpenter's `nextDomainAffinity`)."""
+    return group.workload in rule.selects and not any(placed.get(w, 0) for w in rule.selects)
+
+
+def hostname_bootstrap(group: PodGroup, placed: Mapping[str, int]) -> bool:
+    """Whether the next pod of `group` starts a hostname affinity domain (then it goes alone,
+    and the node it lands on is the only one open to the rest)."""
+    return any(
+        rule.kind == AFFINITY and rule.key == HOSTNAME and bootstraps(rule, group, placed)
+        for rule in group.topology
+    )
+
+
+def hostname_cap(group: PodGroup, workloads_on_node: Dict[str, int], ports_on_node, inverse: Inverse,
+                 placed: Mapping[str, int]) -> int:
+    """How many more pods of `group` a node holding `workloads_on_node` may take (topology and ports);
+    `placed`: pods placed so far per workload, anywhere."""
     cap = UNLIMITED
     for rule in group.topology:
         if rule.key != HOSTNAME:
             continue
         present = sum(workloads_on_node.get(w, 0) for w in rule.selects)
         counts_self = group.workload in rule.selects
-        if rule.kind == SPREAD:
+        if rule.kind == AFFINITY:
+            if present == 0 and not bootstraps(rule, group, placed):
+                return 0
+        elif rule.kind == SPREAD:
             if counts_self:
                 cap = min(cap, rule.max_skew - present)
             elif present > rule.max_skew:
@@ -100,7 +133,13 @@ def valid_zones(
     for rule in group.topology:
         if rule.key != ZONE:
             continue
-        if rule.kind == SPREAD:
+        if rule.kind == AFFINITY:
+            holding = {zone for zone in domains if counts.in_zone(rule.selects, zone, "spread") > 0}
+            if holding:
+                valid &= holding
+            elif group.workload not in rule.selects:
+                return frozenset()
+        elif rule.kind == SPREAD:
             per_zone = {zone: counts.in_zone(rule.selects, zone, "spread") for zone in domains}
             if not per_zone:
                 return frozenset()

@@ -1,0 +1,55 @@
+"""Whole plans at scale: `plan_capacity` for 1,000, 20,000 and 100,000 pods, with peak memory.
+
+Workloads: pods of Karpenter's 30 benchmark shapes (see `benchmarks.planner`), one workload per
+shape, HPA from minReplicas 1 with the default scale-up, 25 % surge, on the getting-started NodePool
+(c, m, r; generation > 2; amd64; on-demand) of the bundled catalog. No topology spread: the planner
+does not model it yet. Peak memory is the process's maximum resident set (`resource.getrusage`),
+which only grows, so each row is the peak so far.
+
+Options: --quick runs 1,000 and 20,000 pods only.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from typing import Sequence
+
+from benchmarks.planner import benchmark_pods
+from sizing.kube.workloads import Workload
+from sizing.planning.planner import PlanInput, plan_capacity
+
+POD_COUNTS = (1000, 20000, 100000)
+TARGETS = {20000: 10.0, 100000: 60.0}
+
+
+def workloads(count: int):
+    return tuple(
+        Workload(group.workload, group.requests.cpu, group.requests.memory, replicas=group.count, max_surge="25%")
+        for group in benchmark_pods(int(count / 1.25)) if group.count > 0
+    )
+
+
+def run(options: Sequence[str]) -> int:
+    counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
+    print("| pods at peak | workloads | plan s | scenario simulations | limits | binding | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
+    status = 0
+    for count in counts:
+        plan_input = PlanInput(workloads=workloads(count))
+        started = time.perf_counter()
+        plan = plan_capacity(plan_input)
+        seconds = time.perf_counter() - started
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        limits = plan.limits
+        print(
+            f"| {plan.peak_pods:,} | {len(plan_input.workloads)} | {seconds:.1f} | {limits.probes} | "
+            f"{limits.spec()['cpu']} cpu, {limits.spec()['memory']} | {limits.binding[0]} | {peak_mib:.0f} |",
+            flush=True,
+        )
+        target = TARGETS.get(count)
+        if target is not None and seconds > target:
+            print(f"  {count:,} pods: {seconds:.1f} s, over the target of {target:.0f} s", file=sys.stderr)
+            status = 1
+    return status

@@ -1,0 +1,504 @@
+"""The moments that count against NodePool limits, each simulated as Karpenter would provision it.
+
+1. **peak**: every workload at its HPA maximum, pending in one batch (a cold start, a
+   restore, a Deployment created at scale).
+2. **hpa-ramp**: the HPA scales from `minReplicas` to the maximum under its scale-up
+   behaviour (default: the larger of +100 % and +4 pods per 15 s, no stabilization
+   window). The pods of one HPA step are one Karpenter batch (batchIdleDuration 1 s,
+   batchMaxDuration 10 s, steps 15 s apart). A NodeClaim from an earlier step takes pods
+   while it is still in flight, but counts as zero against the limits until its node
+   registers, `REGISTRATION_SECONDS` (60 s) after the launch: the source of Karpenter's
+   limit overshoot. Pods left pending are retried with the next batch and once more
+   when every node has registered.
+3. **rollout**: at peak, every workload's rollout surge (`maxSurge` extra pods) arrives
+   as one batch on top of the peak fleet, whose nodes all count.
+4. **disruption**: at peak, drift or expiry replaces the largest node of the fleet. The
+   replacement (same instance type, same pods) launches before the old node goes, so
+   both count: one replacement, as the default disruption budget (10 % of the nodes,
+   rounded up) allows at least one.
+
+`run_scenarios(setup, limits)` runs all four under the same limits; the planner looks for
+the smallest limits under which none leaves a pod pending (`sizing.karpenter.limits`).
+
+Units: cpu in millicores, memory in MiB, time in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from sizing.errors import SizingInputError
+from sizing.karpenter.limits import NodePoolLimits, smallest_limits
+from sizing.karpenter.simulation import (
+    NodeOption,
+    NodePoolModel,
+    PendingPods,
+    PlacedNode,
+    PodGroup,
+    ProvisioningResult,
+    RunningNode,
+    Scenario,
+    simulate,
+)
+from sizing.karpenter.simulation.model import DEFAULT_POOL
+from sizing.kube.resources import Resources
+
+PEAK = "peak"
+HPA_RAMP = "hpa-ramp"
+ROLLOUT = "rollout"
+DISRUPTION = "disruption"
+SCENARIO_NAMES = (PEAK, HPA_RAMP, ROLLOUT, DISRUPTION)
+
+HPA_SYNC_SECONDS = 15
+REGISTRATION_SECONDS = 60
+DEFAULT_BUDGET_PERCENT = 10
+POLICY_TYPES = ("Pods", "Percent")
+SELECT_POLICIES = ("Max", "Min", "Disabled")
+
+
+@dataclass(frozen=True)
+class ScalingPolicy:
+    """One HPA `behavior.scaleUp.policies` entry: add `value` pods or percent per `period_seconds`."""
+
+    type: str
+    value: int
+    period_seconds: int
+
+
+DEFAULT_SCALE_UP_POLICIES = (ScalingPolicy("Percent", 100, 15), ScalingPolicy("Pods", 4, 15))
+
+
+@dataclass(frozen=True)
+class HpaScaleUp:
+    """How a workload's HPA grows: from `min_replicas` under its `behavior.scaleUp`.
+
+    The defaults are Kubernetes' (autoscaling/v2): minReplicas 1, policies 100 % and
+    4 pods per 15 s, selectPolicy Max, stabilizationWindowSeconds 0.
+    """
+
+    min_replicas: int = 1
+    policies: Tuple[ScalingPolicy, ...] = DEFAULT_SCALE_UP_POLICIES
+    select_policy: str = "Max"
+    stabilization_window_seconds: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.min_replicas, bool) or not isinstance(self.min_replicas, int) or self.min_replicas < 1:
+            raise SizingInputError(f"HPA minReplicas must be an integer >= 1, got {self.min_replicas!r}")
+        if self.select_policy not in SELECT_POLICIES:
+            raise SizingInputError(
+                f"HPA scaleUp.selectPolicy must be one of {list(SELECT_POLICIES)}, got {self.select_policy!r}"
+            )
+        if self.select_policy != "Disabled" and not self.policies:
+            raise SizingInputError("HPA scaleUp.policies is empty; list at least one policy or use selectPolicy Disabled")
+        for policy in self.policies:
+            if policy.type not in POLICY_TYPES:
+                raise SizingInputError(f"HPA scaleUp policy type must be one of {list(POLICY_TYPES)}, got {policy.type!r}")
+            if not isinstance(policy.value, int) or policy.value < 1:
+                raise SizingInputError(f"HPA scaleUp policy value must be an integer >= 1, got {policy.value!r}")
+            if not isinstance(policy.period_seconds, int) or not 1 <= policy.period_seconds <= 1800:
+                raise SizingInputError(
+                    f"HPA scaleUp policy periodSeconds must be from 1 to 1800, got {policy.period_seconds!r}"
+                )
+        window = self.stabilization_window_seconds
+        if not isinstance(window, int) or not 0 <= window <= 3600:
+            raise SizingInputError(f"HPA scaleUp.stabilizationWindowSeconds must be from 0 to 3600, got {window!r}")
+
+
+def _replicas_at(history: Sequence[Tuple[int, int]], moment: int) -> int:
+    value = history[0][1]
+    for time, replicas in history:
+        if time > moment:
+            break
+        value = replicas
+    return value
+
+
+def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) -> List[Tuple[int, int]]:
+    """(seconds after the load arrives, replicas) for each HPA step, starting with (0, min).
+
+    The load asks for max_replicas at once; every HPA sync (15 s) allows, per policy,
+    the replicas at the start of its period plus `value` pods or percent, and takes the
+    largest (Max) or smallest (Min) of those limits. A stabilization window delays the
+    first step until the window has seen only the high recommendation.
+    """
+    start = min(min_replicas, max_replicas)
+    history = [(0, start)]
+    if scale_up.select_policy == "Disabled" or start >= max_replicas:
+        return history
+    first = max(HPA_SYNC_SECONDS, math.ceil(scale_up.stabilization_window_seconds / HPA_SYNC_SECONDS) * HPA_SYNC_SECONDS)
+    moment, current = first, start
+    while current < max_replicas:
+        limits = []
+        for policy in scale_up.policies:
+            base = _replicas_at(history, moment - policy.period_seconds)
+            if policy.type == "Pods":
+                limits.append(base + policy.value)
+            else:
+                limits.append(math.ceil(base * (100 + policy.value) / 100))
+        allowed = max(limits) if scale_up.select_policy == "Max" else min(limits)
+        target = min(max_replicas, max(allowed, current))
+        if target > current:
+            history.append((moment, target))
+            current = target
+        moment += HPA_SYNC_SECONDS
+    return history
+
+
+@dataclass(frozen=True)
+class ScenarioSetup:
+    """What every scenario starts from.
+
+    peak_groups: the pods at the HPA maximum, one group per workload; surge_groups: the
+    rollout surge, same order; ramps: per workload, its (seconds, replicas) steps;
+    options: the NodePool's types; running: nodes up before any scenario.
+    """
+
+    options: Tuple[NodeOption, ...]
+    peak_groups: Tuple[PodGroup, ...]
+    surge_groups: Tuple[PodGroup, ...]
+    ramps: Tuple[Tuple[Tuple[int, int], ...], ...]
+    zones: Optional[frozenset]
+    capacity_types: Tuple[str, ...]
+    running: Tuple[RunningNode, ...] = ()
+    registration_seconds: int = REGISTRATION_SECONDS
+    # The NodePools when there are several or they carry more than types, zones and capacity
+    # types (the first is the planned one, whose limits the scenarios vary), and the limits the
+    # planned pool keeps whatever is searched (`nodes`, `pods`).
+    node_pools: Tuple[NodePoolModel, ...] = ()
+    pool_limits: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    """One scenario under given limits.
+
+    result: the fleet at the scenario's end (nodes, pods still pending); batches: the
+    provisioning batches simulated; reserved: what subtractMax took off over all of
+    them (cpu m, memory MiB), which bounds the limits the scenario could ever need.
+    """
+
+    name: str
+    description: str
+    result: ProvisioningResult
+    batches: int
+    reserved: Resources = Resources()
+
+    @property
+    def placed_all(self) -> bool:
+        return not self.result.pending
+
+    @property
+    def usage(self) -> Resources:
+        """Capacity of the NodePool's nodes at the end (cpu m, memory MiB, nodes as pods)."""
+        usage = self.result.limit_usage()
+        return Resources(usage["cpu"], usage["memory"], usage["nodes"])
+
+
+def _reserved(result: ProvisioningResult) -> Resources:
+    return Resources(result.reserved.get("cpu", 0), result.reserved.get("memory", 0), 0)
+
+
+def _simulate(setup: ScenarioSetup, groups, limits, running, options=None) -> ProvisioningResult:
+    limits = {**setup.pool_limits, **limits}
+    if setup.node_pools:
+        primary, *others = setup.node_pools
+        primary = replace(primary, node_options=tuple(options or primary.node_options), limits=limits)
+        return simulate(
+            Scenario(
+                node_options=primary.node_options,
+                pod_groups=tuple(groups),
+                running_nodes=tuple(running),
+                node_pools=(primary, *others),
+            )
+        )
+    return simulate(
+        Scenario(
+            node_options=tuple(options or setup.options),
+            pod_groups=tuple(groups),
+            limits=limits,
+            zones=setup.zones,
+            capacity_types=setup.capacity_types,
+            running_nodes=tuple(running),
+        )
+    )
+
+
+def _options_by_pool(setup: ScenarioSetup) -> Dict[Tuple[str, str], NodeOption]:
+    """(NodePool, instance type) -> the option a node of that pool runs as (DaemonSets differ by pool)."""
+    pools = setup.node_pools or (NodePoolModel(DEFAULT_POOL, setup.options),)
+    by_type = {(pool.name, option.name): option for pool in pools for option in pool.node_options}
+    by_type.update({(running.node_pool or pools[0].name, running.option.name): running.option for running in setup.running})
+    return by_type
+
+
+def _option_of(by_type: Mapping[Tuple[str, str], NodeOption], node: PlacedNode) -> NodeOption:
+    return by_type[(node.node_pool, node.instance_type)]
+
+
+def _as_running(node: PlacedNode, option: NodeOption, reported: bool = True) -> RunningNode:
+    return RunningNode(
+        name=node.name,
+        option=option,
+        requested=node.used,
+        zone=node.zones[0] if len(node.zones) == 1 else None,
+        capacity_type=node.capacity_type,
+        in_node_pool=node.in_node_pool,
+        capacity_reported=reported,
+        node_pool=node.node_pool,
+    )
+
+
+class _Fleet:
+    """Nodes accumulated over several batches, renamed so each keeps one name."""
+
+    def __init__(self, setup: ScenarioSetup, prefix: str):
+        self.by_type = _options_by_pool(setup)
+        self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
+        self.running: Dict[str, RunningNode] = {node.name: node for node in setup.running}
+        self.placed: Dict[str, PlacedNode] = {}
+        self.pods: Dict[str, Dict[str, int]] = {}
+        self.launched_at: Dict[str, int] = {}
+        self.prefix = prefix
+        self.count = 0
+
+    def absorb(self, result: ProvisioningResult, moment: int, registered) -> None:
+        for node in result.nodes:
+            if node.existing:
+                name = node.name
+            else:
+                self.count += 1
+                name = f"{self.prefix}-{self.count}"
+                self.launched_at[name] = moment
+            counts = self.pods.setdefault(name, {})
+            for workload, count in node.pods.items():
+                counts[workload] = counts.get(workload, 0) + count
+            previous = self.placed.get(name)
+            placed = replace(
+                node,
+                name=name,
+                existing=previous.existing if previous is not None else node.existing,
+                reserved=previous.reserved if previous is not None else node.reserved,
+                pod_requests=node.used - (previous.reserved if previous is not None else node.reserved),
+                pods=MappingProxyType(dict(counts)),
+            )
+            self.placed[name] = placed
+            self.running[name] = replace(
+                _as_running(node, _option_of(self.by_type, node), registered(name)), name=name
+            )
+
+    def refresh(self, registered) -> None:
+        for name, node in self.running.items():
+            if name in self.launched_at:
+                self.running[name] = replace(node, capacity_reported=registered(name))
+
+    def result(self, pending: Sequence[PendingPods], limits: Mapping[str, int], remaining: Mapping[str, int],
+               reserved: Resources) -> ProvisioningResult:
+        order = list(self.placed)
+        nodes = tuple(self.placed[name] for name in order)
+        return ProvisioningResult(
+            nodes=nodes,
+            pending=tuple(pending),
+            limits=MappingProxyType(dict(limits)),
+            remaining=MappingProxyType(dict(remaining)),
+            reserved=MappingProxyType({"cpu": reserved.cpu, "memory": reserved.memory}),
+            primary_pool=self.primary_pool,
+        )
+
+
+def _pending_groups(pending: Sequence[PendingPods], by_workload: Mapping[str, PodGroup]) -> List[PodGroup]:
+    counts: Dict[str, int] = {}
+    for group in pending:
+        counts[group.workload] = counts.get(group.workload, 0) + group.count
+    return [replace(by_workload[name], count=count) for name, count in counts.items()]
+
+
+def run_peak(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
+    result = _simulate(setup, setup.peak_groups, limits, setup.running)
+    return ScenarioRun(PEAK, "every workload at its maximum, pending in one batch", result, 1, _reserved(result))
+
+
+def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
+    """The HPA ramp, batch by batch (see the module docstring)."""
+    by_workload = {group.workload: group for group in setup.peak_groups}
+    fleet = _Fleet(setup, "ramp")
+    moments = sorted({moment for ramp in setup.ramps for moment, _ in ramp})
+    last = moments[-1] if moments else 0
+    delay = setup.registration_seconds
+    batches = 0
+    reserved = Resources()
+    pending: List[PendingPods] = []
+    result = None
+
+    def registered_at(moment):
+        return lambda name: name not in fleet.launched_at or fleet.launched_at[name] + delay <= moment
+
+    for moment in moments + [last + delay]:
+        groups = _pending_groups(pending, by_workload)
+        for group, ramp in zip(setup.peak_groups, setup.ramps):
+            before = _replicas_at(ramp, moment - 1) if moment > 0 else 0
+            added = _replicas_at(ramp, moment) - before
+            if added > 0:
+                groups.append(replace(group, count=added))
+        if not groups:
+            continue
+        fleet.refresh(registered_at(moment))
+        result = _simulate(setup, groups, limits, fleet.running.values())
+        batches += 1
+        reserved += _reserved(result)
+        fleet.absorb(result, moment, registered_at(moment))
+        pending = list(result.pending)
+    remaining = result.remaining if result is not None else {}
+    final = fleet.result(pending, limits, remaining, reserved)
+    steps = max((len(ramp) - 1 for ramp in setup.ramps), default=0)
+    return ScenarioRun(
+        HPA_RAMP,
+        f"HPA scale-up from minReplicas in {steps} step(s) of {HPA_SYNC_SECONDS} s; "
+        f"nodes count against the limits {delay} s after launch",
+        final, batches, reserved,
+    )
+
+
+def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioRun) -> ScenarioRun:
+    fleet = _Fleet(setup, "nodeclaim")
+    fleet.count = len(peak.result.new_nodes)
+    fleet.placed = {node.name: node for node in peak.result.nodes}
+    fleet.running = {
+        node.name: _as_running(node, _option_of(fleet.by_type, node)) for node in peak.result.nodes
+    }
+    fleet.pods = {node.name: dict(node.pods) for node in peak.result.nodes}
+    surge = [group for group in setup.surge_groups if group.count > 0]
+    pending = list(peak.result.pending)
+    reserved = peak.reserved
+    remaining = peak.result.remaining
+    batches = 1
+    if surge and not pending:
+        result = _simulate(setup, surge, limits, fleet.running.values())
+        fleet.absorb(result, 0, lambda name: True)
+        pending, remaining, batches = list(result.pending), result.remaining, 2
+        reserved += _reserved(result)
+    return ScenarioRun(
+        ROLLOUT, "rollout at peak: every workload's maxSurge pods as one more batch on the peak fleet",
+        fleet.result(pending, limits, remaining, reserved), batches, reserved,
+    )
+
+
+def _largest_node(nodes: Sequence[PlacedNode]) -> Optional[PlacedNode]:
+    candidates = [node for node in nodes if node.in_node_pool]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda n: (n.capacity.cpu, n.capacity.memory, n.name))
+
+
+def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioRun) -> ScenarioRun:
+    """The largest node of the peak fleet drifts: its replacement launches while it still runs."""
+    description = "drift or expiry at peak: the largest node's replacement launches before it goes"
+    node = _largest_node(peak.result.nodes)
+    if node is None or peak.result.pending:
+        return ScenarioRun(DISRUPTION, description, peak.result, 1, peak.reserved)
+    option = _option_of(_options_by_pool(setup), node)
+    usage = peak.result.limit_usage()
+    left = {key: value - usage[key] for key, value in limits.items()}
+    pods = node.used - option.daemon_overhead
+    # One group stands for the node's pods: the replacement must hold all of them.
+    group = PodGroup(f"pods of {node.name}", Resources(pods.cpu, pods.memory, max(pods.pods, 1)), 1)
+    result = _simulate(setup, [group], left, (), [option])
+    replaced = [
+        replace(new, name=f"replacement-of-{node.name}", instance_type=node.instance_type, pods=node.pods,
+                reserved=node.reserved, pod_requests=node.pod_requests, price=node.price,
+                capacity=node.capacity, allocatable=node.allocatable, node_pool=node.node_pool)
+        for new in result.new_nodes
+    ]
+    pending = [PendingPods(workload, count, result.pending[0].reason) for workload, count in node.pods.items()] \
+        if result.pending else []
+    combined = ProvisioningResult(
+        nodes=peak.result.nodes + tuple(replaced),
+        pending=tuple(pending),
+        limits=MappingProxyType(dict(limits)),
+        remaining=result.remaining,
+        reserved=MappingProxyType({"cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
+                                   "memory": peak.reserved.memory + result.reserved.get("memory", 0)}),
+        primary_pool=peak.result.primary_pool,
+    )
+    return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result))
+
+
+def run_scenarios(setup: ScenarioSetup, limits: Mapping[str, int],
+                  only: Sequence[str] = SCENARIO_NAMES) -> Dict[str, ScenarioRun]:
+    """The scenarios named in `only` under `limits` (cpu m, memory MiB; {} for none)."""
+    runs: Dict[str, ScenarioRun] = {}
+    peak = run_peak(setup, limits)
+    if PEAK in only:
+        runs[PEAK] = peak
+    if HPA_RAMP in only:
+        runs[HPA_RAMP] = run_ramp(setup, limits)
+    if ROLLOUT in only:
+        runs[ROLLOUT] = run_rollout(setup, limits, peak)
+    if DISRUPTION in only:
+        runs[DISRUPTION] = run_disruption(setup, limits, peak)
+    return {name: runs[name] for name in SCENARIO_NAMES if name in runs}
+
+
+class ScenarioRunner:
+    """Runs scenarios under limits, simulating the peak (which others start from) once per limits."""
+
+    def __init__(self, setup: ScenarioSetup):
+        self.setup = setup
+        self._peaks: Dict[Tuple, ScenarioRun] = {}
+        self.simulations = 0
+
+    def peak(self, limits: Mapping[str, int]) -> ScenarioRun:
+        key = tuple(sorted(limits.items()))
+        if key not in self._peaks:
+            self._peaks[key] = run_peak(self.setup, limits)
+            self.simulations += 1
+        return self._peaks[key]
+
+    def run(self, name: str, limits: Mapping[str, int]) -> ScenarioRun:
+        self.simulations += name != PEAK
+        if name == PEAK:
+            return self.peak(limits)
+        if name == HPA_RAMP:
+            return run_ramp(self.setup, limits)
+        if name == ROLLOUT:
+            return run_rollout(self.setup, limits, self.peak(limits))
+        if name == DISRUPTION:
+            return run_disruption(self.setup, limits, self.peak(limits))
+        raise ValueError(f"unknown scenario {name!r}")
+
+    def run_all(self, limits: Mapping[str, int]) -> Dict[str, ScenarioRun]:
+        return {name: self.run(name, limits) for name in SCENARIO_NAMES}
+
+
+# Probed in this order: the scenarios that usually need the most come first, so the
+# others are mostly checked once at an already raised value.
+_PROBE_ORDER = (ROLLOUT, DISRUPTION, HPA_RAMP, PEAK)
+
+
+def _lower_bound(run: ScenarioRun) -> Resources:
+    """No limits below this can place the scenario: requests on new nodes plus running capacity."""
+    total = Resources()
+    for node in run.result.nodes:
+        if node.in_node_pool:
+            total += node.used if not node.existing else node.capacity
+    return total
+
+
+def search_limits(setup: ScenarioSetup, headroom_percent: float) -> Tuple[NodePoolLimits, Dict[str, ScenarioRun]]:
+    """The planned limits (see `sizing.karpenter.limits`) and every scenario's fleet under them."""
+    runner = ScenarioRunner(setup)
+    unlimited = runner.run_all({})
+    upper = Resources()
+    for run in unlimited.values():
+        usage = run.usage
+        need = Resources(usage.cpu + run.reserved.cpu, usage.memory + run.reserved.memory)
+        upper = Resources(max(upper.cpu, need.cpu), max(upper.memory, need.memory))
+    lower = _lower_bound(unlimited[PEAK])
+
+    def places_all(name: str, cpu: int, memory: int) -> bool:
+        return runner.run(name, {"cpu": cpu, "memory": memory}).placed_all
+
+    limits = smallest_limits(places_all, _PROBE_ORDER, lower, upper, headroom_percent)
+    return limits, runner.run_all(limits.for_simulation())

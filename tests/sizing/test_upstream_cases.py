@@ -1,0 +1,335 @@
+"""Cases taken from Karpenter's own tests (kubernetes-sigs/karpenter v1.14), one per upstream `It`.
+
+Each docstring names the upstream file and the `It("...")` it follows. Upstream runs against a fake
+cloud provider; here the instance types are small stand-ins with the same shape (or m5.large /
+m5.xlarge through the planner), and what is asserted is what the upstream test asserts.
+"""
+
+import pytest
+
+from sizing.errors import SizingInputError
+from sizing.karpenter.simulation import (
+    NodeOption,
+    NodePoolModel,
+    PodGroup,
+    RunningNode,
+    Scenario,
+    TopologyRule,
+    simulate,
+)
+from sizing.kube.resources import Resources
+from sizing.kube.scheduling import HostPort, LabelExpression, PodScheduling, Taint, Toleration
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload
+from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+
+PROVISIONING = "kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go"
+SCHEDULING = "kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go"
+INSTANCE_SELECTION = "kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/instance_selection_test.go"
+
+M5 = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge"]},)
+
+
+def _option(name, cpu, memory_gib, price, pods=110):
+    size = Resources(cpu * 1000, memory_gib * 1024, pods)
+    return NodeOption(name, size, size, price=price)
+
+
+def _plan(workloads, pool=NodePoolSpec(requirements=M5), **kwargs):
+    kwargs.setdefault("solver_time_limit_seconds", None)
+    return plan_capacity(PlanInput(workloads=tuple(workloads), node_pool=pool, **kwargs))
+
+
+def _workload(name="pod", cpu=100, memory=128, replicas=1, **scheduling):
+    return Workload(name, cpu, memory, replicas=replicas, max_surge=0, scheduling=PodScheduling(**scheduling))
+
+
+def _pools_of(plan, workload):
+    return {node.node_pool for node in plan.fleet.nodes if node.pods.get(workload)}
+
+
+# -- taints and tolerations ---------------------------------------------------------------------
+
+GPU_TAINT = Taint("nvidia.com/gpu", "NoSchedule", "true")
+
+
+@pytest.mark.parametrize("toleration", [
+    Toleration("nvidia.com/gpu", "Equal", "true", "NoSchedule"),
+    Toleration("nvidia.com/gpu", "Exists", effect="NoSchedule"),
+    Toleration("nvidia.com/gpu", "Exists"),
+    Toleration(None, "Exists"),
+], ids=["equal", "exists-with-effect", "exists-key-only", "exists-everything"])
+def test_pods_that_tolerate_taints_schedule(toleration):
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
+    It("should schedule pods that tolerate taints")."""
+    pool = NodePoolSpec(requirements=M5, taints=(GPU_TAINT,))
+    plan = _plan([_workload(tolerations=(toleration,))], pool=pool)
+    assert not plan.fleet.pending and plan.fleet.placed_count == 1
+
+
+@pytest.mark.parametrize("toleration", [
+    None,
+    Toleration("nvidia.com/gpu", "Equal", "false", "NoSchedule"),
+    Toleration("nvidia.com/gpu", "Exists", effect="NoExecute"),
+    Toleration("other", "Exists"),
+], ids=["none", "wrong-value", "wrong-effect", "wrong-key"])
+def test_pods_that_do_not_tolerate_taints_are_refused(toleration):
+    """The converse of kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
+    It("should schedule pods that tolerate taints"): with the only NodePool tainted, a pod whose
+    toleration does not match key, value and effect has nowhere to go."""
+    pool = NodePoolSpec(requirements=M5, taints=(GPU_TAINT,))
+    tolerations = () if toleration is None else (toleration,)
+    with pytest.raises(SizingInputError, match="no NodePool and no running node can take its pods"):
+        _plan([_workload(tolerations=tolerations)], pool=pool)
+
+
+def test_a_prefer_no_schedule_pool_is_passed_over_while_another_matches():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
+    It("should not match NodePool with PreferNoSchedule taint when other NodePool match")."""
+    preferring = NodePoolSpec(requirements=M5, name="zz-prefer", taints=(Taint("foo", "PreferNoSchedule", "bar"),))
+    plain = NodePoolSpec(requirements=M5, name="plain")
+    # Equal weights go by name descending, so the tainted pool would be tried first.
+    plan = _plan([_workload()], pool=plain, other_node_pools=(preferring,))
+    assert _pools_of(plan, "pod") == {"plain"}
+
+
+def test_prefer_no_schedule_is_tolerated_after_the_preferences_are_relaxed():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
+    It("should tolerate PreferNoSchedule taint only after trying to relax Affinity terms")."""
+    pool = NodePoolSpec(requirements=M5, taints=(Taint("foo", "PreferNoSchedule", "bar"),))
+    impossible = (LabelExpression("topology.kubernetes.io/zone", "In", ("invalid",)),)
+    plan = _plan([_workload(preferred_node_terms=((1, impossible),))], pool=pool)
+    assert not plan.fleet.pending
+    assert plan.fleet.relaxed["pod"][-1] == "PreferNoSchedule taints tolerated"
+
+
+# -- NodePool weights and limits ----------------------------------------------------------------
+
+def test_the_heaviest_node_pool_takes_every_pod():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Weighted NodePools"):
+    It("should schedule to the nodepool with the highest priority always")."""
+    pools = (
+        NodePoolSpec(requirements=M5, name="unweighted"),
+        NodePoolSpec(requirements=M5, name="twenty", weight=20),
+        NodePoolSpec(requirements=M5, name="hundred", weight=100),
+    )
+    plan = _plan([_workload(replicas=3)], pool=pools[0], other_node_pools=pools[1:])
+    assert _pools_of(plan, "pod") == {"hundred"}
+
+
+def test_an_explicitly_selected_pool_wins_over_heavier_ones():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Weighted NodePools"):
+    It("should schedule to explicitly selected nodepool even if other nodePools are higher priority")."""
+    pools = (
+        NodePoolSpec(requirements=M5, name="targeted"),
+        NodePoolSpec(requirements=M5, name="twenty", weight=20),
+        NodePoolSpec(requirements=M5, name="hundred", weight=100),
+    )
+    pinned = Workload("pod", 100, 128, replicas=1, max_surge=0, node_selector={"karpenter.sh/nodepool": "targeted"})
+    plan = _plan([pinned], pool=pools[0], other_node_pools=pools[1:])
+    assert _pools_of(plan, "pod") == {"targeted"}
+
+
+TWO_CPU = _option("two-cpu", 2, 4, price=1.0)
+FOUR_CPU = _option("four-cpu", 4, 8, price=2.0)
+
+
+def _single_pool(groups, limits, options=(TWO_CPU, FOUR_CPU), running=()):
+    return simulate(Scenario(node_options=options, pod_groups=tuple(groups), limits=limits, running_nodes=running))
+
+
+def test_limits_already_used_stop_the_pool():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
+    It("should not schedule when limits are exceeded"): a NodeClaim of 100 cpu against a limit of 20."""
+    big = NodeOption("big", Resources(100_000, 4096, 110), Resources(100_000, 4096, 110), price=1.0)
+    result = _single_pool([PodGroup("pod", Resources(100, 128, 1), 1, nodes=frozenset())], {"cpu": 20_000},
+                          running=(RunningNode("existing", big, requested=big.allocatable),))
+    assert result.pending_count == 1 and not result.new_nodes
+
+
+def test_a_pod_schedules_when_a_type_fits_the_limits():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
+    It("should schedule if limits would be met") and It("should not schedule if limits would be
+    exceeded"): 1.75 cpu fits a 2-cpu type under a limit of 2; 2.1 cpu needs a type the limit forbids."""
+    fits = _single_pool([PodGroup("pod", Resources(1750, 128, 1), 1)], {"cpu": 2000})
+    assert [node.instance_type for node in fits.nodes] == ["two-cpu"]
+    too_big = _single_pool([PodGroup("pod", Resources(2100, 128, 1), 1)], {"cpu": 2000})
+    assert too_big.pending_count == 1 and not too_big.nodes
+
+
+def test_limits_partially_schedule_pods_that_need_their_own_nodes():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
+    It("should partially schedule if limits would be exceeded"): two 1.5-cpu pods with hostname
+    anti-affinity under a 3-cpu limit; one schedules, one does not."""
+    anti = TopologyRule("anti-affinity", "hostname", frozenset({"foo"}))
+    result = _single_pool([PodGroup("foo", Resources(1500, 128, 1), 2, topology=(anti,))], {"cpu": 3000})
+    assert result.placed_count == 1 and result.pending_count == 1
+
+
+def test_the_nodes_limit_stops_the_third_node():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
+    It("should not schedule if limits would be exceeded (node)")."""
+    anti = TopologyRule("anti-affinity", "hostname", frozenset({"foo"}))
+    result = _single_pool([PodGroup("foo", Resources(1500, 128, 1), 3, topology=(anti,))], {"nodes": 2})
+    assert len(result.nodes) == 2 and result.pending_count == 1
+    assert "node limits have been exhausted" in result.pending[0].reason
+
+
+def test_a_pool_at_its_limits_overflows_to_the_next_by_weight():
+    """First principles, following Karpenter's NodePool loop in scheduler.go (each NodePool's template is
+    tried in weight order and one that cannot launch passes the pod on): the heavy pool's limit holds
+    two nodes, the rest go to the lighter pool."""
+    anti = TopologyRule("anti-affinity", "hostname", frozenset({"foo"}))
+    pools = (NodePoolModel("heavy", (TWO_CPU,), limits={"nodes": 2}, weight=50),
+             NodePoolModel("light", (TWO_CPU,), weight=10))
+    result = simulate(Scenario(node_options=(TWO_CPU,), node_pools=pools,
+                               pod_groups=(PodGroup("foo", Resources(1500, 128, 1), 5, topology=(anti,)),)))
+    assert not result.pending
+    assert [node.node_pool for node in result.nodes] == ["heavy", "heavy", "light", "light", "light"]
+
+
+# -- minValues ----------------------------------------------------------------------------------
+
+ONE_CPU = NodeOption("instance-type-1", Resources(1000, 1024, 110), Resources(1000, 1024, 110), price=0.52)
+FOUR = NodeOption("instance-type-2", Resources(4000, 4096, 110), Resources(4000, 4096, 110), price=1.0)
+TYPE_LABELS = {"instance-type-1": {"node.kubernetes.io/instance-type": "instance-type-1"},
+               "instance-type-2": {"node.kubernetes.io/instance-type": "instance-type-2"}}
+
+
+def _min_values(options, minimum, count=2):
+    pool = NodePoolModel("default", options, min_values={"node.kubernetes.io/instance-type": minimum},
+                         type_labels=TYPE_LABELS)
+    pods = PodGroup("pod", Resources(900, 900, 1), count)
+    return simulate(Scenario(node_options=options, node_pools=(pool,), pod_groups=(pods,)))
+
+
+def test_min_values_keep_two_types_so_each_claim_takes_one_pod():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/instance_selection_test.go:
+    It("should schedule respecting the minValues from instance-type requirements"): both 0.9-cpu pods
+    fit together only on instance-type-2, so keeping two types puts them on two nodes."""
+    result = _min_values((ONE_CPU, FOUR), 2)
+    assert not result.pending
+    assert len(result.nodes) == 2 and all(node.options >= 2 for node in result.nodes)
+    # Without minValues they share one instance-type-2.
+    assert [node.instance_type for node in _min_values((ONE_CPU, FOUR), 1).nodes] == ["instance-type-2"]
+
+
+def test_min_values_that_the_types_cannot_meet_leave_the_pod_pending():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("with MinValuesPolicy
+    set to Strict"): It("should not schedule when minValues requirement is not met") (two types,
+    minValues 3)."""
+    result = _min_values((ONE_CPU, FOUR), 3, count=1)
+    assert result.pending_count == 1 and not result.nodes
+    assert "minValues" in result.pending[0].reason
+
+
+# -- host ports ---------------------------------------------------------------------------------
+
+def test_pods_with_the_same_host_port_go_to_different_nodes():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go:
+    It("should schedule pods with the same host port to different nodes")."""
+    pods = PodGroup("pod", Resources(100, 128, 1), 2, host_ports=frozenset({("TCP", 8080)}))
+    result = simulate(Scenario(node_options=(FOUR_CPU,), pod_groups=(pods,)))
+    assert len(result.nodes) == 2 and all(node.pod_count == 1 for node in result.nodes)
+
+
+def test_a_daemon_set_host_port_blocks_the_pod():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should account for daemonset hostports"): no node is launched for the pod."""
+    exporter = DaemonSet("ds", 200, 256, scheduling=PodScheduling(host_ports=(HostPort(8080),)))
+    pod = _workload(host_ports=(HostPort(8080),))
+    with pytest.raises(SizingInputError, match="host port 8080/TCP is bound by DaemonSet ds"):
+        _plan([pod], daemon_sets=DEFAULT_DAEMON_SETS + (exporter,))
+
+
+def test_a_daemon_set_host_port_counts_only_where_the_daemon_set_runs():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should not account for daemonset hostports when daemonset would not schedule on selected node")."""
+    large_only = DaemonSet("on-xlarge", 200, 256, node_selector={"node.kubernetes.io/instance-type": "m5.xlarge"},
+                           scheduling=PodScheduling(host_ports=(HostPort(8080),)))
+    pinned = Workload("pod", 100, 128, replicas=1, max_surge=0,
+                      node_selector={"node.kubernetes.io/instance-type": "m5.large"},
+                      scheduling=PodScheduling(host_ports=(HostPort(8080),)))
+    plan = _plan([pinned], daemon_sets=DEFAULT_DAEMON_SETS + (large_only,))
+    assert [node.instance_type for node in plan.fleet.nodes] == ["m5.large"]
+
+
+# -- DaemonSet overhead by compatibility --------------------------------------------------------
+
+HEAVY = 1000  # millicores: with the EKS defaults this and a 1-cpu pod no longer fit an m5.large
+
+
+def _node_type_with(daemon_set, pool=NodePoolSpec(requirements=M5), tolerations=()):
+    pod = _workload(cpu=1000, memory=1024, tolerations=tolerations)
+    plan = _plan([pod], pool=pool, daemon_sets=DEFAULT_DAEMON_SETS + (daemon_set,))
+    return [node.instance_type for node in plan.fleet.nodes]
+
+
+def test_daemon_sets_are_counted():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should account for daemonsets"): the DaemonSet's requests push the pod to the larger type."""
+    assert _node_type_with(DaemonSet("ds", HEAVY, 1024)) == ["m5.xlarge"]
+    assert _plan([_workload(cpu=1000, memory=1024)]).fleet.nodes[0].instance_type == "m5.large"
+
+
+def test_daemon_sets_without_matching_tolerations_are_ignored():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should ignore daemonsets without matching tolerations")."""
+    pool = NodePoolSpec(requirements=M5, taints=(Taint("foo", "NoSchedule", "bar"),))
+    everything = (Toleration(None, "Exists"),)
+    assert _node_type_with(DaemonSet("ds", HEAVY, 1024), pool, everything) == ["m5.large"]
+
+
+def test_daemon_sets_with_a_node_selector_matching_the_pool_label_are_counted():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should account for daemonsets with a custom label nodeSelector that matches the nodepool")."""
+    pool = NodePoolSpec(requirements=M5, labels={"team": "web"})
+    assert _node_type_with(DaemonSet("ds", HEAVY, 1024, node_selector={"team": "web"}), pool) == ["m5.xlarge"]
+    assert _node_type_with(DaemonSet("ds", HEAVY, 1024, node_selector={"team": "data"}), pool) == ["m5.large"]
+
+
+def test_daemon_sets_are_filtered_by_instance_type_requirements():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should filter out daemonsets based on instance type requirements"): a DaemonSet that selects
+    only m5.xlarge does not weigh on m5.large."""
+    xlarge_only = DaemonSet("ds", HEAVY, 1024, node_selector={"node.kubernetes.io/instance-type": "m5.xlarge"})
+    assert _node_type_with(xlarge_only) == ["m5.large"]
+
+
+def test_daemon_sets_are_counted_on_a_prefer_no_schedule_pool():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Daemonsets"):
+    It("should consider a daemonset schedulable with a PreferNoSchedule taint"): DaemonSet pods
+    tolerate PreferNoSchedule for this check (isDaemonPodCompatible)."""
+    pool = NodePoolSpec(requirements=M5, taints=(Taint("test", "PreferNoSchedule"),))
+    assert _node_type_with(DaemonSet("ds", HEAVY, 1024), pool) == ["m5.xlarge"]
+
+
+# -- pod-level resources ------------------------------------------------------------------------
+
+def test_pod_level_requests_decide_the_type():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go:
+    It("should schedule based on the pod level resources requests"): pod-level requests (9.9 cpu,
+    3.9Gi) win over the containers' (5 cpu, 1Gi; init 6 cpu), so the 10-cpu type is chosen, not a
+    smaller one."""
+    from sizing.kube.objects import read_objects
+
+    text = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pod}
+spec:
+  replicas: 1
+  template:
+    metadata: {labels: {app: pod}}
+    spec:
+      resources: {requests: {cpu: 9900m, memory: 3994Mi}}
+      initContainers:
+      - {name: init, resources: {requests: {cpu: "6", memory: 2Gi}}}
+      containers:
+      - {name: main, resources: {requests: {cpu: "5", memory: 1Gi}}}
+"""
+    (workload,) = read_objects([("pod.yaml", text)]).workloads
+    assert (workload.cpu_millicores, workload.memory_mib) == (9900, 3994)
+    options = (_option("ten", 10, 4, 1.0), _option("eleven", 11, 5, 1.1), _option("nine", 9, 3, 0.9))
+    group = PodGroup("pod", Resources(workload.cpu_millicores, workload.memory_mib, 1), 1)
+    result = simulate(Scenario(node_options=options, pod_groups=(group,)))
+    assert [node.instance_type for node in result.nodes] == ["ten"]
