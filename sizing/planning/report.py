@@ -75,7 +75,7 @@ def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> L
     return [first, second]
 
 
-def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int) -> List[str]:
+def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_pools: bool = False) -> List[str]:
     nodes = result.nodes
     if not nodes:
         return ["no nodes"]
@@ -101,7 +101,7 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int) -> List[s
               for workload, steps in sorted(result.relaxed.items()) if steps]
     lines.append("")
     name_width = max(len(n.name) for n in nodes)
-    show_pool = len(result.pool_remaining) > 1
+    show_pool = several_pools or len(result.pool_remaining) > 1
     for node in nodes[:max_rows]:
         lines += _node_lines(node, name_width, show_pool)
     if len(nodes) > max_rows:
@@ -219,7 +219,7 @@ def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """The plan as text for a terminal; at most `max_rows` nodes are listed one per row."""
     lines = _header_lines(plan)
     lines += ["", "Fleet Karpenter would launch at peak with the rollout surge (simulated)"]
-    lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows)
+    lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows, bool(plan.input.other_node_pools))
     lines += [""] + _scenario_lines(plan)
     lines += [""] + _limits_lines(plan)
     lines += [""] + _optimal_lines(plan)

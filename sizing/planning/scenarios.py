@@ -256,6 +256,7 @@ class _Fleet:
 
     def __init__(self, setup: ScenarioSetup, prefix: str):
         self.by_type = _options_by_pool(setup)
+        self.relaxed: Dict[str, List[str]] = {}
         self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
         self.running: Dict[str, RunningNode] = {node.name: node for node in setup.running}
         self.placed: Dict[str, PlacedNode] = {}
@@ -265,6 +266,9 @@ class _Fleet:
         self.count = 0
 
     def absorb(self, result: ProvisioningResult, moment: int, registered) -> None:
+        for workload, relaxed in result.relaxed.items():
+            known = self.relaxed.setdefault(workload, [])
+            known += [constraint for constraint in relaxed if constraint not in known]
         for node in result.nodes:
             if node.existing:
                 name = node.name
@@ -305,6 +309,7 @@ class _Fleet:
             remaining=MappingProxyType(dict(remaining)),
             reserved=MappingProxyType({"cpu": reserved.cpu, "memory": reserved.memory}),
             primary_pool=self.primary_pool,
+            relaxed=MappingProxyType({workload: tuple(items) for workload, items in self.relaxed.items()}),
         )
 
 
@@ -369,6 +374,7 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
         node.name: _as_running(node, _option_of(fleet.by_type, node)) for node in peak.result.nodes
     }
     fleet.pods = {node.name: dict(node.pods) for node in peak.result.nodes}
+    fleet.relaxed = {workload: list(items) for workload, items in peak.result.relaxed.items()}
     surge = [group for group in setup.surge_groups if group.count > 0]
     pending = list(peak.result.pending)
     reserved = peak.reserved
@@ -421,6 +427,7 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
         reserved=MappingProxyType({"cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
                                    "memory": peak.reserved.memory + result.reserved.get("memory", 0)}),
         primary_pool=peak.result.primary_pool,
+        relaxed=peak.result.relaxed,
     )
     return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result))
 
@@ -497,8 +504,16 @@ def search_limits(setup: ScenarioSetup, headroom_percent: float) -> Tuple[NodePo
         upper = Resources(max(upper.cpu, need.cpu), max(upper.memory, need.memory))
     lower = _lower_bound(unlimited[PEAK])
 
+    others = [pool.name for pool in setup.node_pools[1:]]
+
+    def overflow(run: ScenarioRun) -> Tuple[int, ...]:
+        return tuple(run.result.limit_usage(pool)["nodes"] for pool in others)
+
     def places_all(name: str, cpu: int, memory: int) -> bool:
-        return runner.run(name, {"cpu": cpu, "memory": memory}).placed_all
+        # Placed as without limits: pods that would overflow to the other NodePools because the
+        # planned one is at its limits do not count as placed.
+        run = runner.run(name, {"cpu": cpu, "memory": memory})
+        return run.placed_all and all(a <= b for a, b in zip(overflow(run), overflow(unlimited[name])))
 
     limits = smallest_limits(places_all, _PROBE_ORDER, lower, upper, headroom_percent)
     return limits, runner.run_all(limits.for_simulation())

@@ -162,7 +162,8 @@ def test_nodeclaims_that_outlive_the_wait_stop_the_destroy(env, fakes):
     for hint in ("kubectl get nodeclaims -o wide", "logs deploy/karpenter", "kubectl get pdb -A", "do-not-disrupt",
                  "DESTROY_NODECLAIM_TIMEOUT", "make kubeconfig STACK=dev", "docs/teardown.md"):
         assert hint in result.stderr, hint
-    assert "waiting for 1 NodeClaim(s) to terminate (0s of 2s)" in result.stdout
+    # The seconds waited depend on the machine's load; the progress line's shape does not.
+    assert re.search(r"waiting for 1 NodeClaim\(s\) to terminate \([0-2]s of 2s\)", result.stdout)
     assert not any(line.startswith("pulumi destroy") for line in calls(fakes))
 
 

@@ -63,7 +63,7 @@ def test_planner_refuses_a_workload_whose_host_port_a_daemon_set_binds_everywher
     with pytest.raises(SizingInputError, match=r"'agent': host port 9100/TCP is bound by DaemonSet node-exporter"):
         plan_capacity(PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5),
                                 daemon_sets=DEFAULT_DAEMON_SETS + (_exporter(),),
-                                solver_time_limit_seconds=None))
+                                solver_work_limit=None))
 
 
 def test_planner_sends_the_pods_to_types_the_daemon_set_does_not_select():
@@ -71,10 +71,10 @@ def test_planner_sends_the_pods_to_types_the_daemon_set_does_not_select():
     exporter = _exporter(node_selector={"node.kubernetes.io/instance-type": "m5.large"})
     plan = plan_capacity(PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5),
                                    daemon_sets=DEFAULT_DAEMON_SETS + (exporter,),
-                                   solver_time_limit_seconds=None))
+                                   solver_work_limit=None))
     assert not plan.fleet.pending
     assert {node.instance_type for node in plan.fleet.nodes if node.pods.get("agent")} == {"m5.xlarge"}
     # Without that DaemonSet the cheaper m5.large takes them.
     plain = plan_capacity(PlanInput(workloads=(_agent(),), node_pool=NodePoolSpec(requirements=M5),
-                                    solver_time_limit_seconds=None))
+                                    solver_work_limit=None))
     assert {node.instance_type for node in plain.fleet.nodes if node.pods.get("agent")} == {"m5.large"}

@@ -199,7 +199,7 @@ THREE_ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 
 
 def _plan(workloads, **kwargs):
-    kwargs.setdefault("solver_time_limit_seconds", None)
+    kwargs.setdefault("solver_work_limit", None)
     return plan_capacity(PlanInput(workloads=tuple(workloads), node_pool=NodePoolSpec(requirements=M5), **kwargs))
 
 

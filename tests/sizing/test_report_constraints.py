@@ -13,7 +13,7 @@ def _plan(**kwargs):
     prefer = PodAffinityTerm(HOSTNAME_KEY, LabelSelector({"app": "missing"}), anti=False, weight=10)
     web = Workload("web", 500, 512, replicas=2, max_surge=0,
                    scheduling=PodScheduling(labels={"app": "web"}, pod_affinity=(prefer,)))
-    return plan_capacity(PlanInput(workloads=(web,), solver_time_limit_seconds=None, **kwargs))
+    return plan_capacity(PlanInput(workloads=(web,), solver_work_limit=None, **kwargs))
 
 
 def test_report_lists_relaxed_soft_constraints():

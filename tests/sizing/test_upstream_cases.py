@@ -35,7 +35,7 @@ def _option(name, cpu, memory_gib, price, pods=110):
 
 
 def _plan(workloads, pool=NodePoolSpec(requirements=M5), **kwargs):
-    kwargs.setdefault("solver_time_limit_seconds", None)
+    kwargs.setdefault("solver_work_limit", None)
     return plan_capacity(PlanInput(workloads=tuple(workloads), node_pool=pool, **kwargs))
 
 
