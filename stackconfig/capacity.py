@@ -18,12 +18,12 @@ from sizing.errors import SizingInputError
 from sizing.kube.objects import read_objects
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
+from sizing.planning.report import plan_data
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file
 from stackconfig.planned_objects import planned_objects
 from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
-from sizing.planning.report import plan_data
 
 OBJECTS_SOURCE = "the stack's Kubernetes objects"
 

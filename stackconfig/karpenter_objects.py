@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from stackconfig.app_objects import load_manifest
 from stackconfig.ami import check_ami_alias
+from stackconfig.app_objects import load_manifest
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
 

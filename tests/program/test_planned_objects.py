@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from offline.program import PROJECT_DIR
 from sizing.kube.objects import read_objects
 from sizing.planning.description import daemon_set, workload
 from stackconfig.app_objects import app_objects
@@ -12,7 +13,6 @@ from stackconfig.errors import StackConfigError
 from stackconfig.karpenter_objects import node_pool
 from stackconfig.load import load_stack_file, parse_stack_config
 from stackconfig.planned_objects import planned_objects
-from offline.program import PROJECT_DIR
 
 DEV_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
 
