@@ -7,7 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from iam.errors import IamInputError
 from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
-from stackconfig.app import AppConfig
+from stackconfig.app import AppConfig, check_alb_tags
 from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
 from stackconfig.nodepool import NodePoolConfig, validate_zones
@@ -109,6 +109,16 @@ class StackConfig(ConfigSection):
                 "the workloads it runs; list yours under capacity.workloads (see docs/sizing-input.md) or keep "
                 "deployTestApp true"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _tags_fit_the_alb_annotation(self) -> "StackConfig":
+        # The test app's Ingress puts the stack's tags on its ALB through one annotation.
+        if self.deploy_test_app:
+            try:
+                check_alb_tags(self.tags)
+            except ValueError as error:
+                raise ValueError(f"`tags`: {error} (the test app's ALB carries the stack's tags)") from None
         return self
 
     @property
