@@ -147,7 +147,7 @@ def ec2_node_class(
     if not name or not role_name or not cluster_name:
         raise ValueError("name, role_name and cluster_name must not be empty")
     check_ami_alias(ami_alias)
-    _check_tags(tags)
+    check_node_class_tags(tags)
     low, high = ROOT_VOLUME_GI_RANGE
     if isinstance(volume_size_gi, bool) or not isinstance(volume_size_gi, int) or not low <= volume_size_gi <= high:
         raise ValueError(f"volume_size_gi must be a whole number of GiB from {low} to {high}, got {volume_size_gi!r}")
@@ -175,11 +175,12 @@ def ec2_node_class(
     return obj
 
 
-def _check_tags(tags: Mapping[str, str]) -> None:
+def check_node_class_tags(tags: Mapping[str, str]) -> None:
+    """The EC2NodeClass CRD refuses empty keys and the keys Karpenter sets itself."""
     for key, value in tags.items():
         if not key:
-            raise ValueError("tags: empty tag keys are not allowed")
+            raise ValueError("empty tag keys are not allowed")
         if key in RESTRICTED_TAG_KEYS or key.startswith(RESTRICTED_TAG_PREFIX):
-            raise ValueError(f"tags: {key!r} is set by Karpenter itself and may not be given")
+            raise ValueError(f"tag key {key!r} is set by Karpenter itself on every node it launches and may not be given")
         if not isinstance(value, str):
-            raise ValueError(f"tags: the value of {key!r} must be a string, got {value!r}")
+            raise ValueError(f"the value of tag {key!r} must be a string, got {value!r}")

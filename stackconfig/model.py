@@ -10,6 +10,7 @@ from stackconfig.addons import AddonsConfig, IdentityMode
 from stackconfig.app import AppConfig, check_alb_tags
 from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
+from stackconfig.karpenter_objects import check_node_class_tags
 from stackconfig.nodepool import NodePoolConfig, validate_zones
 from stackconfig.regions import check_region
 from stackconfig.system_pods import check_system_nodes_hold_their_pods
@@ -57,7 +58,10 @@ class StackConfig(ConfigSection):
     @field_validator("tags")
     @classmethod
     def _tags_are_valid(cls, value: dict[str, str]) -> dict[str, str]:
-        return validate_tags(value)
+        validate_tags(value)
+        # The EC2NodeClass carries them too, onto every node Karpenter launches.
+        check_node_class_tags(value)
+        return value
 
     @model_validator(mode="after")
     def _karpenter_fits_the_cluster(self) -> "StackConfig":
