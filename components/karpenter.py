@@ -11,7 +11,6 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.karpenter_objects import DEFAULT_NODE_CLASS_NAME, ec2_node_class
 from iam.interruption import (
     INTERRUPTION_RULES,
     QUEUE_MESSAGE_RETENTION_SECONDS,
@@ -21,6 +20,7 @@ from iam.interruption import (
 )
 from iam.karpenter import node_role_managed_policy_arns
 from iam.trust import ec2_trust_policy
+from stackconfig.karpenter_objects import DEFAULT_NODE_CLASS_NAME, ec2_node_class
 
 
 @dataclass(frozen=True)

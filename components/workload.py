@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.app_objects import app_objects
-from components.karpenter_objects import node_pool
 from stackconfig.app import AppConfig
+from stackconfig.app_objects import app_objects
+from stackconfig.karpenter_objects import node_pool
 from stackconfig.nodepool import NodePoolConfig
 
 KINDS = {

@@ -1,9 +1,6 @@
-"""The capacity plan of a stack: the planner's input built from the stack configuration.
-
-The test app at peak (HPA maxReplicas plus its rollout surge), the extra workloads and
-DaemonSets of `capacity`, and the NodePool's requirements become a workload description
-(the format of `python -m sizing plan FILE`), so a stack and a description file are planned
-and validated the same way.
+"""The capacity plan of a stack: the planner's input read from the Kubernetes objects the stack
+deploys (`stackconfig.planned_objects`), as `python -m sizing plan` reads manifest files, with the
+planning settings of `capacity`. A stack and its deployed manifests are planned the same way.
 """
 
 from __future__ import annotations
@@ -16,75 +13,50 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+import yaml
 
 from sizing.errors import SizingInputError
-from sizing.planning.description import plan_input_from_document
+from sizing.kube.objects import read_objects
+from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
 from sizing.planning.report import plan_data
-from sizing.planning.scenarios import HpaScaleUp
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file
-from stackconfig.nodepool_presets import NODEPOOL_PRESETS
+from stackconfig.planned_objects import planned_objects
 from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
 
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
-ZONE_KEY = "topology.kubernetes.io/zone"
+OBJECTS_SOURCE = "the stack's Kubernetes objects"
 
 
-def capacity_description(config: Any, zones: Sequence[str] = ()) -> dict:
-    """The workload description of a stack: the test app at peak (unless `deployTestApp` is false)
-    and `capacity.workloads`. zones: the zones the NodePool may use (empty when they are not known
-    offline, which changes nothing unless a pod asks for a zone)."""
-    app, pool, capacity = config.app, config.node_pool, config.capacity
-    requirements = pool.requirements if pool.requirements is not None else NODEPOOL_PRESETS[pool.preset]
-    requirement_objects = [requirement.to_dict() for requirement in requirements]
-    node_pool_zones = list(pool.zones) if pool.zones is not None else list(zones)
-    if node_pool_zones:
-        requirement_objects.append({"key": ZONE_KEY, "operator": "In", "values": node_pool_zones})
-    node_pool: dict = {"name": pool.name, "requirements": requirement_objects}
-    if pool.limits is not None:
-        node_pool["limits"] = {
-            key: value for key, value in (("cpu", pool.limits.cpu), ("memory", pool.limits.memory)) if value
-        }
-    test_app = {
-        "name": app.name,
-        "requests": {"cpu": app.cpu_request, "memory": app.memory_request},
-        "maxReplicas": app.hpa.max_replicas,
-        "maxSurge": f"{app.max_surge_percent}%",
-        "nodeSelector": {NODEPOOL_LABEL: pool.name},
-    }
-    deployed_app = [test_app] if config.deploy_test_app else []
-    return {
+def plan_source(config: Any, zones: Sequence[str] = ()) -> tuple[str, str]:
+    """What a stack is planned from, as text (the cache key of its plan): the YAML of its objects
+    (`planned_objects`) and the JSON of the settings objects do not carry (region, zones and
+    the `capacity` options). zones: as for `planned_objects`."""
+    objects_yaml = yaml.safe_dump_all(planned_objects(config, zones), sort_keys=True)
+    capacity = config.capacity
+    settings = {
         "region": config.region,
-        "zones": node_pool_zones,
-        "nodePool": node_pool,
-        "workloads": [*deployed_app, *(_as_written(entry) for entry in capacity.workloads)],
-        "daemonSets": [_as_written(entry) for entry in capacity.daemon_sets],
+        "zones": list(config.node_pool.zones) if config.node_pool.zones is not None else list(zones),
         "headroomPercent": capacity.headroom_percent,
         "maxPodsPerNode": capacity.max_pods_per_node,
         "priceOverrides": dict(capacity.price_overrides),
         "solverWorkLimit": capacity.solver_work_limit,
     }
-
-
-def _as_written(entry: BaseModel) -> dict:
-    """A validated entry back as the description's YAML has it (camelCase, only what was given)."""
-    return entry.model_dump(by_alias=True, exclude_unset=True)
+    return objects_yaml, json.dumps(settings, sort_keys=True)
 
 
 def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
     """The capacity plan of a validated stack configuration; bad capacity input raises
     StackConfigError naming it, and so do explicit limits below the peak unless acknowledged,
     and a peak whose pods and nodes the VPC's private subnets cannot hold."""
-    description_json = json.dumps(capacity_description(config, zones), sort_keys=True)
-    plan_input = _plan_input(description_json, *_app_ramp(config))
+    source = plan_source(config, zones)
+    plan_input = _plan_input(*source)
     zone_count = config.network.availability_zones
     try:
         # Cheap, before planning: a peak of millions of pods is refused without simulating it.
         check_pods_fit(config, zone_count, sum(workload.peak_pods for workload in plan_input.workloads))
-        plan = _plan(description_json, *_app_ramp(config))
+        plan = _plan(*source)
         check_fleet_fits(config, zone_count, fleet_demand(peak_nodes(config, plan)))
     except ValueError as error:
         if isinstance(error, StackConfigError):
@@ -134,7 +106,7 @@ def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
     limits = dict(plan.node_pool_limits)
     override = config.node_pool.limits
     if override is not None:
-        limits.update({key: value for key, value in (("cpu", override.cpu), ("memory", override.memory)) if value})
+        limits.update(override.given())
     return limits
 
 
@@ -203,7 +175,7 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
             ]
         )
     config = load_stack_file(path)
-    plan_input = _plan_input(json.dumps(capacity_description(config), sort_keys=True), *_app_ramp(config))
+    plan_input = _plan_input(*plan_source(config))
     # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
     try:
         check_pods_fit(config, config.network.availability_zones, sum(w.peak_pods for w in plan_input.workloads))
@@ -212,26 +184,26 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     return plan_input
 
 
-def _app_ramp(config: Any) -> tuple[str | None, int]:
-    """The test app's name and HPA minReplicas, for the HPA ramp scenario (no name: no test app)."""
-    return (config.app.name if config.deploy_test_app else None), config.app.hpa.min_replicas
-
-
-def _plan_input(description_json: str, app_name: str | None, app_min_replicas: int) -> PlanInput:
-    """The description's input, with the test app's HPA minReplicas for the HPA ramp scenario."""
+def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
+    settings = json.loads(settings_json)
     try:
-        plan_input = plan_input_from_document(json.loads(description_json))
-        if app_name is None:
-            return plan_input
-        return replace(plan_input, hpa_scale_up={app_name: HpaScaleUp(min_replicas=app_min_replicas)})
+        objects = read_objects([(OBJECTS_SOURCE, objects_yaml)])
+        plan_input = plan_input_from_objects(objects, zones=settings["zones"], region=settings["region"])
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
+    return replace(
+        plan_input,
+        headroom_percent=settings["headroomPercent"],
+        max_pods_per_node=settings["maxPodsPerNode"],
+        price_overrides=settings["priceOverrides"],
+        solver_work_limit=settings["solverWorkLimit"],
+    )
 
 
 @functools.lru_cache(maxsize=32)
-def _plan(description_json: str, app_name: str | None, app_min_replicas: int) -> CapacityPlan:
+def _plan(objects_yaml: str, settings_json: str) -> CapacityPlan:
     # Planning is deterministic; a stack evaluated again (tests, make plan) reuses its plan.
-    plan_input = _plan_input(description_json, app_name, app_min_replicas)
+    plan_input = _plan_input(objects_yaml, settings_json)
     try:
         return plan_capacity(plan_input)
     except SizingInputError as error:

@@ -38,3 +38,15 @@ class CapacityConfig(ConfigSection):
                 "remove solverTimeLimitSeconds or set solverWorkLimit instead"
             )
         return value
+
+    @field_validator("workloads", "daemon_sets")
+    @classmethod
+    def _names_are_unique(cls, entries: tuple) -> tuple:
+        # Each entry becomes a Kubernetes object of that name; a second one would replace the first.
+        names = [entry.name for entry in entries]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            listed = ", ".join(repr(name) for name in repeated)
+            verb = "is" if len(repeated) == 1 else "are"
+            raise ValueError(f"each name may be given once; {listed} {verb} given more than once")
+        return entries

@@ -7,7 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from iam.errors import IamInputError
 from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
-from stackconfig.app import AppConfig
+from stackconfig.app import AppConfig, check_alb_tags
 from stackconfig.base import ConfigSection
 from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
@@ -18,6 +18,7 @@ from stackconfig.foundation import (
     validate_cluster_name,
     validate_tags,
 )
+from stackconfig.karpenter_objects import check_node_class_tags
 from stackconfig.nodepool import NodePoolConfig, validate_zones
 from stackconfig.regions import check_region
 from stackconfig.system_pods import check_system_nodes_hold_their_pods
@@ -57,7 +58,10 @@ class StackConfig(ConfigSection):
     @field_validator("tags")
     @classmethod
     def _tags_are_valid(cls, value: dict[str, str]) -> dict[str, str]:
-        return validate_tags(value)
+        validate_tags(value)
+        # The EC2NodeClass carries them too, onto every node Karpenter launches.
+        check_node_class_tags(value)
+        return value
 
     @model_validator(mode="after")
     def _karpenter_fits_the_cluster(self) -> StackConfig:
@@ -109,6 +113,16 @@ class StackConfig(ConfigSection):
                 "the workloads it runs; list yours under capacity.workloads (see docs/sizing-input.md) or keep "
                 "deployTestApp true"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _tags_fit_the_alb_annotation(self) -> StackConfig:
+        # The test app's Ingress puts the stack's tags on its ALB through one annotation.
+        if self.deploy_test_app:
+            try:
+                check_alb_tags(self.tags)
+            except ValueError as error:
+                raise ValueError(f"`tags`: {error} (the test app's ALB carries the stack's tags)") from None
         return self
 
     @property

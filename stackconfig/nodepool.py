@@ -119,6 +119,10 @@ class NodePoolLimits(ConfigSection):
     def _is_quantity(cls, value: str | None) -> str | None:
         return None if value is None else positive_quantity(value)
 
+    def given(self) -> dict[str, str]:
+        """The limits set here, by resource (`spec.limits` keys)."""
+        return {key: value for key, value in (("cpu", self.cpu), ("memory", self.memory)) if value}
+
 
 class NodePoolConfig(ConfigSection):
     """The Karpenter NodePool of the test workload.

@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from components.app_objects import (
+from stackconfig.app import AppConfig
+from stackconfig.app_objects import (
     MANIFEST_DIR,
     MANIFEST_FILES,
     alb_tags_annotation,
     app_objects,
     load_manifest,
 )
-from stackconfig.app import AppConfig
 
 # The values the files hold for what only the deployment knows.
 REFERENCE_NODEPOOL = "test-app"

@@ -9,16 +9,17 @@ from typing import Any
 import pytest
 import yaml
 
-from components.app_objects import load_manifest
-from components.karpenter_objects import (
+from sizing.karpenter.catalog import load_catalog
+from sizing.karpenter.requirements import filter_instance_types, parse_requirements
+from stackconfig.ami import DEFAULT_AMI_ALIAS
+from stackconfig.app_objects import load_manifest
+from stackconfig.karpenter_objects import (
     MANIFEST_DIR,
     NODEPOOL_PRESETS,
     ec2_node_class,
     node_pool,
+    node_pool_to_plan,
 )
-from sizing.karpenter.catalog import load_catalog
-from sizing.karpenter.requirements import filter_instance_types, parse_requirements
-from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.nodepool import NodePoolConfig
 
 REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
@@ -327,6 +328,29 @@ def test_every_nodepool_setting_reaches_the_object():
     assert "weight" not in _reference_pool()["spec"]
 
 
+def test_the_node_pool_to_plan_is_the_deployed_one_before_its_limits():
+    deployed = node_pool(SPOT_CONFIG, zones=["us-east-1a"], limits={"cpu": "16"}, node_class_name="spot-class")
+    planned = node_pool_to_plan(SPOT_CONFIG, zones=["us-east-1a"], node_class_name="spot-class")
+    assert "limits" not in planned["spec"]
+    del deployed["spec"]["limits"]
+    assert planned == deployed
+
+
+def test_the_node_pool_to_plan_carries_the_limits_set_in_the_config():
+    config = NodePoolConfig.model_validate({"limits": {"cpu": 12}})
+    planned = node_pool_to_plan(config, zones=REFERENCE_ZONES, node_class_name="default")
+    assert planned["spec"]["limits"] == {"cpu": "12"}
+
+
+def test_the_node_pool_to_plan_leaves_out_zones_it_does_not_know():
+    requirements = node_pool_to_plan(NodePoolConfig(), zones=[], node_class_name="default")["spec"]["template"]["spec"][
+        "requirements"
+    ]
+    assert [r for r in requirements if r["key"] == "topology.kubernetes.io/zone"] == []
+    with pytest.raises(ValueError, match="lists a zone twice"):
+        node_pool_to_plan(NodePoolConfig(), zones=["a", "a"], node_class_name="default")
+
+
 def test_requirements_override_replaces_the_preset():
     config = NodePoolConfig.model_validate_json(
         """{"preset": "spot", "requirements": [
@@ -515,7 +539,7 @@ def test_ec2_node_class_refuses_bad_arguments(overrides, message):
 
 
 def test_node_class_selects_given_subnets_by_id():
-    from components.karpenter_objects import ec2_node_class
+    from stackconfig.karpenter_objects import ec2_node_class
 
     base = dict(name="default", role_name="r", cluster_name="c", ami_alias="al2023@v20260714", tags={})
     assert ec2_node_class(**base, subnet_ids=["subnet-1", "subnet-2"])["spec"]["subnetSelectorTerms"] == [

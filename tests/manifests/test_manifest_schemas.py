@@ -17,12 +17,12 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.app_objects import MANIFEST_DIR as TEST_APP_DIR
-from components.app_objects import MANIFEST_FILES, app_objects, load_manifest
-from components.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
-from components.karpenter_objects import ec2_node_class, node_pool
 from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.app import AppConfig
+from stackconfig.app_objects import MANIFEST_DIR as TEST_APP_DIR
+from stackconfig.app_objects import MANIFEST_FILES, app_objects, load_manifest
+from stackconfig.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
+from stackconfig.karpenter_objects import ec2_node_class, node_pool
 from stackconfig.nodepool import NodePoolConfig
 from tests import schemas
 

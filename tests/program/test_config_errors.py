@@ -83,6 +83,21 @@ BAD_INPUTS = [
     ),
     pytest.param({"network": "single"}, ["`network`", "structured value"], id="scalar-for-section"),
     pytest.param(
+        {"tags": {"karpenter.sh/nodepool": "mine"}},
+        ["`tags`", "tag key 'karpenter.sh/nodepool' is set by Karpenter itself"],
+        id="tag-karpenter-sets",
+    ),
+    pytest.param(
+        {"tags": {"kubernetes.io/cluster/other": "owned"}},
+        ["`tags`", "'kubernetes.io/cluster/other' is set by Karpenter itself"],
+        id="cluster-ownership-tag",
+    ),
+    pytest.param(
+        {"tags": {"team": "web,api"}},
+        ["`tags`", "team='web,api' contains ',' or '='", "the test app's ALB carries the stack's tags"],
+        id="stack-tag-the-alb-annotation-cannot-carry",
+    ),
+    pytest.param(
         {
             "capacity": {
                 "workloads": [
@@ -259,6 +274,22 @@ MORE_BAD_INPUTS = [
         {"capacity": {"daemonSets": [{"name": "big-agent", "requests": {"cpu": "2", "memory": "64Mi"}}]}},
         ["capacity: the DaemonSets request 2125m cpu on every node", "(m5.large)", "no pod fits beside them"],
         id="oversized-daemon-set-is-blamed",
+    ),
+    pytest.param(
+        {
+            "capacity": {
+                "workloads": [
+                    {"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": n} for n in (2, 3)
+                ]
+            }
+        },
+        ["`capacity.workloads`", "'api' is given more than once"],
+        id="capacity-workload-named-twice",
+    ),
+    pytest.param(
+        {"capacity": {"daemonSets": [{"name": "agent"}, {"name": "agent"}, {"name": "logs"}, {"name": "logs"}]}},
+        ["`capacity.daemonSets`", "'agent', 'logs' are given more than once"],
+        id="daemon-sets-named-twice",
     ),
     pytest.param(
         {"nodePool": {"limits": {"cpu": "1"}}},

@@ -8,8 +8,8 @@ import copy
 import pytest
 import yaml
 
-from components.app_objects import MANIFEST_DIR
 from security.pod_security import restricted_violations
+from stackconfig.app_objects import MANIFEST_DIR
 
 RESTRICTED_POD = {
     "automountServiceAccountToken": False,

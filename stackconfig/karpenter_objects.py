@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from components.app_objects import load_manifest
 from stackconfig.ami import check_ami_alias
+from stackconfig.app_objects import load_manifest
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
 
@@ -66,12 +66,37 @@ def node_pool(
     limits: the resource limits (e.g. {"cpu": "8", "memory": "32Gi"}) the program computed.
     node_class_name: the EC2NodeClass its nodes are launched with.
     """
-    if isinstance(zones, str) or not zones or not all(isinstance(zone, str) and zone for zone in zones):
+    _check_zones(zones)
+    if not zones:
+        raise ValueError(f"zones must be a non-empty list of zone names, got {zones!r}")
+    if not limits:
+        raise ValueError("limits is empty; a NodePool without limits could launch nodes without bound")
+    return _node_pool_object(config, zones, limits, node_class_name)
+
+
+def node_pool_to_plan(config: NodePoolConfig, *, zones: Sequence[str], node_class_name: str) -> dict:
+    """The NodePool as the capacity plan reads it: the one `node_pool` builds before its limits
+    are known. `spec.limits` holds `nodePool.limits` when they are set (the plan checks them
+    against the peak) and is left out otherwise (the plan computes them).
+
+    zones: as for `node_pool`; empty when they are not known (a plan made without the region's
+    zones), which leaves the zone requirement out.
+    """
+    _check_zones(zones)
+    limits = {} if config.limits is None else config.limits.given()
+    return _node_pool_object(config, zones, limits, node_class_name)
+
+
+def _check_zones(zones: Sequence[str]) -> None:
+    if isinstance(zones, str) or not all(isinstance(zone, str) and zone for zone in zones):
         raise ValueError(f"zones must be a non-empty list of zone names, got {zones!r}")
     if len(set(zones)) != len(zones):
         raise ValueError(f"zones {list(zones)} lists a zone twice")
-    if not limits:
-        raise ValueError("limits is empty; a NodePool without limits could launch nodes without bound")
+
+
+def _node_pool_object(
+    config: NodePoolConfig, zones: Sequence[str], limits: Mapping[str, str], node_class_name: str
+) -> dict:
     for resource, quantity in limits.items():
         if not isinstance(quantity, str) or not _LIMIT_QUANTITY.match(quantity):
             raise ValueError(f"limits.{resource} {quantity!r} is not a Kubernetes quantity such as 8 or 32Gi")
@@ -84,16 +109,18 @@ def node_pool(
     spec = obj["spec"]
     template_spec = spec["template"]["spec"]
     template_spec["nodeClassRef"] = {"group": NODE_CLASS_GROUP, "kind": NODE_CLASS_KIND, "name": node_class_name}
-    template_spec["requirements"] = [requirement.to_dict() for requirement in requirements] + [
-        {"key": ZONE_KEY, "operator": "In", "values": list(zones)}
-    ]
+    zone_requirement = [{"key": ZONE_KEY, "operator": "In", "values": list(zones)}] if zones else []
+    template_spec["requirements"] = [requirement.to_dict() for requirement in requirements] + zone_requirement
     template_spec["expireAfter"] = config.expire_after
     spec["disruption"] = {
         "consolidationPolicy": config.consolidation_policy,
         "consolidateAfter": config.consolidate_after,
         "budgets": [budget.to_dict() for budget in config.budgets],
     }
-    spec["limits"] = dict(limits)
+    if limits:
+        spec["limits"] = dict(limits)
+    else:
+        del spec["limits"]
     if config.weight is not None:
         spec["weight"] = config.weight
     return obj
@@ -120,7 +147,7 @@ def ec2_node_class(
     if not name or not role_name or not cluster_name:
         raise ValueError("name, role_name and cluster_name must not be empty")
     check_ami_alias(ami_alias)
-    _check_tags(tags)
+    check_node_class_tags(tags)
     low, high = ROOT_VOLUME_GI_RANGE
     if isinstance(volume_size_gi, bool) or not isinstance(volume_size_gi, int) or not low <= volume_size_gi <= high:
         raise ValueError(f"volume_size_gi must be a whole number of GiB from {low} to {high}, got {volume_size_gi!r}")
@@ -148,11 +175,14 @@ def ec2_node_class(
     return obj
 
 
-def _check_tags(tags: Mapping[str, str]) -> None:
+def check_node_class_tags(tags: Mapping[str, str]) -> None:
+    """The EC2NodeClass CRD refuses empty keys and the keys Karpenter sets itself."""
     for key, value in tags.items():
         if not key:
-            raise ValueError("tags: empty tag keys are not allowed")
+            raise ValueError("empty tag keys are not allowed")
         if key in RESTRICTED_TAG_KEYS or key.startswith(RESTRICTED_TAG_PREFIX):
-            raise ValueError(f"tags: {key!r} is set by Karpenter itself and may not be given")
+            raise ValueError(
+                f"tag key {key!r} is set by Karpenter itself on every node it launches and may not be given"
+            )
         if not isinstance(value, str):
-            raise ValueError(f"tags: the value of {key!r} must be a string, got {value!r}")
+            raise ValueError(f"the value of tag {key!r} must be a string, got {value!r}")
