@@ -1,21 +1,28 @@
 """The moments that count against NodePool limits, each simulated as Karpenter would provision it.
 
-1. **peak**: every workload at its HPA maximum, pending in one batch (a cold start, a
-   restore, a Deployment created at scale).
+1. **peak**: every workload at its HPA maximum, pending at once (a cold start, a restore,
+   a Deployment created at scale).
 2. **hpa-ramp**: the HPA scales from `minReplicas` to the maximum under its scale-up
    behaviour (default: the larger of +100 % and +4 pods per 15 s, no stabilization
    window). The pods of one HPA step are one Karpenter batch (batchIdleDuration 1 s,
    batchMaxDuration 10 s, steps 15 s apart). A NodeClaim from an earlier step takes pods
-   while it is still in flight, but counts as zero against the limits until its node
-   registers, `REGISTRATION_SECONDS` (60 s) after the launch: the source of Karpenter's
-   limit overshoot. Pods left pending are retried with the next batch and once more
-   when every node has registered.
+   while it is still in flight, and counts against the limits once it has launched and
+   its capacity is known, `LAUNCH_SECONDS` (5 s) after its creation, before the next step.
 3. **rollout**: at peak, every workload's rollout surge (`maxSurge` extra pods) arrives
-   as one batch on top of the peak fleet, whose nodes all count.
+   on top of the peak fleet, whose nodes all count.
 4. **disruption**: at peak, drift or expiry replaces the largest node of the fleet. The
-   replacement (same instance type, same pods) launches before the old node goes, so
-   both count: one replacement, as the default disruption budget (10 % of the nodes,
-   rounded up) allows at least one.
+   replacement (same instance type, same pods) launches before the old node goes.
+   Karpenter schedules it as if the old node's capacity were already released and
+   creates it unless the NodePool is already over a limit, so a pool at its limits
+   replaces a node and runs one node over them for a while. One replacement, as the
+   default disruption budget (10 % of the nodes, rounded up) allows at least one.
+
+Within a batch subtractMax takes the largest candidate type of every new NodeClaim off
+the limits, so a batch of many NodeClaims on a wide NodePool stops well short of them.
+Karpenter retries the pods it left pending with the next batch, when the NodeClaims just
+created count at their real capacity; every scenario does the same until a batch places
+every pod or launches nothing. Pods already bound to a node count in the topology of
+the next batch.
 
 `run_scenarios(setup, limits)` runs all four under the same limits; the planner looks for
 the smallest limits under which none leaves a pod pending (`sizing.karpenter.limits`).
@@ -26,7 +33,7 @@ Units: cpu in millicores, memory in MiB, time in seconds.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -53,7 +60,9 @@ DISRUPTION = "disruption"
 SCENARIO_NAMES = (PEAK, HPA_RAMP, ROLLOUT, DISRUPTION)
 
 HPA_SYNC_SECONDS = 15
-REGISTRATION_SECONDS = 60
+LAUNCH_SECONDS = 5
+# Batches a scenario step may take to settle; each must launch a node, so limits end it long before.
+MAX_BATCHES_PER_STEP = 200
 DEFAULT_BUDGET_PERCENT = 10
 POLICY_TYPES = ("Pods", "Percent")
 SELECT_POLICIES = ("Max", "Min", "Disabled")
@@ -159,7 +168,8 @@ class ScenarioSetup:
 
     peak_groups: the pods at the HPA maximum, one group per workload; surge_groups: the
     rollout surge, same order; ramps: per workload, its (seconds, replicas) steps;
-    options: the NodePool's types; running: nodes up before any scenario.
+    options: the NodePool's types; running: nodes up before any scenario;
+    launch_seconds: from a NodeClaim's creation until its capacity counts against the limits.
     """
 
     options: tuple[NodeOption, ...]
@@ -169,7 +179,7 @@ class ScenarioSetup:
     zones: frozenset | None
     capacity_types: tuple[str, ...]
     running: tuple[RunningNode, ...] = ()
-    registration_seconds: int = REGISTRATION_SECONDS
+    launch_seconds: int = LAUNCH_SECONDS
     # The NodePools when there are several or they carry more than types, zones and capacity
     # types (the first is the planned one, whose limits the scenarios vary), and the limits the
     # planned pool keeps whatever is searched (`nodes`, `pods`).
@@ -246,7 +256,13 @@ def _option_of(by_type: Mapping[tuple[str, str], NodeOption], node: PlacedNode) 
     return by_type[(node.node_pool, node.instance_type)]
 
 
-def _as_running(node: PlacedNode, option: NodeOption, reported: bool = True) -> RunningNode:
+def _as_running(
+    node: PlacedNode,
+    option: NodeOption,
+    reported: bool = True,
+    pods: Mapping[str, int] | None = None,
+    host_ports: frozenset[tuple[str, int]] = frozenset(),
+) -> RunningNode:
     return RunningNode(
         name=node.name,
         option=option,
@@ -256,14 +272,19 @@ def _as_running(node: PlacedNode, option: NodeOption, reported: bool = True) -> 
         in_node_pool=node.in_node_pool,
         capacity_reported=reported,
         node_pool=node.node_pool,
+        pods=MappingProxyType(dict(node.pods if pods is None else pods)),
+        host_ports=host_ports,
     )
 
 
 class _Fleet:
-    """Nodes accumulated over several batches, renamed so each keeps one name."""
+    """Nodes accumulated over several batches, renamed so each keeps one name, with the pods
+    bound to each (so the next batch counts them in topology)."""
 
     def __init__(self, setup: ScenarioSetup, prefix: str):
+        self.setup = setup
         self.by_type = _options_by_pool(setup)
+        self.by_workload = {group.workload: group for group in setup.peak_groups}
         self.relaxed: dict[str, list[str]] = {}
         self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
         self.running: dict[str, RunningNode] = {node.name: node for node in setup.running}
@@ -272,6 +293,36 @@ class _Fleet:
         self.launched_at: dict[str, int] = {}
         self.prefix = prefix
         self.count = 0
+        self.batches = 0
+        self.reserved = Resources()
+        self.pending: list[PendingPods] = []
+        self.remaining: Mapping[str, int] = {}
+        self.pool_remaining: Mapping[str, Mapping[str, int]] = {}
+
+    @classmethod
+    def after(cls, setup: ScenarioSetup, prefix: str, run: ScenarioRun) -> _Fleet:
+        """A fleet that starts as `run` ended: its nodes running and counted, its pods bound."""
+        fleet = cls(setup, prefix)
+        fleet.count = len(run.result.new_nodes)
+        fleet.placed = {node.name: node for node in run.result.nodes}
+        fleet.pods = {node.name: dict(node.pods) for node in run.result.nodes}
+        fleet.running = {node.name: fleet._running(node, True) for node in run.result.nodes}
+        fleet.relaxed = {workload: list(items) for workload, items in run.result.relaxed.items()}
+        fleet.batches = run.batches
+        fleet.reserved = run.reserved
+        fleet.pending = list(run.result.pending)
+        fleet.remaining = run.result.remaining
+        fleet.pool_remaining = run.result.pool_remaining
+        return fleet
+
+    def _running(self, node: PlacedNode, reported: bool) -> RunningNode:
+        counts = self.pods.get(node.name, {})
+        ports: frozenset[tuple[str, int]] = frozenset()
+        for workload in counts:
+            group = self.by_workload.get(workload)
+            if group is not None:
+                ports |= group.host_ports
+        return _as_running(node, _option_of(self.by_type, node), reported, counts, ports)
 
     def absorb(self, result: ProvisioningResult, moment: int, registered) -> None:
         for workload, relaxed in result.relaxed.items():
@@ -297,111 +348,125 @@ class _Fleet:
                 pods=MappingProxyType(dict(counts)),
             )
             self.placed[name] = placed
-            self.running[name] = replace(_as_running(node, _option_of(self.by_type, node), registered(name)), name=name)
+            self.running[name] = self._running(placed, registered(name))
 
     def refresh(self, registered) -> None:
         for name, node in self.running.items():
             if name in self.launched_at:
                 self.running[name] = replace(node, capacity_reported=registered(name))
 
-    def result(
+    def batch(self, counts: Mapping[str, int]) -> list[PodGroup]:
+        """Pods of `counts` (workload -> pods) as groups; every other workload comes with none, so
+        the anti-affinity of pods already bound still keeps the new ones away."""
+        groups = [replace(group, count=counts.get(group.workload, 0)) for group in self.setup.peak_groups]
+        return groups
+
+    def settle(
         self,
-        pending: Sequence[PendingPods],
+        counts: Mapping[str, int],
         limits: Mapping[str, int],
-        remaining: Mapping[str, int],
-        reserved: Resources,
-    ) -> ProvisioningResult:
-        order = list(self.placed)
-        nodes = tuple(self.placed[name] for name in order)
+        moment: int,
+        registered_at: Callable[[int], Callable[[str], bool]],
+    ) -> None:
+        """Provision the pods of `counts` from `moment` on: each batch retries what the last left
+        pending, `launch_seconds` later (when the NodeClaims it created count), until a batch
+        places every pod or launches nothing."""
+        delay = self.setup.launch_seconds
+        for attempt in range(MAX_BATCHES_PER_STEP):
+            if not any(counts.values()):
+                self.pending = []
+                return
+            now = moment + attempt * delay
+            self.refresh(registered_at(now))
+            result = _simulate(self.setup, self.batch(counts), limits, self.running.values())
+            self.batches += 1
+            self.reserved += _reserved(result)
+            self.remaining = result.remaining
+            self.pool_remaining = result.pool_remaining
+            self.absorb(result, now, registered_at(now))
+            self.pending = list(result.pending)
+            if not result.new_nodes:
+                return
+            counts = _pending_counts(self.pending)
+
+    def result(self, limits: Mapping[str, int]) -> ProvisioningResult:
+        nodes = tuple(self.placed[name] for name in self.placed)
         return ProvisioningResult(
             nodes=nodes,
-            pending=tuple(pending),
+            pending=tuple(self.pending),
             limits=MappingProxyType(dict(limits)),
-            remaining=MappingProxyType(dict(remaining)),
-            reserved=MappingProxyType({"cpu": reserved.cpu, "memory": reserved.memory}),
+            remaining=MappingProxyType(dict(self.remaining)),
+            reserved=MappingProxyType({"cpu": self.reserved.cpu, "memory": self.reserved.memory}),
             primary_pool=self.primary_pool,
+            pool_remaining=MappingProxyType(dict(self.pool_remaining)),
             relaxed=MappingProxyType({workload: tuple(items) for workload, items in self.relaxed.items()}),
         )
 
 
-def _pending_groups(pending: Sequence[PendingPods], by_workload: Mapping[str, PodGroup]) -> list[PodGroup]:
+def _pending_counts(pending: Sequence[PendingPods]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for group in pending:
         counts[group.workload] = counts.get(group.workload, 0) + group.count
-    return [replace(by_workload[name], count=count) for name, count in counts.items()]
+    return counts
+
+
+def _always(moment: int) -> Callable[[str], bool]:
+    return lambda name: True
 
 
 def run_peak(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
-    result = _simulate(setup, setup.peak_groups, limits, setup.running)
-    return ScenarioRun(PEAK, "every workload at its maximum, pending in one batch", result, 1, _reserved(result))
+    fleet = _Fleet(setup, "nodeclaim")
+    fleet.settle({group.workload: group.count for group in setup.peak_groups}, limits, 0, _always)
+    return ScenarioRun(
+        PEAK,
+        "every workload at its maximum, pending at once"
+        + (f" ({fleet.batches} batches as the limits allow)" if fleet.batches > 1 else ""),
+        fleet.result(limits),
+        fleet.batches,
+        fleet.reserved,
+    )
 
 
 def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
     """The HPA ramp, batch by batch (see the module docstring)."""
-    by_workload = {group.workload: group for group in setup.peak_groups}
     fleet = _Fleet(setup, "ramp")
     moments = sorted({moment for ramp in setup.ramps for moment, _ in ramp})
-    last = moments[-1] if moments else 0
-    delay = setup.registration_seconds
-    batches = 0
-    reserved = Resources()
-    pending: list[PendingPods] = []
-    result = None
+    delay = setup.launch_seconds
 
-    def registered_at(moment):
+    def registered_at(moment: int) -> Callable[[str], bool]:
         return lambda name: name not in fleet.launched_at or fleet.launched_at[name] + delay <= moment
 
-    for moment in moments + [last + delay]:
-        groups = _pending_groups(pending, by_workload)
+    for moment in moments:
+        counts = _pending_counts(fleet.pending)
         for group, ramp in zip(setup.peak_groups, setup.ramps, strict=False):
             before = _replicas_at(ramp, moment - 1) if moment > 0 else 0
             added = _replicas_at(ramp, moment) - before
             if added > 0:
-                groups.append(replace(group, count=added))
-        if not groups:
-            continue
-        fleet.refresh(registered_at(moment))
-        result = _simulate(setup, groups, limits, fleet.running.values())
-        batches += 1
-        reserved += _reserved(result)
-        fleet.absorb(result, moment, registered_at(moment))
-        pending = list(result.pending)
-    remaining = result.remaining if result is not None else {}
-    final = fleet.result(pending, limits, remaining, reserved)
+                counts[group.workload] = counts.get(group.workload, 0) + added
+        fleet.settle(counts, limits, moment, registered_at)
     steps = max((len(ramp) - 1 for ramp in setup.ramps), default=0)
     return ScenarioRun(
         HPA_RAMP,
         f"HPA scale-up from minReplicas in {steps} step(s) of {HPA_SYNC_SECONDS} s; "
-        f"nodes count against the limits {delay} s after launch",
-        final,
-        batches,
-        reserved,
+        f"a NodeClaim takes pods at once and counts against the limits {delay} s after its creation",
+        fleet.result(limits),
+        fleet.batches,
+        fleet.reserved,
     )
 
 
 def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioRun) -> ScenarioRun:
-    fleet = _Fleet(setup, "nodeclaim")
-    fleet.count = len(peak.result.new_nodes)
-    fleet.placed = {node.name: node for node in peak.result.nodes}
-    fleet.running = {node.name: _as_running(node, _option_of(fleet.by_type, node)) for node in peak.result.nodes}
-    fleet.pods = {node.name: dict(node.pods) for node in peak.result.nodes}
-    fleet.relaxed = {workload: list(items) for workload, items in peak.result.relaxed.items()}
-    surge = [group for group in setup.surge_groups if group.count > 0]
-    pending = list(peak.result.pending)
-    reserved = peak.reserved
-    remaining = peak.result.remaining
-    batches = 1
-    if surge and not pending:
-        result = _simulate(setup, surge, limits, fleet.running.values())
-        fleet.absorb(result, 0, lambda name: True)
-        pending, remaining, batches = list(result.pending), result.remaining, 2
-        reserved += _reserved(result)
+    fleet = _Fleet.after(setup, "nodeclaim", peak)
+    counts = _pending_counts(peak.result.pending)
+    for group in setup.surge_groups:
+        counts[group.workload] = counts.get(group.workload, 0) + group.count
+    fleet.settle(counts, limits, 0, _always)
     return ScenarioRun(
         ROLLOUT,
-        "rollout at peak: every workload's maxSurge pods as one more batch on the peak fleet",
-        fleet.result(pending, limits, remaining, reserved),
-        batches,
-        reserved,
+        "rollout at peak: every workload's maxSurge pods on top of the peak fleet",
+        fleet.result(limits),
+        fleet.batches,
+        fleet.reserved,
     )
 
 
@@ -413,14 +478,22 @@ def _largest_node(nodes: Sequence[PlacedNode]) -> PlacedNode | None:
 
 
 def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioRun) -> ScenarioRun:
-    """The largest node of the peak fleet drifts: its replacement launches while it still runs."""
+    """The largest node of the peak fleet drifts: its replacement launches while it still runs.
+
+    Karpenter schedules the replacement as if the drifted node's capacity were already released,
+    then creates it unless the NodePool is already over a limit (usage strictly above it). So a
+    pool at its limits still replaces a node, running one node over them until the old one goes.
+    """
     description = "drift or expiry at peak: the largest node's replacement launches before it goes"
     node = _largest_node(peak.result.nodes)
     if node is None or peak.result.pending:
         return ScenarioRun(DISRUPTION, description, peak.result, 1, peak.reserved)
     option = _option_of(_options_by_pool(setup), node)
     usage = peak.result.limit_usage()
-    left = {key: value - usage[key] for key, value in limits.items()}
+    every = {**setup.pool_limits, **limits}
+    released = {"cpu": node.capacity.cpu, "memory": node.capacity.memory, "pods": node.capacity.pods, "nodes": 1}
+    over = sorted(key for key, value in every.items() if usage[key] > value)
+    left = {key: value - usage[key] + released[key] for key, value in every.items()}
     pods = node.used - option.daemon_overhead
     # One group stands for the node's pods: the replacement must hold all of them.
     group = PodGroup(f"pods of {node.name}", Resources(pods.cpu, pods.memory, max(pods.pods, 1)), 1)
@@ -440,11 +513,10 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
         )
         for new in result.new_nodes
     ]
-    pending = (
-        [PendingPods(workload, count, result.pending[0].reason) for workload, count in node.pods.items()]
-        if result.pending
-        else []
-    )
+    reason = result.pending[0].reason if result.pending else None
+    if over:
+        replaced, reason = [], f"the NodePool is over its {' and '.join(over)} limit, so the replacement is refused"
+    pending = [PendingPods(workload, count, reason) for workload, count in node.pods.items()] if reason else []
     combined = ProvisioningResult(
         nodes=peak.result.nodes + tuple(replaced),
         pending=tuple(pending),

@@ -293,7 +293,7 @@ MORE_BAD_INPUTS = [
     ),
     pytest.param(
         {"nodePool": {"limits": {"cpu": "1"}}},
-        ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "10 in the rollout scenario"],
+        ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "20 in the rollout scenario"],
         id="limits-count-pods-not-groups",
     ),
 ]

@@ -10,7 +10,7 @@ from sizing.errors import SizingInputError
 from sizing.karpenter.limits import parse_limits, smallest_limits, with_headroom
 from sizing.karpenter.simulation import NodeOption, PodGroup
 from sizing.kube.resources import Resources
-from sizing.planning.scenarios import PEAK, ScenarioRunner, ScenarioSetup, search_limits
+from sizing.planning.scenarios import DISRUPTION, PEAK, ScenarioRunner, ScenarioSetup, search_limits
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -55,23 +55,28 @@ def test_the_search_returns_the_smallest_value_each_scenario_accepts_and_names_t
     assert limits.spec() == {"cpu": "7", "memory": "9Gi"}
 
 
-def test_subtract_max_is_simulated_not_added_as_a_margin():
+def test_subtract_max_is_simulated_batch_by_batch_not_added_as_a_margin():
     # Ten one-slot pods; small (2000m, $1) and large (8000m, $4) both fit one pod. Unlimited, every
-    # claim launches small: 20 cores. Under 20 cores the first claims reserve 8 cores each
-    # (subtractMax), so pods stay pending; the search finds the smallest limit that still
-    # places all ten, by simulating, and no large-type margin is added on top.
+    # claim launches small: 20 cores. Under a 20-core limit subtractMax reserves 8 cores for each
+    # claim while large still fits what is left, so one batch launches only 4 claims (8 + 8 + 2 + 2).
+    # The pods left pending go with the next batch, once those 4 count at their real 8 cores:
+    # 3 more claims (8 + 2 + 2 of the 12 left), then the last 3. No large-type margin is added.
     small = option("small", 2000, 4000, 1, 1.0)
     large = option("large", 8000, 4000, 1, 4.0)
     setup = setup_for((small, large), (PodGroup("web", Resources(1000, 100, 1), 10),))
-    limits, runs = search_limits(setup, 0)
     runner = ScenarioRunner(setup)
+    peak = runner.run(PEAK, {"cpu": 20_000})
+    assert peak.placed_all and peak.batches == 3 and peak.usage.cpu == 20_000
+    assert not runner.run(PEAK, {"cpu": 19_000}).placed_all
+    limits, runs = search_limits(setup, 0)
     assert runs[PEAK].placed_all
     cpu = limits.minimum.cpu
     # One core less leaves pods pending in some scenario: the minimum is tight.
     below = {"cpu": cpu - 1000, "memory": limits.minimum.memory}
     assert not all(run.placed_all for run in runner.run_all(below).values())
-    # 7 claims reserve 8 cores and the last 3 reserve 2: 62 cores, as Karpenter's subtractMax does.
-    assert cpu == 62_000
+    # The peak's 20 cores: a drift replacement at the limits is still created (it runs one node over).
+    assert cpu == 20_000
+    assert runner.run(DISRUPTION, {"cpu": cpu}).placed_all
 
 
 @st.composite

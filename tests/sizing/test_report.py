@@ -78,15 +78,16 @@ def test_json_carries_the_same_plan():
 
 def test_current_limits_that_are_too_small_are_reported_with_the_pending_pods():
     # The reference setup's limits (cpu 1000) are plenty; cpu 2 allows one m5.large only: the
-    # peak's ten pods fit on it, the rollout's surge leaves two pending and the replacement
-    # of a drifted node cannot launch, which leaves its ten pods pending: the worst is shown.
+    # peak's ten pods fit on it and the rollout's surge leaves two pending. A drifted node is still
+    # replaced at the limit (the pool runs one node over it until the old node goes).
     plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")], limits={"cpu": "2"})
     text = render_report(plan)
-    assert "Current limits (cpu: 2) leave 10 pods pending (rollout, disruption):" in text
-    assert "  test-app: 10 (all available instance types exceed the NodePool limits" in text
+    assert "Current limits (cpu: 2) leave 2 pods pending (rollout):" in text
+    assert "  test-app: 2 (all available instance types exceed the NodePool limits" in text
     data = plan_data(plan)
     assert data["currentLimits"]["sufficient"] is False
-    assert data["currentLimits"]["podsPending"] == 10
+    assert data["currentLimits"]["podsPending"] == 2
+    assert data["currentLimits"]["failingScenarios"] == ["rollout"]
 
 
 def test_a_region_without_prices_reports_capacity_units_and_says_why():

@@ -1,9 +1,12 @@
 """The scenarios that count against NodePool limits: HPA ramp, rollout surge, disruption replacement."""
 
+from collections import Counter
+from dataclasses import replace
+
 import pytest
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.simulation import NodeOption, PodGroup
+from sizing.karpenter.simulation import NodeOption, PodGroup, TopologyRule
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
@@ -17,6 +20,7 @@ from sizing.planning.scenarios import (
     ScenarioRunner,
     ScenarioSetup,
     replica_steps,
+    run_disruption,
 )
 
 
@@ -68,31 +72,44 @@ def _one_workload_setup(options, requests, replicas, surge, ramp):
     )
 
 
-def test_in_flight_claims_take_pods_and_count_only_once_registered():
-    # One type of 4 cores; pods of 1 core. Ramp 1 -> 5 -> 10 (15 s apart): the claims of 0 s and
-    # 15 s are still in flight at 30 s (registration 60 s), so they count as zero and the 30 s
-    # batch may open claims that together with them exceed a limit of 8 cores: the overshoot.
+def test_in_flight_claims_take_pods_and_count_once_launched():
+    # One type of 4 cores; pods of 1 core. Ramp 1 -> 5 -> 10 (15 s apart) under an 8-core limit.
+    # 0 s: claim A (1 pod). 15 s: A, in flight, takes 3 more and counts 4 cores; claim B takes the
+    # fifth. 30 s: B takes 3 more; A and B count 8 cores, so the last 2 pods stay pending.
     setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 10, 0, [(0, 1), (15, 5), (30, 10)])
     ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 8000})
+    assert ramp.usage.cpu == 8000 and ramp.result.pending_count == 2
+    assert "exceed the NodePool limits" in ramp.result.pending[0].reason
+    assert [node.pod_count for node in ramp.result.nodes] == [4, 4]
+    assert ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 12_000}).placed_all
+
+
+def test_claims_whose_capacity_is_not_known_yet_count_as_zero_the_overshoot():
+    # If a NodeClaim's capacity came only 60 s after its creation, the claims of 0 s and 15 s
+    # would still count as zero at 30 s, and the 30 s batch would open a claim past the limit.
+    setup = replace(
+        _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 10, 0, [(0, 1), (15, 5), (30, 10)]),
+        launch_seconds=60,
+    )
+    ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 8000})
     assert ramp.placed_all
-    assert ramp.batches == 3
     assert ramp.usage.cpu == 12_000  # three nodes of 4 cores: 4 cores over the 8-core limit
-    assert ramp.usage.cpu > 8000
-    peak = ScenarioRunner(setup).run(PEAK, {"cpu": 8000})
-    assert peak.result.pending_count == 2  # one batch: subtractMax keeps it at 8 cores
 
 
-def test_pods_pending_in_a_ramp_batch_are_retried_once_the_nodes_register():
-    # A limit of 4 cores: the first claim counts once registered (60 s); pods left pending at
-    # 15 s wait, and at the last retry (every node registered) they still cannot fit.
-    setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 8, 0, [(0, 4), (15, 8)])
-    ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 4000})
-    # At 15 s the first node (in flight) counts zero: a second claim opens; the overshoot places all.
-    assert ramp.placed_all and ramp.usage.cpu == 8000
-    tight = ScenarioRunner(
-        _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 8, 0, [(0, 4), (90, 8)])
-    ).run(HPA_RAMP, {"cpu": 4000})
-    assert tight.result.pending_count == 4 and "exceed the NodePool limits" in tight.result.pending[0].reason
+def test_pods_left_pending_at_the_limits_are_retried_while_a_batch_launches_a_node():
+    # 3 one-slot pods; small (2 cores, $1) and large (8 cores, $4) types, 10-core limit. One batch:
+    # the first claim reserves 8 cores (large still fits the limit), the second 2, the third finds
+    # none left. Both launch small; the next batch counts them at 4 cores and opens the third.
+    small = option("small", 2000, pods=1, price=1.0)
+    large = option("large", 8000, pods=1, price=4.0)
+    setup = _one_workload_setup([small, large], Resources(1000, 100, 1), 3, 0, [(0, 3)])
+    peak = ScenarioRunner(setup).run(PEAK, {"cpu": 10_000})
+    assert peak.placed_all and peak.batches == 2
+    assert [node.instance_type for node in peak.result.nodes] == ["small"] * 3
+    assert [node.name for node in peak.result.nodes] == ["nodeclaim-1", "nodeclaim-2", "nodeclaim-3"]
+    stuck = ScenarioRunner(setup).run(PEAK, {"cpu": 4000})
+    assert stuck.result.pending_count == 1 and stuck.batches == 2
+    assert "exceed the NodePool limits" in stuck.result.pending[0].reason
 
 
 def test_the_rollout_surge_lands_on_the_peak_fleet_first_then_on_new_nodes():
@@ -105,17 +122,25 @@ def test_the_rollout_surge_lands_on_the_peak_fleet_first_then_on_new_nodes():
     assert runs[ROLLOUT].result.placed_count == 9
 
 
-def test_a_drift_replacement_needs_room_for_one_more_node_of_the_largest_type_in_the_fleet():
+def test_a_drift_replacement_is_created_at_the_limits_and_refused_above_them():
+    # kubernetes-sigs/karpenter v1.14 disruption: the replacement is scheduled with the drifted
+    # node's capacity released, and Provisioner.Create refuses only when usage already exceeds a
+    # limit. So limits equal to the peak fleet still replace its largest node, and the pool runs
+    # one node over them until the old node goes.
     small, large = option("small", 2000, price=1.0), option("large", 8000, price=3.0)
     setup = _one_workload_setup([small, large], Resources(1500, 100, 1), 5, 0, [(0, 5)])
     runner = ScenarioRunner(setup)
     peak = runner.run(PEAK, {})
-    largest = max(node.capacity.cpu for node in peak.result.nodes)
     usage = peak.usage.cpu
-    fits = runner.run(DISRUPTION, {"cpu": usage + largest})
-    assert fits.placed_all and fits.usage.cpu == usage + largest
-    short = runner.run(DISRUPTION, {"cpu": usage + largest - 1000})
-    assert not short.placed_all
+    largest = max(node.capacity.cpu for node in peak.result.nodes)
+    at_limit = runner.run(DISRUPTION, {"cpu": usage})
+    assert at_limit.placed_all and at_limit.usage.cpu == usage + largest
+    assert at_limit.result.nodes[-1].name.startswith("replacement-of-")
+    # A NodePool already over its limits (an earlier overshoot) gets the replacement refused.
+    over = run_disruption(setup, {"cpu": usage - 1000}, peak)
+    drifted = max(peak.result.nodes, key=lambda node: (node.capacity.cpu, node.capacity.memory, node.name))
+    assert over.result.pending_count == drifted.pod_count > 0
+    assert "over its cpu limit" in over.result.pending[0].reason
 
 
 def test_a_web_tier_on_a_wide_spot_pool_gets_limits_near_its_fleet_not_a_metal_margin():
@@ -149,3 +174,59 @@ def test_the_stack_min_replicas_starts_the_ramp():
     assert _scale_up(workload, {"web": HpaScaleUp(min_replicas=4)}).min_replicas == 4
     with pytest.raises(SizingInputError, match="HPA scale-up given for 'api', which is not a workload"):
         plan_capacity(PlanInput(workloads=(workload,), hpa_scale_up={"api": HpaScaleUp()}, solver_work_limit=None))
+
+
+def _zone_setup(group, ramp, limits_free=True):
+    return ScenarioSetup(
+        (option("four", 4000),), (group,), (replace(group, count=0),), (tuple(ramp),), frozenset("abc"), ("on-demand",)
+    )
+
+
+def test_pods_bound_in_an_earlier_ramp_step_keep_required_hostname_anti_affinity():
+    # 12 replicas, 1 -> 5 -> 10 -> 12, each step a batch on the nodes of the steps before: the
+    # pods already bound keep the new ones off their nodes, so the ramp still needs 12 nodes.
+    rule = TopologyRule("anti-affinity", "hostname", frozenset({"web"}))
+    group = PodGroup("web", Resources(100, 100, 1), 12, topology=(rule,))
+    ramp = ScenarioRunner(_zone_setup(group, [(0, 1), (15, 5), (30, 10), (45, 12)])).run(HPA_RAMP, {})
+    assert ramp.placed_all and ramp.batches == 4
+    assert [node.pod_count for node in ramp.result.nodes] == [1] * 12
+
+
+def test_zone_spread_counts_the_pods_of_earlier_ramp_steps():
+    # 3 replicas spread over 3 zones (maxSkew 1), 2 -> 3: the first step fills two zones, and the
+    # third pod must go to the empty one, not to the first zone by name.
+    rule = TopologyRule("spread", "zone", frozenset({"web"}), max_skew=1)
+    group = PodGroup("web", Resources(1000, 100, 1), 3, topology=(rule,))
+    ramp = ScenarioRunner(_zone_setup(group, [(0, 2), (15, 3)])).run(HPA_RAMP, {})
+    per_zone = Counter()
+    for node in ramp.result.nodes:
+        per_zone[node.zones[0]] += node.pods.get("web", 0)
+    assert per_zone == {"a": 1, "b": 1, "c": 1}
+
+
+def test_a_workload_not_in_the_batch_still_keeps_its_anti_affinity_against_new_pods():
+    # "db" (anti-affinity against "web" by hostname) is bound in the first step; "web" arrives in
+    # the second and must not land on db's node, though db has no pod in that batch.
+    anti = TopologyRule("anti-affinity", "hostname", frozenset({"web"}))
+    db = PodGroup("db", Resources(100, 100, 1), 1, topology=(anti,))
+    web = PodGroup("web", Resources(100, 100, 1), 2)
+    setup = ScenarioSetup(
+        (option("four", 4000),),
+        (db, web),
+        (replace(db, count=0), replace(web, count=0)),
+        (((0, 1),), ((0, 0), (15, 2))),
+        frozenset("abc"),
+        ("on-demand",),
+    )
+    ramp = ScenarioRunner(setup).run(HPA_RAMP, {})
+    assert ramp.placed_all
+    assert [dict(node.pods) for node in ramp.result.nodes] == [{"db": 1}, {"web": 2}]
+
+
+def test_the_rollout_adds_its_surge_to_peak_pods_left_pending():
+    # 10 pods of 1 core under a 4-core limit: the peak places 4; the rollout's 10 surge pods join
+    # the 6 pending ones, and all 16 are counted as pending.
+    setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 10, 10, [(0, 10)])
+    runs = ScenarioRunner(setup).run_all({"cpu": 4000})
+    assert runs[PEAK].result.pending_count == 6
+    assert runs[ROLLOUT].result.pending_count == 16

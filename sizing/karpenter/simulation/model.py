@@ -121,7 +121,10 @@ class RunningNode:
     still land on it, its capacity is not the NodePool's usage);
     capacity_reported: False for a NodeClaim launched so recently that the
     cluster state has no capacity for it yet, so the scheduler counts it as
-    zero against the limits (the source of limit overshoot).
+    zero against the limits (the source of limit overshoot);
+    pods: workload name -> pods of it already bound to the node, which topology
+    spread, pod (anti-)affinity and their inverse count (empty when unknown:
+    then only `requested` is taken); host_ports: (protocol, port) those pods bind.
     """
 
     name: str
@@ -132,6 +135,8 @@ class RunningNode:
     in_node_pool: bool = True
     capacity_reported: bool = True
     node_pool: str | None = None
+    pods: Mapping[str, int] = field(default_factory=dict)
+    host_ports: frozenset[tuple[str, int]] = frozenset()
 
 
 @dataclass(frozen=True)

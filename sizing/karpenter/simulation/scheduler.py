@@ -116,8 +116,13 @@ class Simulator:
             for node in self.running
         ]
         self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
-        self.running_workloads: list[dict[str, int]] = [{} for _ in self.running]
-        self.running_ports: list[set] = [set() for _ in self.running]
+        self.running_workloads: list[dict[str, int]] = [dict(node.pods) for node in self.running]
+        self.running_ports: list[set] = [set(node.host_ports) for node in self.running]
+        for node in self.running:
+            # Pods already bound count in topology as Karpenter's cluster state counts them.
+            for workload, count in sorted(node.pods.items()):
+                self.placed[workload] = self.placed.get(workload, 0) + count
+                self.counts.record(workload, frozenset({node.zone}) if node.zone else None, count)
         self.pool_capacity_types = [frozenset(pool.capacity_types) for pool in self.pools]
         self.templates: dict[tuple[int, int], dict[str, object]] = {}
 
