@@ -60,6 +60,7 @@ from sizing.planning.recommendation import Recommendation, recommend
 from sizing.planning.scenarios import (
     ROLLOUT,
     HpaScaleUp,
+    ScalingPolicy,
     ScenarioRun,
     ScenarioRunner,
     ScenarioSetup,
@@ -664,13 +665,36 @@ def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> t
 
 
 def _scale_up(workload: Workload, given: Mapping[str, HpaScaleUp]) -> HpaScaleUp:
+    """How the workload's HPA grows: given by the caller, else its own minReplicas and
+    `behavior.scaleUp` (Kubernetes' defaults for what it leaves out)."""
     if workload.name in given:
         return given[workload.name]
-    own = getattr(workload, "scale_up", None)
-    if isinstance(own, HpaScaleUp):
-        return own
-    minimum = getattr(workload, "min_replicas", None)
-    return HpaScaleUp(min_replicas=minimum) if isinstance(minimum, int) and minimum >= 1 else HpaScaleUp()
+    where = f"workload {workload.name!r}: HPA"
+    fields: dict[str, Any] = {}
+    if workload.min_replicas is not None:
+        fields["min_replicas"] = workload.min_replicas
+    if workload.scale_up_policies:
+        policies = []
+        for index, entry in enumerate(workload.scale_up_policies):
+            unknown = sorted(set(entry) - {"type", "value", "periodSeconds"})
+            if unknown:
+                raise SizingInputError(
+                    f"{where} behavior.scaleUp.policies[{index}] has {unknown[0]!r}; "
+                    "a policy has type, value and periodSeconds"
+                )
+            missing = [key for key in ("type", "value", "periodSeconds") if key not in entry]
+            if missing:
+                raise SizingInputError(f"{where} behavior.scaleUp.policies[{index}] lacks {missing[0]}")
+            policies.append(ScalingPolicy(entry["type"], entry["value"], entry["periodSeconds"]))
+        fields["policies"] = tuple(policies)
+    if workload.scale_up_select_policy is not None:
+        fields["select_policy"] = workload.scale_up_select_policy
+    if workload.scale_up_stabilization_seconds is not None:
+        fields["stabilization_window_seconds"] = workload.scale_up_stabilization_seconds
+    try:
+        return HpaScaleUp(**fields)
+    except SizingInputError as error:
+        raise SizingInputError(f"{where} {error}") from None
 
 
 def _scenario_setup(plan_input: PlanInput, context: _Context, options: Sequence[NodeOption]) -> ScenarioSetup:

@@ -71,3 +71,38 @@ def test_a_kubectl_list_on_stdin_is_read(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})))
     assert cli.main(["plan", "-", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["peakPods"] == 16
+
+
+def _plan_with_behavior(behavior):
+    from sizing.planning.planner import plan_capacity
+
+    example = EXAMPLE.read_text()
+    policies = "      policies: [{type: Pods, value: 4, periodSeconds: 15}]\n"
+    assert example.count(policies) == 1
+    text = example.replace(policies, textwrap.indent(behavior, "      "))
+    return plan_capacity(plan_input_from_objects(_objects(text)))
+
+
+def test_the_hpa_ramp_follows_the_hpa_objects_scale_up_behavior():
+    # The example's HPA: 3 -> 12 by at most 4 pods per 15 s: 3 -> 7 -> 11 -> 12, three steps.
+    plan = _plan_with_behavior("policies: [{type: Pods, value: 4, periodSeconds: 15}]\n")
+    assert "in 3 step(s) of 15 s" in plan.scenarios["hpa-ramp"].description
+    # One pod per 15 s: nine steps; a stabilization window of 60 s delays the first step, not their number.
+    slow = _plan_with_behavior(
+        "policies: [{type: Pods, value: 1, periodSeconds: 15}]\nstabilizationWindowSeconds: 60\n"
+    )
+    assert "in 9 step(s) of 15 s" in slow.scenarios["hpa-ramp"].description
+    assert slow.scenarios["hpa-ramp"].batches >= 9
+
+
+@pytest.mark.parametrize(
+    "behavior, message",
+    [
+        ("policies: [{type: Cores, value: 1, periodSeconds: 15}]\n", "policy type must be one of"),
+        ("policies: [{type: Pods, value: 1}]\n", r"policies\[0\] lacks periodSeconds"),
+        ("selectPolicy: Fastest\n", "selectPolicy must be one of"),
+    ],
+)
+def test_a_bad_scale_up_behavior_names_the_workload(behavior, message):
+    with pytest.raises(SizingInputError, match=rf"workload 'shop/web': HPA .*{message}"):
+        _plan_with_behavior(behavior)
