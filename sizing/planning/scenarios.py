@@ -221,7 +221,8 @@ def _simulate(setup: ScenarioSetup, groups, limits, running, options=None) -> Pr
     limits = {**setup.pool_limits, **limits}
     if setup.node_pools:
         primary, *others = setup.node_pools
-        primary = replace(primary, node_options=tuple(options or primary.node_options), limits=limits)
+        # setup.options, not the pool's own: a restricted setup (the recommendation's) narrows them.
+        primary = replace(primary, node_options=tuple(options or setup.options), limits=limits)
         return simulate(
             Scenario(
                 node_options=primary.node_options,

@@ -230,3 +230,16 @@ def test_the_rollout_adds_its_surge_to_peak_pods_left_pending():
     runs = ScenarioRunner(setup).run_all({"cpu": 4000})
     assert runs[PEAK].result.pending_count == 6
     assert runs[ROLLOUT].result.pending_count == 16
+
+
+def test_a_setup_narrowed_to_some_types_launches_only_those_even_with_node_pool_models():
+    # The recommendation plans limits for a NodePool restricted to its chosen types by narrowing
+    # the setup's options; the NodePool model (taints, several pools...) must not bring the rest back.
+    from sizing.karpenter.simulation import NodePoolModel
+
+    small, large = option("small", 2000, price=1.0), option("large", 8000, price=1.5)
+    setup = _one_workload_setup([small, large], Resources(1000, 100, 1), 8, 0, [(0, 8)])
+    setup = replace(setup, node_pools=(NodePoolModel("default", (small, large)),))
+    assert {n.instance_type for n in ScenarioRunner(setup).run(PEAK, {}).result.nodes} == {"large"}
+    narrowed = replace(setup, options=(small,))
+    assert {n.instance_type for n in ScenarioRunner(narrowed).run(PEAK, {}).result.nodes} == {"small"}
