@@ -9,7 +9,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench up preview destroy plan plan-diff schema
+.PHONY: help install test bench up preview destroy plan plan-diff schema sizing-docs
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ plan-diff: install ## Plan stacks A and B (make plan-diff A=dev B=prod) and show
 
 schema: install ## Regenerate schema.json of the component package and the input tables of the docs
 	$(PY) -m scripts.generate_schema
+
+sizing-docs: install ## Regenerate the dev stack's capacity report quoted in docs/sizing.md
+	$(PY) -m scripts.generate_sizing_docs
 
 up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
 	scripts/stack.sh up $(STACK)

@@ -317,3 +317,11 @@ def test_the_limits_worked_example_matches_the_dev_plan(dev_plan):
     assert "so 4 cores and 15Gi" in example and dev_plan.limits.binding == ("rollout", "rollout")
     readme = (PROJECT_DIR / "README.md").read_text()
     assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in readme and f"{rollout.memory}Mi" in readme
+
+
+def test_the_dev_report_generator_finds_the_guide_current_and_replaces_only_the_block():
+    from scripts import generate_sizing_docs
+
+    assert generate_sizing_docs.main(["--check"]) == 0
+    text = "intro\n### The dev stack\n\nsome words\n\n```\nold report\n```\n\nafter\n"
+    assert generate_sizing_docs.with_report(text, "new report\n") == text.replace("old report", "new report")
