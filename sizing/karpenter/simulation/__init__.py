@@ -53,13 +53,15 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
 
 Within one batch subtractMax keeps the launched capacity within the limits.
 The overshoot Karpenter's documentation warns about comes from successive
-batches: a NodeClaim launched by an earlier batch counts as zero until its
-capacity is reported. Model such a claim as a running node with
-`capacity_reported=False`.
+batches: a NodeClaim created by an earlier batch counts as zero until it has
+launched and its capacity is known. Model such a claim as a running node with
+`capacity_reported=False`. A running node's `pods` (workload -> count) count
+in topology spread, pod (anti-)affinity and host ports, as the pods of an
+earlier batch do in Karpenter's cluster state.
 
 Not modelled: volumes and their topology, instance-type offerings missing in a zone,
-minValues on zone or capacity type, pods already running on existing nodes
-in topology counts (a running node's pods are only its requests), the
+minValues on zone or capacity type, the pods of a running node given
+without `pods` (then only its requests count), the
 host IP of a host port (any two pods binding the same port and protocol
 conflict), and zone anti-affinity's one-pod-per-batch late commitment (see `topology`).
 
