@@ -177,6 +177,22 @@ def test_limits_partially_schedule_pods_that_need_their_own_nodes():
     assert result.placed_count == 1 and result.pending_count == 1
 
 
+def test_a_nodeclaim_of_an_earlier_round_counts_against_the_limits_of_the_next():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
+    It("should not schedule to a nodepool after a scheduling round if limits would be exceeded"): a
+    1.75-cpu pod launches a 2-cpu node under a limit of 2; a second one, a round later, does not
+    schedule. Here the rounds are two HPA steps 15 s apart."""
+    from sizing.planning.scenarios import HPA_RAMP, ScenarioRunner, ScenarioSetup
+
+    pod = PodGroup("pod", Resources(1750, 128, 1), 2)
+    setup = ScenarioSetup(
+        (TWO_CPU, FOUR_CPU), (pod,), (PodGroup("pod", pod.requests, 0),), (((0, 1), (15, 2)),), None, ("on-demand",)
+    )
+    ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 2000})
+    assert [node.instance_type for node in ramp.result.nodes] == ["two-cpu"]
+    assert ramp.result.pending_count == 1 and "exceed the NodePool limits" in ramp.result.pending[0].reason
+
+
 def test_the_nodes_limit_stops_the_third_node():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/suite_test.go, Context("Resource Limits"):
     It("should not schedule if limits would be exceeded (node)")."""
