@@ -32,7 +32,7 @@ ALLOWED_PACKAGES = {
     "security": {"iam", "offline", "policies", "stackconfig"},
     "policies": {"security"},
     "benchmarks": {"sizing", "stackconfig", "offline"},
-    "scripts": {"sizing", "components"},
+    "scripts": {"sizing", "stackconfig", "components"},
     "provider": {"components"},
 }
 # The `plan --stack` command reads a stack file through the config layer.
