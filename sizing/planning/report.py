@@ -130,6 +130,20 @@ def _binding_text(limits: NodePoolLimits) -> str:
     return f"cpu set by the {cpu} scenario, memory by the {memory} scenario"
 
 
+def _types_by_pool(run: ScenarioRun) -> dict[str, dict[str, int]]:
+    """NodePool -> instance type -> nodes of the scenario's fleet (Karpenter's nodes only), sorted."""
+    by_pool: dict[str, dict[str, int]] = {}
+    for node in run.result.nodes:
+        if node.in_node_pool:
+            counts = by_pool.setdefault(node.node_pool, {})
+            counts[node.instance_type] = counts.get(node.instance_type, 0) + 1
+    return {pool: dict(sorted(counts.items())) for pool, counts in sorted(by_pool.items())}
+
+
+def _type_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{count} × {kind}" for kind, count in counts.items())
+
+
 def _scenario_lines(plan: CapacityPlan) -> list[str]:
     if not plan.scenarios:
         return []
@@ -138,11 +152,9 @@ def _scenario_lines(plan: CapacityPlan) -> list[str]:
     width = max(len(name) for name in plan.scenarios)
     for name, run in plan.scenarios.items():
         usage = run.usage
-        per_type: dict[str, int] = {}
-        for node in run.result.nodes:
-            if node.in_node_pool:
-                per_type[node.instance_type] = per_type.get(node.instance_type, 0) + 1
-        types = ", ".join(f"{count} × {kind}" for kind, count in sorted(per_type.items())) or "no nodes"
+        by_pool = _types_by_pool(run)
+        types = _type_counts(by_pool.pop(run.result.primary_pool, {})) or "no nodes"
+        types += "".join(f"; NodePool {pool}: {_type_counts(counts)}" for pool, counts in by_pool.items())
         marks = [dimension for dimension, binder in (("cpu", cpu_binder), ("memory", memory_binder)) if binder == name]
         bound = f"  ← sets the {' and '.join(marks)} limit" if marks else ""
         pending = f", {run.result.pending_count} pods pending" if run.result.pending else ""
@@ -287,15 +299,14 @@ def _limits_data(limits: NodePoolLimits | None) -> dict[str, Any] | None:
 
 def _scenario_data(run: ScenarioRun) -> dict[str, Any]:
     usage = run.usage
-    per_type: dict[str, int] = {}
-    for node in run.result.nodes:
-        if node.in_node_pool:
-            per_type[node.instance_type] = per_type.get(node.instance_type, 0) + 1
+    by_pool = _types_by_pool(run)
+    primary = by_pool.pop(run.result.primary_pool, {})
     return {
         "description": run.description,
         "batches": run.batches,
         "nodeCount": usage.pods,
-        "instanceTypes": dict(sorted(per_type.items())),
+        "instanceTypes": primary,
+        "otherNodePools": by_pool,
         "capacity": {"cpu": usage.cpu, "memory": usage.memory},
         "podsPlaced": run.result.placed_count,
         "podsPending": run.result.pending_count,

@@ -471,8 +471,9 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
     )
 
 
-def _largest_node(nodes: Sequence[PlacedNode]) -> PlacedNode | None:
-    candidates = [node for node in nodes if node.in_node_pool]
+def _largest_node(nodes: Sequence[PlacedNode], pool: str) -> PlacedNode | None:
+    """The largest node of the planned NodePool: the replacement that weighs most on its limits."""
+    candidates = [node for node in nodes if node.in_node_pool and node.node_pool == pool]
     if not candidates:
         return None
     return max(candidates, key=lambda n: (n.capacity.cpu, n.capacity.memory, n.name))
@@ -486,7 +487,7 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     pool at its limits still replaces a node, running one node over them until the old one goes.
     """
     description = "drift or expiry at peak: the largest node's replacement launches before it goes"
-    node = _largest_node(peak.result.nodes)
+    node = _largest_node(peak.result.nodes, peak.result.primary_pool)
     if node is None or peak.result.pending:
         return ScenarioRun(DISRUPTION, description, peak.result, 1, peak.reserved)
     option = _option_of(_options_by_pool(setup), node)

@@ -106,3 +106,20 @@ def test_the_hpa_ramp_follows_the_hpa_objects_scale_up_behavior():
 def test_a_bad_scale_up_behavior_names_the_workload(behavior, message):
     with pytest.raises(SizingInputError, match=rf"workload 'shop/web': HPA .*{message}"):
         _plan_with_behavior(behavior)
+
+
+def test_scenarios_count_the_planned_pool_and_show_the_other_pools_apart():
+    from sizing.planning.planner import plan_capacity
+    from sizing.planning.report import plan_data, render_report
+
+    plan = plan_capacity(plan_input_from_objects(_objects()))
+    peak = plan.scenarios["peak"]
+    # The web tier (hostname anti-affinity, 12 replicas) on "general"; the Job on the tainted "data" pool.
+    assert peak.usage.pods == 12
+    assert "12 nodes (12 × m5.large; NodePool data: 1 × r5.4xlarge)" in render_report(plan)
+    data = plan_data(plan)["scenarios"]["peak"]
+    assert data["instanceTypes"] == {"m5.large": 12} and data["otherNodePools"] == {"data": {"r5.4xlarge": 1}}
+    # Drift replaces the largest node of the planned pool, not of another pool.
+    disruption = plan.scenarios["disruption"]
+    (replacement,) = [node for node in disruption.result.nodes if node.name.startswith("replacement-of-")]
+    assert replacement.node_pool == "general" and disruption.usage.pods == 13
