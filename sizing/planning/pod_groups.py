@@ -21,6 +21,9 @@ from sizing.kube.scheduling import (
     HOSTNAME_KEY,
     SCHEDULE_ANYWAY,
     LabelExpression,
+    LabelSelector,
+    PodAffinityTerm,
+    Taint,
     TopologySpread,
     tolerates_all,
 )
@@ -39,13 +42,13 @@ class PoolView:
     zones: frozenset[str] | None
     capacity_types: tuple[str, ...]
     labels: Mapping[str, str] = field(default_factory=dict)
-    taints: tuple = ()
+    taints: tuple[Taint, ...] = ()
 
 
 @dataclass
 class _Variant:
     node_terms: list[tuple[LabelExpression, ...]]
-    topology: list[tuple[object, str]]  # (TopologySpread or PodAffinityTerm, description)
+    topology: list[tuple[TopologySpread | PodAffinityTerm, str]]  # (term, description)
     prefer_no_schedule: bool = False
     relaxed: tuple[str, ...] = ()
 
@@ -84,7 +87,9 @@ class PodGroupBuilder:
 
     # -- node requirements -----------------------------------------------------------------
 
-    def _placement(self, workload: Workload, expressions: Sequence[LabelExpression], prefer_no_schedule: bool):
+    def _placement(
+        self, workload: Workload, expressions: Sequence[LabelExpression], prefer_no_schedule: bool
+    ) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str] | None, frozenset[str], frozenset[str]]:
         """(allowed types, zones, capacity types, pools, running nodes) for pods with these requirements."""
         where = f"workload {workload.name!r}"
         allowed: frozenset[str] | None = None
@@ -138,12 +143,12 @@ class PodGroupBuilder:
 
     # -- topology --------------------------------------------------------------------------
 
-    def _selects(self, owner: Workload, selector, namespaces) -> frozenset[str]:
+    def _selects(self, owner: Workload, selector: LabelSelector, namespaces: frozenset[str]) -> frozenset[str]:
         return frozenset(
             w.name for w in self.workloads if w.scheduling.selected_by(selector, namespaces, owner.scheduling.namespace)
         )
 
-    def _rule(self, workload: Workload, term) -> TopologyRule:
+    def _rule(self, workload: Workload, term: TopologySpread | PodAffinityTerm) -> TopologyRule:
         where = f"workload {workload.name!r}"
         key = TOPOLOGY_KEYS.get(term.topology_key)
         if key is None:
@@ -169,7 +174,7 @@ class PodGroupBuilder:
         required = list(scheduling.required_node_terms) or [()]
         preferred_nodes = [term for _, term in sorted(scheduling.preferred_node_terms, key=lambda p: -p[0])]
 
-        def preferred(anti: bool):
+        def preferred(anti: bool) -> list[PodAffinityTerm]:
             # Heaviest first, as Karpenter drops them; a stable sort keeps equal weights in order.
             terms = [t for t in scheduling.pod_affinity if t.anti == anti and t.weight is not None]
             return sorted(terms, key=lambda t: -(t.weight or 0))
@@ -182,7 +187,7 @@ class PodGroupBuilder:
         variants = []
         relaxed: list[str] = []
 
-        def add(prefer_no_schedule=False):
+        def add(prefer_no_schedule: bool = False) -> None:
             node_terms = [required[0] + (preferred_nodes[0] if preferred_nodes else ())]
             terms = hard_spread + soft_spread + required_pod_terms + preferred_affinity + preferred_anti
             topology = [(t, "") for t in terms]

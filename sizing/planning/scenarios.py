@@ -33,7 +33,7 @@ Units: cpu in millicores, memory in MiB, time in seconds.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -176,7 +176,7 @@ class ScenarioSetup:
     peak_groups: tuple[PodGroup, ...]
     surge_groups: tuple[PodGroup, ...]
     ramps: tuple[tuple[tuple[int, int], ...], ...]
-    zones: frozenset | None
+    zones: frozenset[str] | None
     capacity_types: tuple[str, ...]
     running: tuple[RunningNode, ...] = ()
     launch_seconds: int = LAUNCH_SECONDS
@@ -217,7 +217,13 @@ def _reserved(result: ProvisioningResult) -> Resources:
     return Resources(result.reserved.get("cpu", 0), result.reserved.get("memory", 0), 0)
 
 
-def _simulate(setup: ScenarioSetup, groups, limits, running, options=None) -> ProvisioningResult:
+def _simulate(
+    setup: ScenarioSetup,
+    groups: Iterable[PodGroup],
+    limits: Mapping[str, int],
+    running: Iterable[RunningNode],
+    options: Sequence[NodeOption] | None = None,
+) -> ProvisioningResult:
     limits = {**setup.pool_limits, **limits}
     if setup.node_pools:
         primary, *others = setup.node_pools
@@ -325,7 +331,7 @@ class _Fleet:
                 ports |= group.host_ports
         return _as_running(node, _option_of(self.by_type, node), reported, counts, ports)
 
-    def absorb(self, result: ProvisioningResult, moment: int, registered) -> None:
+    def absorb(self, result: ProvisioningResult, moment: int, registered: Callable[[str], bool]) -> None:
         for workload, relaxed in result.relaxed.items():
             known = self.relaxed.setdefault(workload, [])
             known += [constraint for constraint in relaxed if constraint not in known]
@@ -351,7 +357,7 @@ class _Fleet:
             self.placed[name] = placed
             self.running[name] = self._running(placed, registered(name))
 
-    def refresh(self, registered) -> None:
+    def refresh(self, registered: Callable[[str], bool]) -> None:
         for name, node in self.running.items():
             if name in self.launched_at:
                 self.running[name] = replace(node, capacity_reported=registered(name))
@@ -558,7 +564,7 @@ class ScenarioRunner:
 
     def __init__(self, setup: ScenarioSetup):
         self.setup = setup
-        self._peaks: dict[tuple, ScenarioRun] = {}
+        self._peaks: dict[tuple[tuple[str, int], ...], ScenarioRun] = {}
         self.simulations = 0
 
     def peak(self, limits: Mapping[str, int]) -> ScenarioRun:
