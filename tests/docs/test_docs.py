@@ -325,3 +325,31 @@ def test_the_dev_report_generator_finds_the_guide_current_and_replaces_only_the_
     assert generate_sizing_docs.main(["--check"]) == 0
     text = "intro\n### The dev stack\n\nsome words\n\n```\nold report\n```\n\nafter\n"
     assert generate_sizing_docs.with_report(text, "new report\n") == text.replace("old report", "new report")
+
+
+def test_the_wide_pool_example_quotes_the_batches_and_limits_of_its_plan():
+    """docs/sizing.md's objects example: limits, minimum, the first batch and the batch count are the plan's."""
+    from sizing.kube.objects import read_objects
+    from sizing.planning import planner
+    from sizing.planning.objects import plan_input_from_objects
+    from sizing.planning.scenarios import _simulate
+
+    example = PROJECT_DIR / "docs" / "examples" / "cluster-objects.yaml"
+    plan_input = plan_input_from_objects(read_objects([("example", example.read_text())]))
+    plan = planner.plan_capacity(plan_input)
+    guide = (PROJECT_DIR / "docs" / "sizing.md").read_text()
+    section = guide[guide.index("The limits show why the batches matter") : guide.index("Adding a StatefulSet")]
+    limits, minimum = plan.node_pool_limits, plan.limits.minimum
+    assert f'`cpu: "{limits["cpu"]}"`, `memory: {limits["memory"]}`' in section
+    assert f"{minimum.cpu // 1000} cpu and {minimum.memory // 1024}Gi" in section
+    peak = plan.scenarios["peak"]
+    assert f"{peak.batches}\nbatches in all" in section or f"{peak.batches} batches in all" in section
+    # One batch under the planned limits: 3 web NodeClaims launch and 9 web pods wait.
+    context = planner._resolve(plan_input)
+    setup = planner._scenario_setup(plan_input, context, context.options)
+    first = _simulate(setup, setup.peak_groups, plan.limits.for_simulation(), setup.running)
+    web = [node for node in first.new_nodes if node.pods.get("shop/web")]
+    assert len(web) == 3 and first.pending_count == 9
+    assert "the first batch launches 3 `m5.large` and leaves 9 web\npods pending" in section
+    # Without the retries the same fleet needs more than 900 cpu of limits.
+    assert _simulate(setup, setup.peak_groups, {"cpu": 900_000}, setup.running).pending_count > 0
