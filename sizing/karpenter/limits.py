@@ -89,9 +89,11 @@ def _raise_until_all_place(
 ) -> tuple[int, str]:
     """The smallest value (in steps) from `value` up to `high` under which every scenario places its pods.
 
-    Each scenario that fails at the current value is bisected between it and `high`;
-    a pass repeats until no scenario raises the value (bisection assumes more room
-    never hurts, which the repeat double-checks).
+    For each scenario that fails at the current value, steps of 1, 2, 4, ... above it find a value
+    that holds, and a bisection the smallest below that: the need is usually a few steps above
+    the fleet's own capacity, and probes far above it are the slow ones (many batches). A pass
+    repeats until no scenario raises the value (the search assumes more room never hurts, which
+    the repeat double-checks).
     """
     binder = REQUESTS
     while True:
@@ -101,7 +103,11 @@ def _raise_until_all_place(
                 continue
             if not probe(name, high):
                 continue  # no limit helps this scenario: its pods fit no type; reported as pending
-            low, top = value, high
+            low, step = value, 1
+            top = min(low + step, high)
+            while not probe(name, top):
+                low, step = top, step * 2
+                top = min(low + step, high)
             while top - low > 1:
                 middle = (low + top) // 2
                 if probe(name, middle):

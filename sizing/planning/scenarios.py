@@ -336,6 +336,8 @@ class _Fleet:
             known = self.relaxed.setdefault(workload, [])
             known += [constraint for constraint in relaxed if constraint not in known]
         for node in result.nodes:
+            if node.existing and not node.pods and node.name in self.placed:
+                continue  # took no pod in this batch: as it was
             if node.existing:
                 name = node.name
             else:

@@ -55,6 +55,22 @@ def test_the_search_returns_the_smallest_value_each_scenario_accepts_and_names_t
     assert limits.spec() == {"cpu": "7", "memory": "9Gi"}
 
 
+def test_the_search_steps_up_from_the_fleet_and_probes_little_when_the_need_is_close():
+    # The need is 3 cores above the lower bound, with a top 10,000 cores away: steps of 1, 2 find
+    # a limit that holds, then a bisection the smallest. Far fewer probes than a bisection of the
+    # whole range (about 14 per resource), and probes far above the need are slow ones.
+    probed = []
+
+    def places_all(name, cpu, memory):
+        probed.append((cpu, memory))
+        return cpu >= 13_000 and memory >= 4 * 1024
+
+    limits = smallest_limits(places_all, ("peak",), Resources(10_000, 4096), Resources(10_010_000, 8192), 0)
+    assert (limits.minimum.cpu, limits.minimum.memory) == (13_000, 4096)
+    assert len(probed) <= 8
+    assert max(cpu for cpu, _ in probed if cpu < 10_010_000) <= 16_000
+
+
 def test_subtract_max_is_simulated_batch_by_batch_not_added_as_a_margin():
     # Ten one-slot pods; small (2000m, $1) and large (8000m, $4) both fit one pod. Unlimited, every
     # claim launches small: 20 cores. Under a 20-core limit subtractMax reserves 8 cores for each
