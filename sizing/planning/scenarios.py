@@ -21,8 +21,8 @@ Within a batch subtractMax takes the largest candidate type of every new NodeCla
 the limits, so a batch of many NodeClaims on a wide NodePool stops well short of them.
 Karpenter retries the pods it left pending with the next batch, when the NodeClaims just
 created count at their real capacity; every scenario does the same until a batch places
-every pod or launches nothing. Pods already bound to a node count in the topology of
-the next batch.
+every pod or launches nothing (at most `MAX_BATCHES_PER_STEP` a step). Pods already
+bound to a node count in the topology of the next batch.
 
 `run_scenarios(setup, limits)` runs all four under the same limits; the planner looks for
 the smallest limits under which none leaves a pod pending (`sizing.karpenter.limits`).
