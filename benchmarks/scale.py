@@ -2,11 +2,13 @@
 
 Workloads: pods of Karpenter's 30 benchmark shapes (see `benchmarks.planner`), one workload per
 shape, HPA from minReplicas 1 with the default scale-up, 25 % surge, on the getting-started NodePool
-(c, m, r; generation > 2; amd64; on-demand) of the bundled catalog. No topology spread: the planner
-does not model it yet. Peak memory is the process's maximum resident set (`resource.getrusage`),
-which only grows, so each row is the peak so far.
+(c, m, r; generation > 2; amd64; on-demand) of the bundled catalog in us-east-1's first three zones.
+Every workload spreads its pods over the zones (topologySpreadConstraints on
+topology.kubernetes.io/zone, maxSkew 1, DoNotSchedule), so every pod is placed as a constrained
+one. Peak memory is the process's maximum resident set (`resource.getrusage`), which only grows,
+so each row is the peak so far.
 
-Options: --quick runs 1,000 and 20,000 pods only.
+Options: --quick runs 1,000 and 20,000 pods only; --unconstrained drops the zone spread.
 """
 
 from __future__ import annotations
@@ -17,16 +19,32 @@ import time
 from collections.abc import Sequence
 
 from benchmarks.planner import benchmark_pods
+from sizing.kube.scheduling import LabelSelector, PodScheduling, TopologySpread
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import PlanInput, plan_capacity
 
 POD_COUNTS = (1000, 20000, 100000)
 TARGETS = {20000: 10.0, 100000: 60.0}
+ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
+ZONE_KEY = "topology.kubernetes.io/zone"
 
 
-def workloads(count: int):
+def _zone_spread(name: str) -> PodScheduling:
+    labels = {"app": name}
+    spread = TopologySpread(ZONE_KEY, 1, "DoNotSchedule", LabelSelector(labels))
+    return PodScheduling(labels=labels, topology_spread=(spread,))
+
+
+def workloads(count: int, spread: bool = True) -> tuple[Workload, ...]:
     return tuple(
-        Workload(group.workload, group.requests.cpu, group.requests.memory, replicas=group.count, max_surge="25%")
+        Workload(
+            group.workload,
+            group.requests.cpu,
+            group.requests.memory,
+            replicas=group.count,
+            max_surge="25%",
+            scheduling=_zone_spread(group.workload) if spread else PodScheduling(),
+        )
         for group in benchmark_pods(int(count / 1.25))
         if group.count > 0
     )
@@ -34,18 +52,20 @@ def workloads(count: int):
 
 def run(options: Sequence[str]) -> int:
     counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
-    print("| pods at peak | workloads | plan s | scenario simulations | limits | binding | peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|")
+    spread = "--unconstrained" not in options
+    constraint = "zone spread, maxSkew 1" if spread else "none"
+    print("| pods at peak | workloads | constraints | plan s | limit probes | limits | binding | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|")
     status = 0
     for count in counts:
-        plan_input = PlanInput(workloads=workloads(count))
+        plan_input = PlanInput(workloads=workloads(count, spread), zones=ZONES)
         started = time.perf_counter()
         plan = plan_capacity(plan_input)
         seconds = time.perf_counter() - started
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         limits = plan.limits
         print(
-            f"| {plan.peak_pods:,} | {len(plan_input.workloads)} | {seconds:.1f} | {limits.probes} | "
+            f"| {plan.peak_pods:,} | {len(plan_input.workloads)} | {constraint} | {seconds:.1f} | {limits.probes} | "
             f"{limits.spec()['cpu']} cpu, {limits.spec()['memory']} | {limits.binding[0]} | {peak_mib:.0f} |",
             flush=True,
         )

@@ -7,10 +7,11 @@ is left, and then subtracts the largest capacity among its candidates
 (`subtractMax`), so a tight limit pushes later claims to small types or leaves pods
 pending. Whether limits suffice is therefore found by simulating under them.
 
-`smallest_limits` searches whole cores, then whole GiB: per scenario, a bisection
-between the lowest value still possible and one no scenario can exceed (the
-scenario's capacity plus everything subtractMax reserved in an unlimited run, under
-which nothing is filtered). The scenario that raised the value last is the one that
+`smallest_limits` searches whole cores, then whole GiB (above 200, to within 0.5 %):
+per scenario, from the capacity the scenario uses without limits, steps that double
+until the need is bracketed, then a bisection, between the lowest value still possible
+and one no scenario can exceed (the scenario's capacity plus everything subtractMax
+reserved in an unlimited run, under which nothing is filtered). The scenario that raised the value last is the one that
 binds. Then
 
     limits = the smallest limits x (1 + headroom %), rounded up to whole cores and GiB.
@@ -84,18 +85,61 @@ def with_headroom(minimum: Resources, headroom_percent: float) -> tuple[int, int
 PlacesAll = Callable[[str, int, int], bool]
 
 
+# Above 200 cores or GiB the search stops within this fraction of the value: the headroom
+# (10 % by default) is far larger, and each probe is a whole multi-batch simulation.
+RESOLUTION = 0.005
+
+
+def _resolution(value: int) -> int:
+    return max(1, int(value * RESOLUTION))
+
+
+def _smallest_passing(probe: Callable[[int], bool], failing: int, high: int, guess: int) -> int:
+    """The smallest value above `failing` (which fails) and up to `high` (which passes) that passes,
+    to within `_resolution`.
+
+    The search starts at `guess` (the scenario's own need without limits, usually close) and
+    moves away from it in doubling steps until the answer is bracketed, then bisects: few
+    probes when the guess is good, never more than about twice a plain bisection's.
+    """
+    guess = min(max(guess, failing + 1), high)
+    step = _resolution(guess)
+    if probe(guess):
+        low, top = failing, guess
+        while top - step > low:
+            if not probe(top - step):
+                low = top - step
+                break
+            top, step = top - step, step * 2
+    else:
+        low, top = guess, min(guess + step, high)
+        while not probe(top):
+            low, step = top, step * 2
+            top = min(low + step, high)
+    while top - low > _resolution(top):
+        middle = (low + top) // 2
+        if probe(middle):
+            top = middle
+        else:
+            low = middle
+    return top
+
+
 def _raise_until_all_place(
-    names: Sequence[str], value: int, high: int, probe: Callable[[str, int], bool]
+    names: Sequence[str],
+    value: int,
+    high: int,
+    probe: Callable[[str, int], bool],
+    guesses: Mapping[str, int] | None = None,
 ) -> tuple[int, str]:
     """The smallest value (in steps) from `value` up to `high` under which every scenario places its pods.
 
-    For each scenario that fails at the current value, steps of 1, 2, 4, ... above it find a value
-    that holds, and a bisection the smallest below that: the need is usually a few steps above
-    the fleet's own capacity, and probes far above it are the slow ones (many batches). A pass
-    repeats until no scenario raises the value (the search assumes more room never hurts, which
-    the repeat double-checks).
+    For each scenario that fails at the current value, `_smallest_passing` finds the smallest
+    value that holds, starting from the scenario's guess. A pass repeats until no scenario raises
+    the value (the search assumes more room never hurts, which the repeat double-checks).
     """
     binder = REQUESTS
+    guesses = guesses or {}
     while True:
         raised = False
         for name in names:
@@ -103,18 +147,8 @@ def _raise_until_all_place(
                 continue
             if not probe(name, high):
                 continue  # no limit helps this scenario: its pods fit no type; reported as pending
-            low, step = value, 1
-            top = min(low + step, high)
-            while not probe(name, top):
-                low, step = top, step * 2
-                top = min(low + step, high)
-            while top - low > 1:
-                middle = (low + top) // 2
-                if probe(name, middle):
-                    top = middle
-                else:
-                    low = middle
-            value, binder, raised = top, name, True
+            value = _smallest_passing(lambda v, n=name: probe(n, v), value, high, guesses.get(name, value + 1))
+            binder, raised = name, True
         if not raised:
             return value, binder
 
@@ -125,12 +159,15 @@ def smallest_limits(
     lower: Resources,
     upper: Resources,
     headroom_percent: float,
+    guesses: Mapping[str, Resources] | None = None,
 ) -> NodePoolLimits:
-    """The smallest whole-core / whole-GiB limits under which every named scenario places every pod.
+    """The smallest whole-core / whole-GiB limits under which every named scenario places every pod
+    (above 200 cores or GiB, to within 0.5 %).
 
     places_all(name, cpu m, memory MiB): whether scenario `name` places every pod under those
     limits; lower / upper (cpu m, memory MiB): no limits below `lower` can do, `upper` is
-    enough for every scenario.
+    enough for every scenario; guesses: per scenario, where to start looking (its capacity
+    without limits).
     """
     check_headroom(headroom_percent)
     cache: dict[tuple[str, int, int], bool] = {}
@@ -145,11 +182,14 @@ def smallest_limits(
     top_gibs = max(1, math.ceil(upper.memory / MIB_PER_GIB))
     low_cores = min(top_cores, max(1, lower.cpu // MILLICORES_PER_CORE))
     low_gibs = min(top_gibs, max(1, lower.memory // MIB_PER_GIB))
+    guessed = guesses or {}
+    core_guesses = {name: math.ceil(need.cpu / MILLICORES_PER_CORE) for name, need in guessed.items()}
+    gib_guesses = {name: math.ceil(need.memory / MIB_PER_GIB) for name, need in guessed.items()}
     cores, cpu_binder = _raise_until_all_place(
-        names, low_cores, top_cores, lambda name, value: probe_at(name, value, top_gibs)
+        names, low_cores, top_cores, lambda name, value: probe_at(name, value, top_gibs), core_guesses
     )
     gibs, memory_binder = _raise_until_all_place(
-        names, low_gibs, top_gibs, lambda name, value: probe_at(name, cores, value)
+        names, low_gibs, top_gibs, lambda name, value: probe_at(name, cores, value), gib_guesses
     )
     minimum = Resources(cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB, 0)
     cpu, memory = with_headroom(minimum, headroom_percent)
@@ -158,7 +198,9 @@ def smallest_limits(
     final_cores, final_gibs = max(cpu // MILLICORES_PER_CORE, cores), max(memory // MIB_PER_GIB, gibs)
     # Scenarios that leave pods pending even under `upper` (pods no type fits, constraints no
     # limit can satisfy) are reported as pending; no limit is searched for them.
-    placeable = [name for name in names if probe_at(name, top_cores, top_gibs)]
+    placeable = [
+        name for name in names if probe_at(name, final_cores, final_gibs) or probe_at(name, top_cores, top_gibs)
+    ]
 
     def with_gibs(gibs: int) -> Callable[[str, int], bool]:
         return lambda name, value: probe_at(name, value, gibs)

@@ -562,24 +562,27 @@ def run_scenarios(
 
 
 class ScenarioRunner:
-    """Runs scenarios under limits, simulating the peak (which others start from) once per limits."""
+    """Runs scenarios under limits, each (scenario, limits) once: the peak, which the rollout and
+    disruption start from, and the runs the limit search probes and reports again."""
 
     def __init__(self, setup: ScenarioSetup):
         self.setup = setup
-        self._peaks: dict[tuple[tuple[str, int], ...], ScenarioRun] = {}
+        self._runs: dict[tuple[str, tuple[tuple[str, int], ...]], ScenarioRun] = {}
         self.simulations = 0
 
     def peak(self, limits: Mapping[str, int]) -> ScenarioRun:
-        key = tuple(sorted(limits.items()))
-        if key not in self._peaks:
-            self._peaks[key] = run_peak(self.setup, limits)
-            self.simulations += 1
-        return self._peaks[key]
+        return self.run(PEAK, limits)
 
     def run(self, name: str, limits: Mapping[str, int]) -> ScenarioRun:
-        self.simulations += name != PEAK
+        key = (name, tuple(sorted(limits.items())))
+        if key not in self._runs:
+            self._runs[key] = self._simulate(name, limits)
+            self.simulations += 1
+        return self._runs[key]
+
+    def _simulate(self, name: str, limits: Mapping[str, int]) -> ScenarioRun:
         if name == PEAK:
-            return self.peak(limits)
+            return run_peak(self.setup, limits)
         if name == HPA_RAMP:
             return run_ramp(self.setup, limits)
         if name == ROLLOUT:
@@ -628,5 +631,6 @@ def search_limits(setup: ScenarioSetup, headroom_percent: float) -> tuple[NodePo
         run = runner.run(name, {"cpu": cpu, "memory": memory})
         return run.placed_all and all(a <= b for a, b in zip(overflow(run), overflow(unlimited[name]), strict=False))
 
-    limits = smallest_limits(places_all, _PROBE_ORDER, lower, upper, headroom_percent)
+    guesses = {name: run.usage for name, run in unlimited.items()}
+    limits = smallest_limits(places_all, _PROBE_ORDER, lower, upper, headroom_percent, guesses)
     return limits, runner.run_all(limits.for_simulation())

@@ -18,6 +18,8 @@ import numpy as np
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.simulation.model import (
+    AFFINITY,
+    HOSTNAME,
     LIMIT_KEYS,
     PendingPods,
     PlacedNode,
@@ -29,6 +31,7 @@ from sizing.karpenter.simulation.nodes import keeps_min_values, launch, most_pod
 from sizing.karpenter.simulation.state import Claim, LimitsLeft, TopologyCounts, TypeTable, weight_order
 from sizing.karpenter.simulation.topology import (
     Inverse,
+    OwnZoneSpread,
     commit_zone,
     domains_for,
     hostname_bootstrap,
@@ -467,22 +470,24 @@ class Simulator:
             heapq.heapify(heap)
         touched: dict[int, Claim] = {}
         self.reason = None
+        first_running = _FirstRunning(self, run, by_zone)
+        own_spread = OwnZoneSpread.of(group, domains, self.counts, self.inverse) if by_zone else None
         while count > 0:
-            valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
+            if own_spread is not None:
+                valid = own_spread.valid()
+            else:
+                valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
             if by_zone and not valid:
                 self.reason = "no zone satisfies the pod's topology spread or pod (anti-)affinity"
                 break
             # Running nodes come first, in order.
-            placed_running = False
-            for index in range(len(self.running)):
-                fit = self._running_fit(index, run, valid)
-                if fit > 0:
-                    take = 1 if by_zone else min(fit, count)
-                    self._place_on_running(index, run, group_index, take)
-                    count -= take
-                    placed_running = True
-                    break
-            if placed_running:
+            index, fit = first_running.find(valid)
+            if index is not None:
+                take = 1 if by_zone else min(fit, count)
+                self._place_on_running(index, run, group_index, take)
+                if own_spread is not None:
+                    own_spread.add(self.running[index].zone, take)
+                count -= take
                 continue
             best = self._best_claim(buckets, room, valid)
             if best is None:
@@ -512,6 +517,8 @@ class Simulator:
             self._add(best, run, group_index, take)
             if by_zone:
                 self.counts.record(group.workload, best.zones, take)
+                if own_spread is not None:
+                    own_spread.add(best.zone, take)
             room[best.index] -= take
             touched[best.index] = best
             count -= take
@@ -675,3 +682,49 @@ class Simulator:
             pool_remaining=MappingProxyType(pool_remaining),
             relaxed=MappingProxyType({w: tuple(steps) for w, steps in self.relaxed.items()}),
         )
+
+
+class _FirstRunning:
+    """The first running node (in order) that can take a pod of a run, per pass.
+
+    While a pass places one group's pods, a node that cannot take one never can again unless the
+    group needs a pod it selects on the node (hostname pod affinity): room, host ports, spread and
+    anti-affinity only shrink. So each zone keeps a cursor past the nodes already found full,
+    and a pass costs the pods plus the nodes instead of their product.
+    """
+
+    def __init__(self, simulator: Simulator, run: _Run, by_zone: bool):
+        self.simulator = simulator
+        self.run = run
+        self.monotone = not any(rule.kind == AFFINITY and rule.key == HOSTNAME for rule in run.group.topology)
+        self.by_zone = by_zone
+        self.nodes: dict[str | None, list[int]] = {}
+        for index, node in enumerate(simulator.running):
+            self.nodes.setdefault(node.zone if by_zone else None, []).append(index)
+        self.cursor = {zone: 0 for zone in self.nodes}
+
+    def find(self, valid: frozenset[str] | None) -> tuple[int | None, int]:
+        """(node index, pods it can take), or (None, 0)."""
+        fit_of = self.simulator._running_fit
+        if not self.monotone:
+            for index in range(len(self.simulator.running)):
+                fit = fit_of(index, self.run, valid)
+                if fit > 0:
+                    return index, fit
+            return None, 0
+        zones: list[str | None] = sorted(valid) if (self.by_zone and valid is not None) else [None]
+        best: tuple[int | None, int] = (None, 0)
+        for zone in zones:
+            indices = self.nodes.get(zone)
+            if not indices:
+                continue
+            cursor = self.cursor[zone]
+            while cursor < len(indices):
+                fit = fit_of(indices[cursor], self.run, valid)
+                if fit > 0:
+                    if best[0] is None or indices[cursor] < best[0]:
+                        best = (indices[cursor], fit)
+                    break
+                cursor += 1
+            self.cursor[zone] = cursor
+        return best
