@@ -21,6 +21,7 @@ cpu in millicores, memory in MiB.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -147,7 +148,7 @@ def _raise_until_all_place(
                 continue
             if not probe(name, high):
                 continue  # no limit helps this scenario: its pods fit no type; reported as pending
-            value = _smallest_passing(lambda v, n=name: probe(n, v), value, high, guesses.get(name, value + 1))
+            value = _smallest_passing(functools.partial(probe, name), value, high, guesses.get(name, value + 1))
             binder, raised = name, True
         if not raised:
             return value, binder

@@ -64,6 +64,7 @@ from sizing.planning.scenarios import (
     ScenarioRun,
     ScenarioRunner,
     ScenarioSetup,
+    checked_limits,
     replica_steps,
     search_limits,
 )
@@ -798,10 +799,15 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         price_unit=context.prices.unit,
     )
     progress.step("recommendation")
+    if recommendation.left_by_budget:
+        notes.append(
+            f"the recommendation simulated the {recommendation.evaluated - 1} instance-type restrictions with the "
+            f"lowest cost bounds; {recommendation.left_by_budget} more were left unsimulated (a fixed budget of work)"
+        )
     recommended_limits = None
     if recommendation.changes_anything:
         chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
-        recommended_limits, _ = search_limits(replace(setup, options=chosen), plan_input.headroom_percent)
+        recommended_limits = checked_limits(replace(setup, options=chosen), plan_input.headroom_percent)
 
     current = None
     if plan_input.node_pool.limits:

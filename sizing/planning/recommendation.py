@@ -10,7 +10,8 @@ workload pods per node (the blast-radius cap) come first; among them the
 lowest cost per hour, then fewer nodes, then the simpler restriction. A cost
 lower bound (per resource, the cheapest price per unit of room times the
 demand; with a cap, also ceil(pods / cap) of the cheapest node) skips
-candidates that cannot beat the best one found.
+candidates that cannot beat the best one found. At most `MAX_CANDIDATES` are
+simulated, lowest bounds first; the rest are counted as left by the budget.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ KIND_SIZE = "size"
 KIND_TYPE = "type"
 KIND_TYPES = "types"
 _KIND_ORDER = (KIND_CURRENT, KIND_FAMILY, KIND_SIZE, KIND_TYPE, KIND_TYPES)
+# Restrictions simulated besides the NodePool as it is; each is a whole simulation of the peak.
+MAX_CANDIDATES = 16
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class Recommendation:
     evaluated: int
     skipped: int
     price_unit: str
+    left_by_budget: int = 0
 
     @property
     def changes_anything(self) -> bool:
@@ -192,11 +196,15 @@ def recommend(
     optimum_cost: float | None = None,
     optimal_types: Sequence[str] = (),
     price_unit: str = "USD/hour",
+    max_candidates: int | None = MAX_CANDIDATES,
 ) -> Recommendation:
     """The best restriction of `options` for Karpenter's own packing.
 
     simulate_on(types) simulates the peak with only those types allowed;
-    demand: requests of the pods that need new nodes (cpu m, memory MiB, pods).
+    demand: requests of the pods that need new nodes (cpu m, memory MiB, pods);
+    max_candidates: how many restrictions besides the NodePool as it is may be simulated, the
+    lowest cost bounds first (None: all): a budget of work, so the advice is the same on any
+    machine.
     """
     by_name = {option.name: option for option in options}
     restrictions = candidate_restrictions({name: labels[name] for name in by_name}, optimal_types)
@@ -206,10 +214,13 @@ def recommend(
     ]
     current = _outcome(restrictions[0], simulate_on(options))
     best = current
-    evaluated, skipped = 1, 0
+    evaluated, skipped, left = 1, 0, 0
     for bound, _, restriction in sorted(bounded[1:], key=lambda item: (item[0], item[1])):
         if best.acceptable(max_pods_per_node) and bound > best.cost + 1e-9:
             skipped += 1
+            continue
+        if max_candidates is not None and evaluated > max_candidates:
+            left += 1
             continue
         chosen_options = [option for option in options if option.name in restriction.type_names]
         outcome = _outcome(restriction, simulate_on(chosen_options))
@@ -224,4 +235,5 @@ def recommend(
         evaluated=evaluated,
         skipped=skipped,
         price_unit=price_unit,
+        left_by_budget=left,
     )

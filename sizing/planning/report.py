@@ -402,6 +402,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "current": _outcome_data(plan, plan.recommendation.current),
             "candidatesSimulated": plan.recommendation.evaluated,
             "candidatesSkippedByBound": plan.recommendation.skipped,
+            "candidatesLeftByBudget": plan.recommendation.left_by_budget,
             "limits": _limits_data(plan.recommended_limits),
         },
         "notes": list(plan.notes),

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.limits import NodePoolLimits, smallest_limits
+from sizing.karpenter.limits import NodePoolLimits, smallest_limits, with_headroom
 from sizing.karpenter.simulation import (
     NodeOption,
     NodePoolModel,
@@ -609,28 +609,54 @@ def _lower_bound(run: ScenarioRun) -> Resources:
     return total
 
 
+class _LimitProbe:
+    """Whether a scenario places every pod under given limits as it does without them: pods that
+    would overflow to the other NodePools because the planned one is at its limits do not count
+    as placed."""
+
+    def __init__(self, setup: ScenarioSetup):
+        self.runner = ScenarioRunner(setup)
+        self.unlimited = self.runner.run_all({})
+        self.others = [pool.name for pool in setup.node_pools[1:]]
+
+    def _overflow(self, run: ScenarioRun) -> tuple[int, ...]:
+        return tuple(run.result.limit_usage(pool)["nodes"] for pool in self.others)
+
+    def places_all(self, name: str, cpu: int, memory: int) -> bool:
+        run = self.runner.run(name, {"cpu": cpu, "memory": memory})
+        allowed = self._overflow(self.unlimited[name])
+        return run.placed_all and all(a <= b for a, b in zip(self._overflow(run), allowed, strict=False))
+
+
 def search_limits(setup: ScenarioSetup, headroom_percent: float) -> tuple[NodePoolLimits, dict[str, ScenarioRun]]:
     """The planned limits (see `sizing.karpenter.limits`) and every scenario's fleet under them."""
-    runner = ScenarioRunner(setup)
-    unlimited = runner.run_all({})
+    probe = _LimitProbe(setup)
     upper = Resources()
-    for run in unlimited.values():
+    for run in probe.unlimited.values():
         usage = run.usage
         need = Resources(usage.cpu + run.reserved.cpu, usage.memory + run.reserved.memory)
         upper = Resources(max(upper.cpu, need.cpu), max(upper.memory, need.memory))
-    lower = _lower_bound(unlimited[PEAK])
+    lower = _lower_bound(probe.unlimited[PEAK])
+    guesses = {name: run.usage for name, run in probe.unlimited.items()}
+    limits = smallest_limits(probe.places_all, _PROBE_ORDER, lower, upper, headroom_percent, guesses)
+    return limits, probe.runner.run_all(limits.for_simulation())
 
-    others = [pool.name for pool in setup.node_pools[1:]]
 
-    def overflow(run: ScenarioRun) -> tuple[int, ...]:
-        return tuple(run.result.limit_usage(pool)["nodes"] for pool in others)
-
-    def places_all(name: str, cpu: int, memory: int) -> bool:
-        # Placed as without limits: pods that would overflow to the other NodePools because the
-        # planned one is at its limits do not count as placed.
-        run = runner.run(name, {"cpu": cpu, "memory": memory})
-        return run.placed_all and all(a <= b for a, b in zip(overflow(run), overflow(unlimited[name]), strict=False))
-
-    guesses = {name: run.usage for name, run in unlimited.items()}
-    limits = smallest_limits(places_all, _PROBE_ORDER, lower, upper, headroom_percent, guesses)
-    return limits, runner.run_all(limits.for_simulation())
+def checked_limits(setup: ScenarioSetup, headroom_percent: float) -> NodePoolLimits:
+    """Limits for a NodePool the plan only advises (a recommended restriction), at a fraction of
+    the search's work: the largest capacity the peak, HPA ramp or rollout uses without limits, plus
+    headroom, kept when every scenario places every pod under them (a drift replacement needs no
+    room of its own); otherwise the full search."""
+    probe = _LimitProbe(setup)
+    needs = {name: probe.unlimited[name].usage for name in (ROLLOUT, HPA_RAMP, PEAK)}
+    cpu_binder = max(needs, key=lambda name: needs[name].cpu)
+    memory_binder = max(needs, key=lambda name: needs[name].memory)
+    minimum = Resources(
+        math.ceil(needs[cpu_binder].cpu / 1000) * 1000, math.ceil(needs[memory_binder].memory / 1024) * 1024, 0
+    )
+    cpu, memory = with_headroom(minimum, headroom_percent)
+    if all(probe.places_all(name, cpu, memory) for name in _PROBE_ORDER):
+        return NodePoolLimits(
+            cpu, memory, minimum, float(headroom_percent), (cpu_binder, memory_binder), probe.runner.simulations
+        )
+    return search_limits(setup, headroom_percent)[0]

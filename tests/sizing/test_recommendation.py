@@ -140,3 +140,26 @@ def test_candidates_are_families_and_sizes_with_several_types_single_types_and_t
     family = restrictions[1]
     assert family.requirement == {"key": FAMILY, "operator": "In", "values": ["m5"]}
     assert family.type_names == {"m5.large", "m5.xlarge"}
+
+
+def test_the_recommendation_simulates_at_most_its_budget_of_candidates_lowest_bounds_first():
+    options = [
+        option(f"{family}.{size}", cpu, price=cpu / 1000 * factor)
+        for family, factor in (("a", 1.0), ("b", 1.1), ("c", 1.2))
+        for size, cpu in (("small", 1000), ("medium", 2000), ("large", 4000))
+    ]
+    groups = [PodGroup("web", Resources(800, 100, 1), 5)]
+    demand = Resources(800 * 5, 100 * 5, 5)
+    calls = []
+
+    def simulate_on(types):
+        calls.append(len(types))
+        return simulate(Scenario(tuple(types), tuple(groups)))
+
+    labels = labels_of(options)
+    everything = recommend(options, labels, simulate_on, demand, price_unit="USD/hour", max_candidates=None)
+    calls.clear()
+    budget = recommend(options, labels, simulate_on, demand, price_unit="USD/hour", max_candidates=2)
+    assert len(calls) == 3 and budget.evaluated == 3  # the NodePool as it is, then two restrictions
+    assert budget.evaluated + budget.skipped + budget.left_by_budget == len(candidate_restrictions(labels))
+    assert budget.left_by_budget > 0 and everything.left_by_budget == 0

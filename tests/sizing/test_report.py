@@ -159,3 +159,12 @@ def test_the_gap_to_the_solvers_fleet_is_reported():
     assert f"Optimal fleet ({plan.optimal.status}): " in text
     assert "Gap: Karpenter's fleet has" in text
     assert plan_data(plan)["optimal"]["cost"] == pytest.approx(0.288)
+
+
+def test_candidates_left_by_the_recommendation_budget_are_counted_and_noted():
+    from benchmarks.scale import workloads
+
+    plan = plan_capacity(PlanInput(workloads=workloads(300, spread=False), solver_work_limit=None))
+    data = plan_data(plan)["recommendation"]
+    assert data["candidatesSimulated"] == 17 and data["candidatesLeftByBudget"] > 0
+    assert f"{data['candidatesLeftByBudget']} more were left unsimulated" in render_report(plan)

@@ -243,3 +243,24 @@ def test_a_setup_narrowed_to_some_types_launches_only_those_even_with_node_pool_
     assert {n.instance_type for n in ScenarioRunner(setup).run(PEAK, {}).result.nodes} == {"large"}
     narrowed = replace(setup, options=(small,))
     assert {n.instance_type for n in ScenarioRunner(narrowed).run(PEAK, {}).result.nodes} == {"small"}
+
+
+def test_checked_limits_are_the_largest_fleet_plus_headroom_when_every_scenario_places_under_them():
+    from sizing.planning.scenarios import checked_limits
+
+    # 6 pods of 1 core, 3 surge, on 4-core nodes: the rollout's 3 nodes (12 cores) are the most.
+    setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 6, 3, [(0, 6)])
+    limits = checked_limits(setup, 10)
+    assert limits.minimum.cpu == 12_000 and limits.binding[0] == ROLLOUT
+    assert limits.cpu_millicores == 14_000  # 13.2 cores rounded up
+    assert all(run.placed_all for run in ScenarioRunner(setup).run_all(limits.for_simulation()).values())
+
+
+def test_checked_limits_fall_back_to_the_search_when_a_scenario_leaves_pods_pending(monkeypatch):
+    import sizing.planning.scenarios as scenarios
+
+    setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 6, 3, [(0, 6)])
+    searched = scenarios.search_limits(setup, 10)
+    monkeypatch.setattr(scenarios._LimitProbe, "places_all", lambda self, name, cpu, memory: False)
+    monkeypatch.setattr(scenarios, "search_limits", lambda setup, headroom: searched)
+    assert scenarios.checked_limits(setup, 10) is searched[0]
