@@ -32,7 +32,9 @@ KIND_TYPE = "type"
 KIND_TYPES = "types"
 _KIND_ORDER = (KIND_CURRENT, KIND_FAMILY, KIND_SIZE, KIND_TYPE, KIND_TYPES)
 # Restrictions simulated besides the NodePool as it is; each is a whole simulation of the peak.
-MAX_CANDIDATES = 16
+# Taken in order of their cost lower bound, the one chosen came within the first 7 on every
+# scale benchmark workload (300 to 20,000 pods, with and without zone spread).
+MAX_CANDIDATES = 8
 
 
 @dataclass(frozen=True)
