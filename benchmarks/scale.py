@@ -8,7 +8,12 @@ topology.kubernetes.io/zone, maxSkew 1, DoNotSchedule), so every pod is placed a
 one. Peak memory is the process's maximum resident set (`resource.getrusage`), which only grows,
 so each row is the peak so far.
 
-Options: --quick runs 1,000 and 20,000 pods only; --unconstrained drops the zone spread.
+A second table plans one Deployment whose pods need a node each (required hostname pod
+anti-affinity) on a NodePool of the m5 family (2 to 96 vCPU): the case where subtractMax makes
+Karpenter launch the fleet over many batches, which every scenario then simulates one by one.
+
+Options: --quick runs 1,000 and 20,000 pods (and 100 replicas) only; --unconstrained drops the zone
+spread.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import time
 from collections.abc import Sequence
 
 from benchmarks.planner import benchmark_pods
-from sizing.kube.scheduling import LabelSelector, PodScheduling, TopologySpread
+from sizing.kube.scheduling import LabelSelector, PodAffinityTerm, PodScheduling, TopologySpread
 from sizing.kube.workloads import Workload
-from sizing.planning.planner import PlanInput, plan_capacity
+from sizing.planning.planner import CapacityPlan, NodePoolSpec, PlanInput, plan_capacity
 
 POD_COUNTS = (1000, 20000, 100000)
+ANTI_AFFINITY_REPLICAS = (100, 1000)
+M5_FAMILY = ({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},)
 TARGETS = {20000: 10.0, 100000: 60.0}
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -50,6 +57,27 @@ def workloads(count: int, spread: bool = True) -> tuple[Workload, ...]:
     )
 
 
+def one_pod_per_node(replicas: int) -> PlanInput:
+    labels = {"app": "web"}
+    anti = PodAffinityTerm("kubernetes.io/hostname", LabelSelector(labels), anti=True)
+    web = Workload(
+        "web",
+        500,
+        512,
+        replicas=replicas,
+        max_surge="25%",
+        scheduling=PodScheduling(labels=labels, pod_affinity=(anti,)),
+    )
+    return PlanInput(workloads=(web,), node_pool=NodePoolSpec(requirements=M5_FAMILY), zones=ZONES)
+
+
+def _timed(plan_input: PlanInput) -> tuple[CapacityPlan, float, float]:
+    started = time.perf_counter()
+    plan = plan_capacity(plan_input)
+    seconds = time.perf_counter() - started
+    return plan, seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def run(options: Sequence[str]) -> int:
     counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
     spread = "--unconstrained" not in options
@@ -59,10 +87,7 @@ def run(options: Sequence[str]) -> int:
     status = 0
     for count in counts:
         plan_input = PlanInput(workloads=workloads(count, spread), zones=ZONES)
-        started = time.perf_counter()
-        plan = plan_capacity(plan_input)
-        seconds = time.perf_counter() - started
-        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        plan, seconds, peak_mib = _timed(plan_input)
         limits = plan.limits
         print(
             f"| {plan.peak_pods:,} | {len(plan_input.workloads)} | {constraint} | {seconds:.1f} | {limits.probes} | "
@@ -73,4 +98,18 @@ def run(options: Sequence[str]) -> int:
         if target is not None and seconds > target:
             print(f"  {count:,} pods: {seconds:.1f} s, over the target of {target:.0f} s", file=sys.stderr)
             status = 1
+    print()
+    print(
+        "| replicas (one node each) | pods at peak | plan s | batches: peak, hpa-ramp, rollout | limits | peak RSS MiB |"
+    )
+    print("|---|---|---|---|---|---|")
+    for replicas in ANTI_AFFINITY_REPLICAS[:1] if "--quick" in options else ANTI_AFFINITY_REPLICAS:
+        plan, seconds, peak_mib = _timed(one_pod_per_node(replicas))
+        batches = ", ".join(str(plan.scenarios[name].batches) for name in ("peak", "hpa-ramp", "rollout"))
+        spec = plan.limits.spec()
+        print(
+            f"| {replicas:,} | {plan.peak_pods:,} | {seconds:.1f} | {batches} | {spec['cpu']} cpu, {spec['memory']} | "
+            f"{peak_mib:.0f} |",
+            flush=True,
+        )
     return status
