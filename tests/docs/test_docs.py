@@ -303,6 +303,9 @@ def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
         f"{plan.optimal.cost:.3f} USD/hour" in costs
     )
     assert f"lower bound of {plan.optimal.lower_bound_cost:.3f} USD/hour" in costs
+    current = plan.recommendation.current
+    prose = text[text.index("- **The recommendation** fixes the blast radius") :]
+    assert f'"now" ({current.node_count} nodes, {current.cost:.3f} USD/hour)' in prose
 
 
 def test_the_limits_worked_example_matches_the_dev_plan(dev_plan):
