@@ -8,7 +8,7 @@ At launch it takes the cheapest remaining type (ties by name).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -90,25 +90,29 @@ def set_candidates(table: TypeTable, claim: Claim, candidates: Candidates) -> No
         free = table.room[candidates] - np.array(used, dtype=np.int64)
         fits = (free >= 0).all(axis=1)
         claim.candidates = candidates[fits]
-        claim.headroom = tuple(int(x) for x in free[fits].max(axis=0)) if fits.any() else (-1, -1, -1)
+        if fits.any():
+            cpu, memory, pods = (int(x) for x in free[fits].max(axis=0))
+            claim.headroom = (cpu, memory, pods)
+        else:
+            claim.headroom = (-1, -1, -1)
         if len(claim.candidates) > SMALL_CANDIDATE_SET:
             return
         candidates = claim.candidates
-    kept = []
+    kept: list[int] = []
     headroom = [-1, -1, -1]
     for t in (int(t) for t in candidates):
         row = table.room_rows[t]
-        free = (row[0] - used[0], row[1] - used[1], row[2] - used[2])
-        if free[0] >= 0 and free[1] >= 0 and free[2] >= 0:
+        left = (row[0] - used[0], row[1] - used[1], row[2] - used[2])
+        if left[0] >= 0 and left[1] >= 0 and left[2] >= 0:
             kept.append(t)
             for d in range(DIMENSIONS):
-                if free[d] > headroom[d]:
-                    headroom[d] = free[d]
+                if left[d] > headroom[d]:
+                    headroom[d] = left[d]
     claim.candidates = tuple(kept)
-    claim.headroom = tuple(headroom)
+    claim.headroom = (headroom[0], headroom[1], headroom[2])
 
 
-def launch(table: TypeTable, claim: Claim, pods, pool_name: str) -> PlacedNode:
+def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: str) -> PlacedNode:
     """The node a NodeClaim becomes: its cheapest remaining type with the preferred capacity type."""
     capacity_type = next(
         (kind for kind in CAPACITY_TYPE_PRIORITY if kind in claim.capacity_types and kind != "reserved"),

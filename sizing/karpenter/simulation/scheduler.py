@@ -10,7 +10,7 @@ counts decide where the next pod may go.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -28,7 +28,14 @@ from sizing.karpenter.simulation.model import (
     Scenario,
 )
 from sizing.karpenter.simulation.nodes import keeps_min_values, launch, most_pods, set_candidates
-from sizing.karpenter.simulation.state import Claim, LimitsLeft, TopologyCounts, TypeTable, weight_order
+from sizing.karpenter.simulation.state import (
+    Candidates,
+    Claim,
+    LimitsLeft,
+    TopologyCounts,
+    TypeTable,
+    weight_order,
+)
 from sizing.karpenter.simulation.topology import (
     Inverse,
     OwnZoneSpread,
@@ -56,12 +63,27 @@ class _Run:
     segments: list[tuple[int, int]] = field(default_factory=list)  # (pod group index, count)
 
     @property
-    def zones(self):
+    def zones(self) -> frozenset[str] | None:
         return self.group.zones
 
     @property
-    def capacity_types(self):
+    def capacity_types(self) -> frozenset[str] | None:
         return self.group.capacity_types
+
+
+# Identifies one placement attempt (a run, a relaxed retry, a queue retry) so that the NodeClaim
+# templates worked out for it are reused within it.
+Stamp = int | tuple[str | int, ...]
+
+
+@dataclass
+class _Template:
+    """What a new NodeClaim for one placement attempt starts from in one NodePool."""
+
+    fresh: np.ndarray
+    largest: np.ndarray | None = None
+    largest_limited: np.ndarray | None = None
+    start: tuple[Candidates, tuple[int, int, int]] | None = None
 
 
 def _check_scenario(scenario: Scenario) -> None:
@@ -120,14 +142,16 @@ class Simulator:
         ]
         self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
         self.running_workloads: list[dict[str, int]] = [dict(node.pods) for node in self.running]
-        self.running_ports: list[set] = [set(node.host_ports) for node in self.running]
+        self.running_ports: list[set[tuple[str, int]]] = [set(node.host_ports) for node in self.running]
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
             for workload, count in sorted(node.pods.items()):
                 self.placed[workload] = self.placed.get(workload, 0) + count
                 self.counts.record(workload, frozenset({node.zone}) if node.zone else None, count)
         self.pool_capacity_types = [frozenset(pool.capacity_types) for pool in self.pools]
-        self.templates: dict[tuple[int, int], dict[str, object]] = {}
+        self.templates: dict[tuple[Stamp, int], _Template] = {}
+        # Why the last constrained pass left pods over, for their PendingPods.
+        self.reason: str | None = None
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -147,11 +171,12 @@ class Simulator:
         groups = self.groups
         order = sorted(range(len(groups)), key=lambda i: (-groups[i].requests.cpu, -groups[i].requests.memory, i))
         runs: list[_Run] = []
-        previous_key = None
+        previous_key: tuple[object, ...] | None = None
         for index in order:
             group = groups[index]
             if group.count == 0:
                 continue
+            key: tuple[object, ...]
             if self._careful(group):
                 key = ("group", index)
             else:
@@ -167,7 +192,7 @@ class Simulator:
 
     # -- what a claim or pool can take -----------------------------------------------------
 
-    def _compatible(self, zones, capacity_types, run: _Run) -> bool:
+    def _compatible(self, zones: frozenset[str] | None, capacity_types: frozenset[str], run: _Run) -> bool:
         if run.zones is not None and zones is not None and not (zones & run.zones):
             return False
         return not (run.capacity_types is not None and not capacity_types & run.capacity_types)
@@ -175,13 +200,15 @@ class Simulator:
     def _pool_allowed(self, pool: int, run: _Run) -> bool:
         return run.group.pools is None or self.pools[pool].name in run.group.pools
 
-    def _matching(self, candidates, run: _Run):
+    def _matching(self, candidates: Candidates, run: _Run) -> Candidates:
         """The candidates a pod of this run may use."""
-        if run.mask is None:
+        if run.mask is None or run.mask_list is None:
             return candidates
         if isinstance(candidates, tuple):
-            return tuple(t for t in candidates if run.mask_list[t])
-        return candidates[run.mask[candidates]]
+            mask_list = run.mask_list
+            return tuple(t for t in candidates if mask_list[t])
+        selected: np.ndarray = candidates[run.mask[candidates]]
+        return selected
 
     def _room_in_claim(self, claim: Claim, run: _Run) -> int:
         requests = run.requests
@@ -212,15 +239,17 @@ class Simulator:
             fits &= run.mask[rows]
         return rows[fits]
 
-    def _open_claim(self, run: _Run, stamp: int, zones_wanted: frozenset[str] | None = None):
+    def _open_claim(
+        self, run: _Run, stamp: Stamp, zones_wanted: frozenset[str] | None = None
+    ) -> tuple[Claim, None] | tuple[None, str]:
         """A new NodeClaim for the run's next pod from the first NodePool that can launch one,
         or (None, reason)."""
         reasons = []
         for pool in self.order:
-            template = self.templates.setdefault((stamp, pool), {})
-            if "fresh" not in template:
-                template["fresh"] = self._fresh_candidates(run, pool)
-            fresh = template["fresh"]
+            template = self.templates.get((stamp, pool))
+            if template is None:
+                template = self.templates[(stamp, pool)] = _Template(self._fresh_candidates(run, pool))
+            fresh = template.fresh
             if not len(fresh):
                 if self._pool_allowed(pool, run):
                     reasons.append(self._where(pool) + self._no_type_reason(run, pool))
@@ -252,14 +281,14 @@ class Simulator:
     def _where(self, pool: int) -> str:
         return f"NodePool {self.pools[pool].name!r}: " if len(self.pools) > 1 else ""
 
-    def _claim_from(self, pool: int, fresh: np.ndarray, template: dict[str, object], reasons: list[str]):
+    def _claim_from(self, pool: int, fresh: np.ndarray, template: _Template, reasons: list[str]) -> Claim | None:
         limits = self.limits
         columns = limits.columns[pool]
-        if "largest" not in template:
-            template["largest"] = self.table.capacity[fresh].max(axis=0)
-            template["largest_limited"] = template["largest"][columns]
+        if template.largest is None or template.largest_limited is None:
+            template.largest = self.table.capacity[fresh].max(axis=0)
+            template.largest_limited = template.largest[columns]
         candidates = fresh
-        largest = template["largest"]
+        largest = template.largest
         filtered = False
         remaining = limits.remaining[pool]
         if "nodes" in limits.keys[pool] and remaining[limits.keys[pool].index("nodes")] < 1:
@@ -267,8 +296,10 @@ class Simulator:
                 self._where(pool) + f"node limits have been exhausted for the NodePool (left: {limits.describe(pool)})"
             )
             return None
-        if columns and (template["largest_limited"] > remaining).any():
-            within = (self.table.capacity[np.ix_(candidates, columns)] <= remaining).all(axis=1)
+        if columns and (template.largest_limited > remaining).any():
+            within = (self.table.capacity[np.ix_(candidates, np.array(columns, dtype=np.int64))] <= remaining).all(
+                axis=1
+            )
             candidates = candidates[within]
             if not len(candidates):
                 reasons.append(
@@ -285,12 +316,12 @@ class Simulator:
         if columns:
             limits.remaining[pool] = remaining - largest[columns]
         claim = Claim(len(self.claims), pool, self.pools[pool].zones, self.pool_capacity_types[pool])
-        if not filtered and "start" in template:
-            claim.candidates, claim.headroom = template["start"]
+        if not filtered and template.start is not None:
+            claim.candidates, claim.headroom = template.start
         else:
             set_candidates(self.table, claim, candidates)
             if not filtered:
-                template["start"] = (claim.candidates, claim.headroom)
+                template.start = (claim.candidates, claim.headroom)
         self.claims.append(claim)
         return claim
 
@@ -307,7 +338,7 @@ class Simulator:
         self.placed[workload] = self.placed.get(workload, 0) + take
         claim.ports |= run.group.host_ports
 
-    def _record_zones(self, claims, run: _Run) -> None:
+    def _record_zones(self, claims: Iterable[Claim], run: _Run) -> None:
         for claim in claims:
             placed = claim.placed.get(run.segments[0][0], 0) if len(run.segments) == 1 else None
             if placed is None:
@@ -374,7 +405,7 @@ class Simulator:
 
     # -- an unconstrained run --------------------------------------------------------------
 
-    def _place_run(self, run: _Run, stamp: int, smallest_later: tuple[int, int, int]) -> None:
+    def _place_run(self, run: _Run, stamp: Stamp, smallest_later: tuple[int, int, int]) -> None:
         heap = self.heap
         set_aside: list[tuple[int, int, Claim]] = []
         touched: list[Claim] = []
@@ -398,9 +429,10 @@ class Simulator:
                         lead = runner_up[0] - pod_count + (1 if index < runner_up[1] else 0)
                         take = min(take, max(lead, 1))
                 else:
-                    claim, pending_reason = self._open_claim(run, stamp)
-                    if claim is None:
+                    opened, pending_reason = self._open_claim(run, stamp)
+                    if opened is None:
                         break
+                    claim = opened
                     claim.run_stamp = stamp
                     # Room for pods of this run on the claim's best type, counting this first pod.
                     claim.room_in_run = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), requests)
@@ -438,7 +470,7 @@ class Simulator:
         node_zones = [node.zone for node in self.running if node.zone]
         return domains_for(group, pool_zones, node_zones)
 
-    def _place_constrained(self, run: _Run, stamp, group_index: int, count: int) -> int:
+    def _place_constrained(self, run: _Run, stamp: Stamp, group_index: int, count: int) -> int:
         """Place `count` pods of a constrained group; returns the pods left over (self.reason says why)."""
         if count > 0 and hostname_bootstrap(run.group, self.placed):
             # The first pod picks the node for the others; where they may go changes once it is placed.
@@ -447,7 +479,7 @@ class Simulator:
             count -= 1
         return self._place_pass(run, stamp, group_index, count) if count > 0 else 0
 
-    def _place_pass(self, run: _Run, stamp, group_index: int, count: int) -> int:
+    def _place_pass(self, run: _Run, stamp: Stamp, group_index: int, count: int) -> int:
         group = run.group
         by_zone = zone_rules(group, self.inverse)
         domains = self._domains(group) if by_zone else frozenset()
@@ -473,6 +505,7 @@ class Simulator:
         first_running = _FirstRunning(self, run, by_zone)
         own_spread = OwnZoneSpread.of(group, domains, self.counts, self.inverse) if by_zone else None
         while count > 0:
+            valid: frozenset[str] | None
             if own_spread is not None:
                 valid = own_spread.valid()
             else:
@@ -496,10 +529,11 @@ class Simulator:
                     self.reason = "no node with room holds a pod its hostname pod affinity selects"
                     break
                 wanted = valid
-                claim, reason = self._open_claim(run, stamp, wanted)
-                if claim is None:
+                opened, reason = self._open_claim(run, stamp, wanted)
+                if opened is None:
                     self.reason = reason
                     break
+                claim = opened
                 claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
                 claim_room = min(
                     claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed)
@@ -510,7 +544,7 @@ class Simulator:
                 best = claim
             elif not by_zone:
                 heapq.heappop(buckets[_ANY])
-            if by_zone and best.zone is None:
+            if valid is not None and best.zone is None:
                 options = valid if best.zones is None else best.zones & valid
                 best.zones = frozenset({commit_zone(group, options, self.counts)})
             take = 1 if by_zone else min(count, room[best.index], self._lead(buckets, best))
@@ -533,7 +567,7 @@ class Simulator:
         return count
 
     @staticmethod
-    def _lead(buckets, best: Claim) -> int:
+    def _lead(buckets: Mapping[str, list[tuple[int, int, Claim]]], best: Claim) -> int:
         heap = buckets.get(_ANY)
         if not heap:
             return 2**62
@@ -541,7 +575,9 @@ class Simulator:
         return max(runner_up[0] - best.pod_count + (1 if best.index < runner_up[1] else 0), 1)
 
     @staticmethod
-    def _best_claim(buckets, room, valid) -> Claim | None:
+    def _best_claim(
+        buckets: Mapping[str, list[tuple[int, int, Claim]]], room: Mapping[int, int], valid: frozenset[str] | None
+    ) -> Claim | None:
         best = None
         names = [_ANY] if valid is None else sorted(valid) + [_ANY]
         for name in names:
@@ -567,7 +603,7 @@ class Simulator:
                     heapq.heappush(heap, entry)
         return best
 
-    def _place_careful(self, run: _Run, stamp: int) -> None:
+    def _place_careful(self, run: _Run, stamp: Stamp) -> None:
         for group_index, count in run.segments:
             left = self._place_constrained(run, stamp, group_index, count)
             group = self.groups[group_index]
@@ -649,9 +685,9 @@ class Simulator:
         runs = self._runs()
         smallest_later = [_NEVER] * (len(runs) + 1)
         for index in range(len(runs) - 1, -1, -1):
-            smallest_later[index] = tuple(
-                min(a, b) for a, b in zip(runs[index].requests, smallest_later[index + 1], strict=False)
-            )
+            cpu, memory, pods = runs[index].requests
+            later = smallest_later[index + 1]
+            smallest_later[index] = (min(cpu, later[0]), min(memory, later[1]), min(pods, later[2]))
         for stamp, run in enumerate(runs):
             if self._careful(run.group):
                 self._place_careful(run, stamp)
@@ -712,7 +748,11 @@ class _FirstRunning:
                 if fit > 0:
                     return index, fit
             return None, 0
-        zones: list[str | None] = sorted(valid) if (self.by_zone and valid is not None) else [None]
+        zones: list[str | None] = []
+        if self.by_zone and valid is not None:
+            zones.extend(sorted(valid))
+        else:
+            zones.append(None)
         best: tuple[int | None, int] = (None, 0)
         for zone in zones:
             indices = self.nodes.get(zone)

@@ -115,9 +115,9 @@ class Claim:
         self.placed: dict[int, int] = {}
         self.workloads: dict[str, int] = defaultdict(int)
         self.ports: set[tuple[str, int]] = set()
-        self.run_stamp = -1
+        self.run_stamp: object = -1
         self.room_in_run = 0
-        self.touched_stamp = -1
+        self.touched_stamp: object = -1
 
     @property
     def zone(self) -> str | None:

@@ -25,6 +25,7 @@ which gives the fleet those batches converge to.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from sizing.karpenter.simulation.model import (
     AFFINITY,
@@ -87,7 +88,11 @@ def hostname_bootstrap(group: PodGroup, placed: Mapping[str, int]) -> bool:
 
 
 def hostname_cap(
-    group: PodGroup, workloads_on_node: dict[str, int], ports_on_node, inverse: Inverse, placed: Mapping[str, int]
+    group: PodGroup,
+    workloads_on_node: Mapping[str, int],
+    ports_on_node: AbstractSet[tuple[str, int]],
+    inverse: Inverse,
+    placed: Mapping[str, int],
 ) -> int:
     """How many more pods of `group` a node holding `workloads_on_node` may take (topology and ports);
     `placed`: pods placed so far per workload, anywhere."""
