@@ -303,6 +303,11 @@ def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
         f"{plan.optimal.cost:.3f} USD/hour" in costs
     )
     assert f"lower bound of {plan.optimal.lower_bound_cost:.3f} USD/hour" in costs
+    from sizing.planning.report import render_report
+
+    report = render_report(plan)
+    tail = report[report.index("Scenarios under the planned limits") :].strip()
+    assert tail in shown, "the trimmed prod report in docs/sizing.md is stale from its scenarios on"
     current = plan.recommendation.current
     prose = text[text.index("- **The recommendation** fixes the blast radius") :]
     assert f'"now" ({current.node_count} nodes, {current.cost:.3f} USD/hour)' in prose
