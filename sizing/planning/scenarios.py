@@ -331,7 +331,7 @@ class _Fleet:
                 ports |= group.host_ports
         return _as_running(node, _option_of(self.by_type, node), reported, counts, ports)
 
-    def absorb(self, result: ProvisioningResult, moment: int, registered: Callable[[str], bool]) -> None:
+    def absorb(self, result: ProvisioningResult, moment: int, counted: Callable[[str], bool]) -> None:
         for workload, relaxed in result.relaxed.items():
             known = self.relaxed.setdefault(workload, [])
             known += [constraint for constraint in relaxed if constraint not in known]
@@ -357,12 +357,12 @@ class _Fleet:
                 pods=MappingProxyType(dict(counts)),
             )
             self.placed[name] = placed
-            self.running[name] = self._running(placed, registered(name))
+            self.running[name] = self._running(placed, counted(name))
 
-    def refresh(self, registered: Callable[[str], bool]) -> None:
+    def refresh(self, counted: Callable[[str], bool]) -> None:
         for name, node in self.running.items():
             if name in self.launched_at:
-                self.running[name] = replace(node, capacity_reported=registered(name))
+                self.running[name] = replace(node, capacity_reported=counted(name))
 
     def batch(self, counts: Mapping[str, int]) -> list[PodGroup]:
         """Pods of `counts` (workload -> pods) as groups; every other workload comes with none, so
@@ -375,7 +375,7 @@ class _Fleet:
         counts: Mapping[str, int],
         limits: Mapping[str, int],
         moment: int,
-        registered_at: Callable[[int], Callable[[str], bool]],
+        counted_at: Callable[[int], Callable[[str], bool]],
     ) -> None:
         """Provision the pods of `counts` from `moment` on: each batch retries what the last left
         pending, `launch_seconds` later (when the NodeClaims it created count), until a batch
@@ -386,13 +386,13 @@ class _Fleet:
                 self.pending = []
                 return
             now = moment + attempt * delay
-            self.refresh(registered_at(now))
+            self.refresh(counted_at(now))
             result = _simulate(self.setup, self.batch(counts), limits, self.running.values())
             self.batches += 1
             self.reserved += _reserved(result)
             self.remaining = result.remaining
             self.pool_remaining = result.pool_remaining
-            self.absorb(result, now, registered_at(now))
+            self.absorb(result, now, counted_at(now))
             self.pending = list(result.pending)
             if not result.new_nodes:
                 return
@@ -442,7 +442,7 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
     moments = sorted({moment for ramp in setup.ramps for moment, _ in ramp})
     delay = setup.launch_seconds
 
-    def registered_at(moment: int) -> Callable[[str], bool]:
+    def counted_at(moment: int) -> Callable[[str], bool]:
         return lambda name: name not in fleet.launched_at or fleet.launched_at[name] + delay <= moment
 
     for moment in moments:
@@ -452,7 +452,7 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
             added = _replicas_at(ramp, moment) - before
             if added > 0:
                 counts[group.workload] = counts.get(group.workload, 0) + added
-        fleet.settle(counts, limits, moment, registered_at)
+        fleet.settle(counts, limits, moment, counted_at)
     steps = max((len(ramp) - 1 for ramp in setup.ramps), default=0)
     return ScenarioRun(
         HPA_RAMP,
