@@ -367,8 +367,7 @@ class _Fleet:
     def batch(self, counts: Mapping[str, int]) -> list[PodGroup]:
         """Pods of `counts` (workload -> pods) as groups; every other workload comes with none, so
         the anti-affinity of pods already bound still keeps the new ones away."""
-        groups = [replace(group, count=counts.get(group.workload, 0)) for group in self.setup.peak_groups]
-        return groups
+        return [replace(group, count=counts.get(group.workload, 0)) for group in self.setup.peak_groups]
 
     def settle(
         self,
