@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.limits import parse_limits, smallest_limits, with_headroom
-from sizing.karpenter.simulation import NodeOption, PodGroup
+from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 from sizing.kube.resources import Resources
-from sizing.planning.scenarios import DISRUPTION, PEAK, ScenarioRunner, ScenarioSetup, search_limits
+from sizing.planning.scenarios import DISRUPTION, HPA_RAMP, PEAK, ROLLOUT, ScenarioRunner, ScenarioSetup, search_limits
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -134,6 +134,23 @@ def test_planned_limits_and_the_minimum_place_every_pod_in_every_scenario(pool):
     runner = ScenarioRunner(setup)
     minimum = {"cpu": limits.minimum.cpu, "memory": limits.minimum.memory}
     assert all(run.placed_all for run in runner.run_all(minimum).values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(pools(), st.integers(1, 40), st.integers(1, 64))
+def test_batches_never_launch_past_the_limits_and_place_at_least_what_one_batch_does(pool, cores, gibs):
+    # subtractMax reserves at least a claim's real capacity, and a retry counts every node already
+    # launched, so no batch of the peak, the ramp or the rollout ends above a limit. Retrying never
+    # places fewer pods than the first batch alone.
+    options, groups, surge, ramps, _ = pool
+    setup = setup_for(options, groups, surge, ramps)
+    limits = {"cpu": cores * 1000, "memory": gibs * 1024}
+    runs = ScenarioRunner(setup).run_all(limits)
+    for name in (PEAK, HPA_RAMP, ROLLOUT):
+        usage = runs[name].usage
+        assert usage.cpu <= limits["cpu"] and usage.memory <= limits["memory"], name
+    one_batch = simulate(Scenario(tuple(options), groups, limits=limits, capacity_types=("on-demand",)))
+    assert runs[PEAK].result.placed_count >= one_batch.placed_count
 
 
 def test_current_limits_parse_as_kubernetes_quantities():
