@@ -64,14 +64,14 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
         raise StackConfigError([str(error)]) from None
     check = plan.current_limits
     if check is not None and not check.sufficient and not config.node_pool.acknowledge_limits_below_peak:
-        pending = ", ".join(
-            f"{run.result.pending_count} in the {name} scenario"
-            for name, run in check.runs.items()
-            if not run.placed_all
+        changed = "; ".join(
+            f"{name}: {', '.join(change.describe() for change in found)}"
+            for name, found in check.changes.items()
+            if found
         )
         raise StackConfigError(
             [
-                f"`nodePool.limits` {dict(check.limits)} leave pods pending ({pending}); the plan needs "
+                f"`nodePool.limits` {dict(check.limits)} change what Karpenter decides ({changed}); the plan needs "
                 f"{plan.node_pool_limits}. Raise the limits, remove them to use the planned ones, or set "
                 "nodePool.acknowledgeLimitsBelowPeak: true"
             ]
@@ -130,7 +130,7 @@ def plan_summary(plan: CapacityPlan) -> dict:
         by_type[node["instanceType"]] = by_type.get(node["instanceType"], 0) + 1
     return {
         "priceUnit": data["priceUnit"],
-        "peakPods": data["peakPods"],
+        "pods": data["pods"],
         "fleet": {
             "nodes": fleet["nodeCount"],
             "instanceTypes": dict(sorted(by_type.items())),
@@ -140,7 +140,12 @@ def plan_summary(plan: CapacityPlan) -> dict:
         "limits": data["limits"]["spec"],
         "limitsSetBy": data["limits"]["bindingScenario"],
         "scenarios": {
-            name: {"nodes": run["nodeCount"], "capacity": run["capacity"], "podsPending": run["podsPending"]}
+            name: {
+                "pods": run["pods"],
+                "nodes": run["nodeCount"],
+                "capacity": run["capacity"],
+                "podsPending": run["podsPending"],
+            }
             for name, run in data["scenarios"].items()
         },
         "optimal": None

@@ -1,18 +1,23 @@
-"""NodePool `spec.limits`: the smallest that let every scenario place every pod, plus headroom.
+"""NodePool `spec.limits`: the smallest under which every scenario holds, plus headroom.
+
+A scenario holds under some limits when Karpenter decides there what it decides without them
+(the caller's predicate; the planner's is `sizing.planning.decisions`: the same pods placed, on
+the same NodePools, with the same soft constraints kept).
 
 Karpenter compares limits with the *capacity* of the NodePool's nodes (vCPU x
 1000 m, memory after the VM-overhead estimate), not with allocatable, and limits
 change the fleet: a new NodeClaim only considers types whose capacity fits in what
 is left, and then subtracts the largest capacity among its candidates
 (`subtractMax`), so a tight limit pushes later claims to small types or leaves pods
-pending. Whether limits suffice is therefore found by simulating under them.
+pending, and a pod Karpenter cannot place under its soft constraints has them relaxed. Whether
+limits suffice is therefore found by simulating under them.
 
 `smallest_limits` searches whole cores, then whole GiB (above 200, to within 0.5 %):
 per scenario, from the capacity the scenario uses without limits, steps that double
 until the need is bracketed, then a bisection, between the lowest value still possible
 and one no scenario can exceed (the scenario's capacity plus everything subtractMax
-reserved in an unlimited run, under which nothing is filtered). The scenario that raised the value last is the one that
-binds. Then
+reserved in an unlimited run, under which nothing is filtered, so that every scenario holds
+there). The scenario that raised the value last is the one that binds. Then
 
     limits = the smallest limits x (1 + headroom %), rounded up to whole cores and GiB.
 
@@ -34,8 +39,6 @@ from sizing.kube.resources import Resources
 MILLICORES_PER_CORE = 1000
 MIB_PER_GIB = 1024
 SUPPORTED_LIMIT_KEYS = ("cpu", "memory", "pods", "nodes")
-# Names the lower bound when no scenario needs more than the pods' own requests.
-REQUESTS = "requests"
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,9 @@ class NodePoolLimits:
     """Limits for `spec.limits` and how they were found.
 
     cpu_millicores / memory_mib: the limits (whole cores, whole GiB); minimum: the
-    smallest whole-core and whole-GiB limits under which every scenario places every
-    pod; binding: the scenario that sets the minimum (cpu, memory); probes: scenario
-    simulations the search ran.
+    smallest whole-core and whole-GiB limits under which every scenario holds; binding:
+    the scenario that sets the minimum (cpu, memory); probes: scenario simulations the
+    search ran.
     """
 
     cpu_millicores: int
@@ -83,7 +86,7 @@ def with_headroom(minimum: Resources, headroom_percent: float) -> tuple[int, int
     return cpu, memory
 
 
-PlacesAll = Callable[[str, int, int], bool]
+Holds = Callable[[str, int, int], bool]
 
 
 # Above 200 cores or GiB the search stops within this fraction of the value: the headroom
@@ -93,6 +96,11 @@ RESOLUTION = 0.005
 
 def _resolution(value: int) -> int:
     return max(1, int(value * RESOLUTION))
+
+
+def step_below(value: int, unit: int) -> int:
+    """The search's step just below `value` (cpu m or memory MiB, a multiple of `unit`), in the same unit."""
+    return _resolution(value // unit) * unit
 
 
 def _smallest_passing(probe: Callable[[int], bool], failing: int, high: int, guess: int) -> int:
@@ -126,20 +134,22 @@ def _smallest_passing(probe: Callable[[int], bool], failing: int, high: int, gue
     return top
 
 
-def _raise_until_all_place(
+def _raise_until_all_hold(
     names: Sequence[str],
     value: int,
     high: int,
     probe: Callable[[str, int], bool],
     guesses: Mapping[str, int] | None = None,
+    floor: str = "",
 ) -> tuple[int, str]:
-    """The smallest value (in steps) from `value` up to `high` under which every scenario places its pods.
+    """The smallest value (in steps) from `value` up to `high` under which every scenario holds, and
+    the scenario that raised it last (`floor`, the scenario `value` comes from, when none had to).
 
     For each scenario that fails at the current value, `_smallest_passing` finds the smallest
     value that holds, starting from the scenario's guess. A pass repeats until no scenario raises
     the value (the search assumes more room never hurts, which the repeat double-checks).
     """
-    binder = REQUESTS
+    binder = floor or names[0]
     guesses = guesses or {}
     while True:
         raised = False
@@ -147,7 +157,7 @@ def _raise_until_all_place(
             if probe(name, value):
                 continue
             if not probe(name, high):
-                continue  # no limit helps this scenario: its pods fit no type; reported as pending
+                continue  # no value up to `high` helps; the final check below takes over
             value = _smallest_passing(functools.partial(probe, name), value, high, guesses.get(name, value + 1))
             binder, raised = name, True
         if not raised:
@@ -155,20 +165,21 @@ def _raise_until_all_place(
 
 
 def smallest_limits(
-    places_all: PlacesAll,
+    holds: Holds,
     names: Sequence[str],
     lower: Resources,
     upper: Resources,
     headroom_percent: float,
     guesses: Mapping[str, Resources] | None = None,
+    floor: str = "",
 ) -> NodePoolLimits:
-    """The smallest whole-core / whole-GiB limits under which every named scenario places every pod
-    (above 200 cores or GiB, to within 0.5 %).
+    """The smallest whole-core / whole-GiB limits under which every named scenario holds (above 200
+    cores or GiB, to within 0.5 %), plus headroom.
 
-    places_all(name, cpu m, memory MiB): whether scenario `name` places every pod under those
-    limits; lower / upper (cpu m, memory MiB): no limits below `lower` can do, `upper` is
-    enough for every scenario; guesses: per scenario, where to start looking (its capacity
-    without limits).
+    holds(name, cpu m, memory MiB): whether scenario `name` holds under those limits; lower /
+    upper (cpu m, memory MiB): no limits below `lower` can do, and every scenario holds under
+    `upper` and any limits above it; guesses: per scenario, where to start looking (its capacity
+    without limits); floor: the scenario whose need `lower` is (it binds when no other raises it).
     """
     check_headroom(headroom_percent)
     cache: dict[tuple[str, int, int], bool] = {}
@@ -176,7 +187,7 @@ def smallest_limits(
     def probe_at(name: str, cores: int, gibs: int) -> bool:
         key = (name, cores, gibs)
         if key not in cache:
-            cache[key] = places_all(name, cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB)
+            cache[key] = holds(name, cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB)
         return cache[key]
 
     top_cores = max(1, math.ceil(upper.cpu / MILLICORES_PER_CORE))
@@ -186,22 +197,17 @@ def smallest_limits(
     guessed = guesses or {}
     core_guesses = {name: math.ceil(need.cpu / MILLICORES_PER_CORE) for name, need in guessed.items()}
     gib_guesses = {name: math.ceil(need.memory / MIB_PER_GIB) for name, need in guessed.items()}
-    cores, cpu_binder = _raise_until_all_place(
-        names, low_cores, top_cores, lambda name, value: probe_at(name, value, top_gibs), core_guesses
+    cores, cpu_binder = _raise_until_all_hold(
+        names, low_cores, top_cores, lambda name, value: probe_at(name, value, top_gibs), core_guesses, floor
     )
-    gibs, memory_binder = _raise_until_all_place(
-        names, low_gibs, top_gibs, lambda name, value: probe_at(name, cores, value), gib_guesses
+    gibs, memory_binder = _raise_until_all_hold(
+        names, low_gibs, top_gibs, lambda name, value: probe_at(name, cores, value), gib_guesses, floor
     )
     minimum = Resources(cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB, 0)
     cpu, memory = with_headroom(minimum, headroom_percent)
     # More room is not always better (a larger limit can change the fleet a scenario starts
     # from), so the limits with headroom are simulated too, and raised if any scenario fails.
     final_cores, final_gibs = max(cpu // MILLICORES_PER_CORE, cores), max(memory // MIB_PER_GIB, gibs)
-    # Scenarios that leave pods pending even under `upper` (pods no type fits, constraints no
-    # limit can satisfy) are reported as pending; no limit is searched for them.
-    placeable = [
-        name for name in names if probe_at(name, final_cores, final_gibs) or probe_at(name, top_cores, top_gibs)
-    ]
 
     def with_gibs(gibs: int) -> Callable[[str, int], bool]:
         return lambda name, value: probe_at(name, value, gibs)
@@ -209,12 +215,12 @@ def smallest_limits(
     def with_cores(cores: int) -> Callable[[str, int], bool]:
         return lambda name, value: probe_at(name, cores, value)
 
-    while not all(probe_at(name, final_cores, final_gibs) for name in placeable):
+    while not all(probe_at(name, final_cores, final_gibs) for name in names):
         top_cores, top_gibs = max(top_cores, final_cores), max(top_gibs, final_gibs)
-        raised_cores, _ = _raise_until_all_place(placeable, final_cores, top_cores, with_gibs(final_gibs))
-        raised_gibs, _ = _raise_until_all_place(placeable, final_gibs, top_gibs, with_cores(raised_cores))
+        raised_cores, _ = _raise_until_all_hold(names, final_cores, top_cores, with_gibs(final_gibs))
+        raised_gibs, _ = _raise_until_all_hold(names, final_gibs, top_gibs, with_cores(raised_cores))
         if (raised_cores, raised_gibs) == (final_cores, final_gibs):
-            # No single resource helps from here: take the limits every placeable scenario fits under.
+            # No single resource helps from here: every scenario holds at `upper` and above.
             final_cores, final_gibs = top_cores, top_gibs
             break
         final_cores, final_gibs = raised_cores, raised_gibs

@@ -300,6 +300,7 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
                     node_selector=selector,
                     scheduling=scheduling,
                     kind=kind,
+                    autoscaled=False,
                 )
             elif kind == "HorizontalPodAutoscaler":
                 namespace, name, _ = _meta(document, where)
@@ -373,6 +374,7 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
         # At peak the HPA runs maxReplicas, whatever the workload's own replicas say.
         workloads[key].update(
             replicas=maximum,
+            autoscaled=True,
             min_replicas=minimum,
             scale_up_policies=tuple(dict(p) for p in _list(behaviour.get("policies"), what)),
             scale_up_select_policy=behaviour.get("selectPolicy"),

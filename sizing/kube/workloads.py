@@ -70,9 +70,11 @@ class Workload:
     karpenter.sh/capacity-type, or a NodePool template label);
     scheduling: tolerations, node and pod affinity, topology spread, host
     ports and the pod's labels; kind: the object it came from (Deployment,
-    StatefulSet, Job); min_replicas and scale_up_policies / scale_up_select_policy /
-    scale_up_stabilization_seconds: the HPA's minReplicas and
-    `behavior.scaleUp`, kept as read (policies as {type, value, periodSeconds}).
+    StatefulSet, Job); autoscaled: whether an HPA scales it (False: it runs
+    `replicas` from the start, and has no HPA ramp); min_replicas and
+    scale_up_policies / scale_up_select_policy / scale_up_stabilization_seconds:
+    the HPA's minReplicas and `behavior.scaleUp`, kept as read (policies as
+    {type, value, periodSeconds}).
     """
 
     name: str
@@ -83,6 +85,7 @@ class Workload:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     scheduling: PodScheduling = PodScheduling()
     kind: str = "Deployment"
+    autoscaled: bool = True
     min_replicas: int | None = None
     scale_up_policies: tuple[Mapping[str, Any], ...] = ()
     scale_up_select_policy: str | None = None

@@ -48,18 +48,18 @@ from sizing.karpenter.simulation import (
     PodGroup,
     ProvisioningResult,
     RunningNode,
-    Scenario,
-    simulate,
 )
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolerates_all
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+from sizing.planning.decisions import Change, changes
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.planning.pod_groups import PodGroupBuilder, PoolView
-from sizing.planning.recommendation import Recommendation, recommend
+from sizing.planning.recommendation import Recommendation, confirmed, recommend
 from sizing.planning.scenarios import (
     ROLLOUT,
     HpaScaleUp,
+    LimitSearch,
     ScalingPolicy,
     ScenarioRun,
     ScenarioRunner,
@@ -178,24 +178,36 @@ class PlanInput:
 
 @dataclass(frozen=True)
 class LimitsCheck:
-    """Every scenario simulated under the NodePool's current limits.
+    """Every scenario simulated under the NodePool's current limits, and what they change.
 
-    result: the scenario that leaves the most pods pending (the rollout when none does);
-    scenario: its name.
+    changes: per scenario, how Karpenter's decisions under these limits depart from its
+    decisions without them (pods pending, pods on another NodePool, soft constraints given up).
     """
 
     limits: Mapping[str, Any]
-    result: ProvisioningResult
-    runs: Mapping[str, ScenarioRun] = field(default_factory=dict)
-    scenario: str = ""
+    runs: Mapping[str, ScenarioRun]
+    changes: Mapping[str, tuple[Change, ...]]
 
     @property
     def sufficient(self) -> bool:
-        return all(run.placed_all for run in self.runs.values()) if self.runs else not self.result.pending
+        """Whether the limits keep every scenario's decisions."""
+        return not any(self.changes.values())
 
     @property
     def failing(self) -> tuple[str, ...]:
-        return tuple(name for name, run in self.runs.items() if not run.placed_all)
+        return tuple(name for name, found in self.changes.items() if found)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Limits the input sets itself (not the planned ones) that change what Karpenter decides.
+
+    subject: those limits, named by NodePool; changes: per scenario, what they change against
+    the same scenario with no limits at all.
+    """
+
+    subject: str
+    changes: Mapping[str, tuple[Change, ...]]
 
 
 @dataclass(frozen=True)
@@ -224,6 +236,11 @@ class CapacityPlan:
     current_limits: LimitsCheck | None
     notes: tuple[str, ...]
     scenarios: Mapping[str, ScenarioRun] = field(default_factory=dict)
+    unlimited: Mapping[str, ScenarioRun] = field(default_factory=dict)
+    limits_below: Mapping[str, tuple[str, tuple[Change, ...]]] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fleet_types_limits: NodePoolLimits | None = None
 
     @property
     def node_pool_limits(self) -> dict[str, str]:
@@ -231,8 +248,14 @@ class CapacityPlan:
         return self.limits.spec()
 
     @property
-    def peak_pods(self) -> int:
-        return sum(workload.peak_pods for workload in self.input.workloads)
+    def fleet_types(self) -> tuple[str, ...]:
+        """The instance types of the planned NodePool's nodes in the fleet, sorted."""
+        return pool_types(self.fleet)
+
+
+def pool_types(result: ProvisioningResult) -> tuple[str, ...]:
+    """The instance types of the planned NodePool's nodes in `result`, sorted."""
+    return tuple(sorted({node.instance_type for node in result.nodes if node.node_pool == result.primary_pool}))
 
 
 @dataclass(frozen=True)
@@ -254,6 +277,7 @@ class _Context:
     min_values: Mapping[str, int] = field(default_factory=dict)
     other_pools: tuple[NodePoolModel, ...] = ()
     constrained: bool = False
+    daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool: PoolView) -> bool:
@@ -585,6 +609,10 @@ def _resolve(plan_input: PlanInput) -> _Context:
         else {}
     )
     notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
+    daemon_set_pools = {
+        ds.name: tuple(view.name for view in views if any(_daemon_runs(ds, i.labels(), view) for i in view.instances))
+        for ds in plan_input.daemon_sets
+    }
     return _Context(
         options=options,
         instances=MappingProxyType({i.name: i for i in primary.instances}),
@@ -601,6 +629,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         min_values=MappingProxyType(resolved[0][1]),
         other_pools=others,
         constrained=constrained,
+        daemon_set_pools=MappingProxyType(daemon_set_pools),
     )
 
 
@@ -620,49 +649,21 @@ def node_options(plan_input: PlanInput) -> tuple[NodeOption, ...]:
     return _resolve(plan_input).options
 
 
-def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[str, int]) -> Scenario:
-    limits = {**context.pool_limits, **limits}
-    plain = not context.other_pools and not context.min_values and context.pool_name == "default"
-    if plain:
-        return Scenario(
-            node_options=tuple(options),
-            pod_groups=context.groups,
-            limits=limits,
-            zones=context.zones,
-            capacity_types=context.capacity_types,
-            running_nodes=context.running,
-        )
+def _node_pools(context: _Context, options: Sequence[NodeOption]) -> tuple[NodePoolModel, ...]:
+    """The NodePools as the simulation takes them, or () for one plain NodePool (the flat fields do)."""
+    if not context.other_pools and not context.min_values and context.pool_name == "default":
+        return ()
     primary = NodePoolModel(
         context.pool_name,
         tuple(options),
-        limits,
+        dict(context.pool_limits),
         context.zones,
         context.capacity_types,
         context.pool_weight,
         context.min_values,
         context.labels,
     )
-    return Scenario(
-        node_options=tuple(options),
-        pod_groups=context.groups,
-        running_nodes=context.running,
-        node_pools=(primary,) + context.other_pools,
-    )
-
-
-def _demand_for_new_nodes(context: _Context, unlimited: ProvisioningResult) -> tuple[Resources, tuple[PodGroup, ...]]:
-    """Requests of the pods that do not land on running nodes, and those pods as groups."""
-    on_running: dict[str, int] = {}
-    for node in unlimited.nodes:
-        if node.existing:
-            for workload, count in node.pods.items():
-                on_running[workload] = on_running.get(workload, 0) + count
-    groups = []
-    for group in context.groups:
-        left = group.count - on_running.get(group.workload, 0)
-        groups.append(replace(group, count=max(left, 0)))
-    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
-    return demand, tuple(groups)
+    return (primary,) + context.other_pools
 
 
 def _scale_up(workload: Workload, given: Mapping[str, HpaScaleUp]) -> HpaScaleUp:
@@ -708,8 +709,11 @@ def _scenario_setup(plan_input: PlanInput, context: _Context, options: Sequence[
         workload = by_name[group.workload]
         peak.append(replace(group, count=workload.replicas))
         surge.append(replace(group, count=workload.surge))
-        scale_up = _scale_up(workload, plan_input.hpa_scale_up)
-        ramps.append(tuple(replica_steps(scale_up.min_replicas, workload.replicas, scale_up)))
+        if workload.autoscaled or workload.name in plan_input.hpa_scale_up:
+            scale_up = _scale_up(workload, plan_input.hpa_scale_up)
+            ramps.append(tuple(replica_steps(scale_up.min_replicas, workload.replicas, scale_up)))
+        else:
+            ramps.append(((0, workload.replicas),))
     return ScenarioSetup(
         options=tuple(options),
         peak_groups=tuple(peak),
@@ -718,18 +722,75 @@ def _scenario_setup(plan_input: PlanInput, context: _Context, options: Sequence[
         zones=context.zones,
         capacity_types=context.capacity_types,
         running=context.running,
-        node_pools=_scenario(context, options, {}).node_pools,
+        node_pools=_node_pools(context, options),
         pool_limits=MappingProxyType(dict(context.pool_limits)),
     )
 
 
-def _check_limits(setup: ScenarioSetup, spec: Mapping[str, Any]) -> LimitsCheck:
-    parsed = parse_limits(spec)
-    runs = ScenarioRunner(setup).run_all(parsed)
-    failing = [run for run in runs.values() if not run.placed_all]
-    # The worst scenario, the first of equals: the count a user must make room for.
-    shown = max(failing, key=lambda run: run.result.pending_count) if failing else runs[ROLLOUT]
-    return LimitsCheck(MappingProxyType(dict(spec)), shown.result, MappingProxyType(runs), shown.name)
+def _changes(reference: Mapping[str, ScenarioRun], runs: Mapping[str, ScenarioRun]) -> dict[str, tuple[Change, ...]]:
+    return {name: changes(reference[name].decisions, run.decisions) for name, run in runs.items()}
+
+
+def _check_limits(setup: ScenarioSetup, spec: Mapping[str, Any], unlimited: Mapping[str, ScenarioRun]) -> LimitsCheck:
+    runs = ScenarioRunner(setup).run_all(parse_limits(spec))
+    return LimitsCheck(
+        MappingProxyType(dict(spec)), MappingProxyType(runs), MappingProxyType(_changes(unlimited, runs))
+    )
+
+
+def _own_limits(plan_input: PlanInput) -> str:
+    """The limits the input sets that every scenario keeps: the planned NodePool's `nodes` and `pods`,
+    the other NodePools' limits."""
+    named = []
+    primary = {k: v for k, v in plan_input.node_pool.limits.items() if k in ("pods", "nodes")}
+    for spec, limits in [(plan_input.node_pool, primary)] + [(p, dict(p.limits)) for p in plan_input.other_node_pools]:
+        if limits:
+            shown = ", ".join(f"{key}: {limits[key]}" for key in sorted(limits))
+            named.append(f"NodePool {spec.name or 'default'!r} limits ({shown})")
+    return "; ".join(named)
+
+
+def _findings(plan_input: PlanInput, setup: ScenarioSetup, unlimited: Mapping[str, ScenarioRun]) -> tuple[Finding, ...]:
+    """What the input's own limits change, against the same scenarios with no limits at all."""
+    subject = _own_limits(plan_input)
+    if not subject:
+        return ()
+    free = replace(setup, pool_limits={}, node_pools=tuple(replace(pool, limits={}) for pool in setup.node_pools))
+    found = {name: c for name, c in _changes(ScenarioRunner(free).run_all({}), unlimited).items() if c}
+    return (Finding(subject, MappingProxyType(found)),) if found else ()
+
+
+# Planned limits this many times above the most capacity any scenario uses come from subtractMax
+# reserving the largest candidate of a wide NodePool; the plan then works out narrower ones.
+WIDE_LIMITS_FACTOR = 2
+
+
+def _fleet_types_limits(
+    setup: ScenarioSetup, search: LimitSearch, types: Sequence[str], headroom_percent: float
+) -> NodePoolLimits | None:
+    """The limits the NodePool would need if restricted to `types` (the fleet's own), when the
+    planned ones are far above what any scenario uses and the restriction decides as the NodePool
+    does without limits; else None."""
+    used = [run.usage for run in search.planned.values()]
+    most = Resources(max(u.cpu for u in used), max(u.memory for u in used), 0)
+    limits = search.limits
+    wide = limits.cpu_millicores > WIDE_LIMITS_FACTOR * most.cpu or limits.memory_mib > WIDE_LIMITS_FACTOR * most.memory
+    if not wide or not types or len(types) == len(setup.options):
+        return None
+    narrowed = replace(setup, options=tuple(o for o in setup.options if o.name in types))
+    advised = checked_limits(narrowed, headroom_percent)
+    keeps = all(not changes(search.unlimited[name].decisions, run.decisions) for name, run in advised.unlimited.items())
+    narrower = (advised.limits.cpu_millicores, advised.limits.memory_mib) < (limits.cpu_millicores, limits.memory_mib)
+    return advised.limits if keeps and narrower else None
+
+
+def _solver_groups(context: _Context, fleet: ProvisioningResult) -> tuple[PodGroup, ...]:
+    """The pods `fleet` places on new nodes, as groups: what the optimal fleet must hold too."""
+    on_new: dict[str, int] = {}
+    for node in fleet.new_nodes:
+        for workload, count in node.pods.items():
+            on_new[workload] = on_new.get(workload, 0) + count
+    return tuple(replace(group, count=on_new.get(group.workload, 0)) for group in context.groups)
 
 
 PROGRESS_AFTER_SECONDS = 3.0
@@ -756,16 +817,12 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     progress = _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
     context = _resolve(plan_input)
     options = context.options
-
-    def simulate_under(limits: Mapping[str, int], types: Sequence[NodeOption] = options) -> ProvisioningResult:
-        return simulate(_scenario(context, types, limits))
-
     setup = _scenario_setup(plan_input, context, options)
-    limits, scenarios = search_limits(setup, plan_input.headroom_percent)
+    search = search_limits(setup, plan_input.headroom_percent)
     progress.step("limits and scenarios")
-    fleet = scenarios[ROLLOUT].result
-    unlimited = simulate_under({})
-    demand, new_node_groups = _demand_for_new_nodes(context, unlimited)
+    fleet = search.planned[ROLLOUT].result
+    groups = _solver_groups(context, fleet)
+    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
 
     optimal: OptimalFleet | None = None
     gap: FleetGap | None = None
@@ -776,42 +833,43 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         notes.append(SOLVER_MISSING_NOTE)
     elif plan_input.solver_work_limit is not None:
         optimal = optimal_fleet(
-            options,
-            new_node_groups,
-            context.zones,
-            context.capacity_types,
-            plan_input.solver_work_limit,
-            known=unlimited,
+            options, groups, context.zones, context.capacity_types, plan_input.solver_work_limit, known=fleet
         )
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
         percent = (karpenter_cost / optimal.cost - 1) * 100 if optimal.cost > 0 else None
         gap = FleetGap(len(fleet.new_nodes) - optimal.node_count, karpenter_cost - optimal.cost, percent)
         progress.step("optimal fleet")
 
+    def rollout_on(types: Sequence[NodeOption]) -> ProvisioningResult:
+        return ScenarioRunner(replace(setup, options=tuple(types))).run(ROLLOUT, {}).result
+
     recommendation = recommend(
         options,
         context.labels,
-        lambda types: simulate_under({}, types),
+        rollout_on,
         demand,
         max_pods_per_node=plan_input.max_pods_per_node,
         optimum_cost=optimal.cost if optimal else None,
         optimal_types=optimal.instance_types if optimal else (),
         price_unit=context.prices.unit,
+        current=fleet,
     )
+    recommended_limits = None
+    if recommendation.changes_anything:
+        chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
+        advised = checked_limits(replace(setup, options=chosen), plan_input.headroom_percent)
+        recommendation = confirmed(recommendation, advised.planned[ROLLOUT].result)
+        recommended_limits = advised.limits if recommendation.changes_anything else None
     progress.step("recommendation")
     if recommendation.left_by_budget:
         notes.append(
             f"the recommendation simulated the {recommendation.evaluated - 1} instance-type restrictions with the "
             f"lowest cost bounds; {recommendation.left_by_budget} more were left unsimulated (a fixed budget of work)"
         )
-    recommended_limits = None
-    if recommendation.changes_anything:
-        chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
-        recommended_limits = checked_limits(replace(setup, options=chosen), plan_input.headroom_percent)
 
     current = None
-    if plan_input.node_pool.limits:
-        current = _check_limits(setup, plan_input.node_pool.limits)
+    if plan_input.node_pool.limits and {"cpu", "memory"} & set(plan_input.node_pool.limits):
+        current = _check_limits(setup, plan_input.node_pool.limits, search.unlimited)
 
     return CapacityPlan(
         input=plan_input,
@@ -819,12 +877,22 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         instance_types=tuple(o.name for o in options),
         node_options=options,
         fleet=fleet,
-        limits=limits,
+        limits=search.limits,
         optimal=optimal,
         gap=gap,
         recommendation=recommendation,
         recommended_limits=recommended_limits,
         current_limits=current,
         notes=tuple(notes),
-        scenarios=MappingProxyType(scenarios),
+        scenarios=search.planned,
+        unlimited=search.unlimited,
+        limits_below=search.below,
+        findings=_findings(plan_input, setup, search.unlimited),
+        daemon_set_pools=context.daemon_set_pools,
+        fleet_types_limits=_fleet_types_limits(
+            setup,
+            search,
+            pool_types(fleet),
+            plan_input.headroom_percent,
+        ),
     )

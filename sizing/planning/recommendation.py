@@ -17,7 +17,7 @@ simulated, lowest bounds first; the rest are counted as left by the budget.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_INSTANCE_TYPE, LABEL_SIZE
@@ -199,10 +199,12 @@ def recommend(
     optimal_types: Sequence[str] = (),
     price_unit: str = "USD/hour",
     max_candidates: int | None = MAX_CANDIDATES,
+    current: ProvisioningResult | None = None,
 ) -> Recommendation:
     """The best restriction of `options` for Karpenter's own packing.
 
-    simulate_on(types) simulates the peak with only those types allowed;
+    simulate_on(types) simulates the peak with only those types allowed; current: the fleet of
+    the NodePool as it is (else simulated with every type of `options`);
     demand: requests of the pods that need new nodes (cpu m, memory MiB, pods);
     max_candidates: how many restrictions besides the NodePool as it is may be simulated, the
     lowest cost bounds first (None: all): a budget of work, so the advice is the same on any
@@ -214,8 +216,8 @@ def recommend(
         (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
         for index, r in enumerate(restrictions)
     ]
-    current = _outcome(restrictions[0], simulate_on(options))
-    best = current
+    now = _outcome(restrictions[0], current if current is not None else simulate_on(options))
+    best = now
     evaluated, skipped, left = 1, 0, 0
     for bound, _, restriction in sorted(bounded[1:], key=lambda item: (item[0], item[1])):
         if best.acceptable(max_pods_per_node) and bound > best.cost + 1e-9:
@@ -231,7 +233,7 @@ def recommend(
             best = outcome
     return Recommendation(
         chosen=best,
-        current=current,
+        current=now,
         optimum_cost=optimum_cost,
         max_pods_per_node=max_pods_per_node,
         evaluated=evaluated,
@@ -239,3 +241,16 @@ def recommend(
         price_unit=price_unit,
         left_by_budget=left,
     )
+
+
+def confirmed(recommendation: Recommendation, chosen: ProvisioningResult) -> Recommendation:
+    """The recommendation with its chosen restriction judged on `chosen`, its fleet on the same
+    footing as the NodePool as it is (under its own limits); the NodePool as it is again when
+    the restriction no longer ranks better there."""
+    if not recommendation.changes_anything:
+        return recommendation
+    outcome = _outcome(recommendation.chosen.restriction, chosen)
+    cap = recommendation.max_pods_per_node
+    if _rank(outcome, cap) >= _rank(recommendation.current, cap):
+        return replace(recommendation, chosen=recommendation.current)
+    return replace(recommendation, chosen=outcome)

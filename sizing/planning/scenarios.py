@@ -24,8 +24,11 @@ created count at their real capacity; every scenario does the same until a batch
 every pod or launches nothing (at most `MAX_BATCHES_PER_STEP` a step). Pods already
 bound to a node count in the topology of the next batch.
 
-`run_scenarios(setup, limits)` runs all four under the same limits; the planner looks for
-the smallest limits under which none leaves a pod pending (`sizing.karpenter.limits`).
+`ScenarioRunner(setup).run_all(limits)` runs them under the same limits (the HPA ramp only
+when some workload's HPA has steps to take). The planner looks for the smallest limits under
+which every scenario decides what it decides without limits (`sizing.planning.decisions`):
+the same pods placed, on the same NodePools, with the same soft constraints kept, the same
+pods pending (`search_limits`, `sizing.karpenter.limits`).
 
 Units: cpu in millicores, memory in MiB, time in seconds.
 """
@@ -38,7 +41,14 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.limits import NodePoolLimits, smallest_limits, with_headroom
+from sizing.karpenter.limits import (
+    MIB_PER_GIB,
+    MILLICORES_PER_CORE,
+    NodePoolLimits,
+    smallest_limits,
+    step_below,
+    with_headroom,
+)
 from sizing.karpenter.simulation import (
     NodeOption,
     NodePoolModel,
@@ -50,8 +60,9 @@ from sizing.karpenter.simulation import (
     Scenario,
     simulate,
 )
-from sizing.karpenter.simulation.model import DEFAULT_POOL
+from sizing.karpenter.simulation.model import DEFAULT_POOL, Placement
 from sizing.kube.resources import Resources
+from sizing.planning.decisions import Change, Decisions, changes, decisions, same
 
 PEAK = "peak"
 HPA_RAMP = "hpa-ramp"
@@ -186,6 +197,12 @@ class ScenarioSetup:
     node_pools: tuple[NodePoolModel, ...] = ()
     pool_limits: Mapping[str, int] = field(default_factory=dict)
 
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The scenarios that apply: the HPA ramp only when some workload's HPA has steps to take."""
+        ramps = any(len(ramp) > 1 for ramp in self.ramps)
+        return tuple(name for name in SCENARIO_NAMES if name != HPA_RAMP or ramps)
+
 
 @dataclass(frozen=True)
 class ScenarioRun:
@@ -193,7 +210,9 @@ class ScenarioRun:
 
     result: the fleet at the scenario's end (nodes, pods still pending); batches: the
     provisioning batches simulated; reserved: what subtractMax took off over all of
-    them (cpu m, memory MiB), which bounds the limits the scenario could ever need.
+    them (cpu m, memory MiB), which bounds the limits the scenario could ever need;
+    pods: the workload pods the scenario is about (a drift replacement moves pods, it
+    adds none).
     """
 
     name: str
@@ -201,10 +220,16 @@ class ScenarioRun:
     result: ProvisioningResult
     batches: int
     reserved: Resources = Resources()
+    pods: int = 0
 
     @property
     def placed_all(self) -> bool:
         return not self.result.pending
+
+    @property
+    def decisions(self) -> Decisions:
+        """Per workload, the pods placed (by NodePool and soft constraints relaxed) and pending."""
+        return decisions(self.result)
 
     @property
     def usage(self) -> Resources:
@@ -293,6 +318,7 @@ class _Fleet:
         self.by_type = _options_by_pool(setup)
         self.by_workload = {group.workload: group for group in setup.peak_groups}
         self.relaxed: dict[str, list[str]] = {}
+        self.placements: dict[str, dict[Placement, int]] = {}
         self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
         self.running: dict[str, RunningNode] = {node.name: node for node in setup.running}
         self.placed: dict[str, PlacedNode] = {}
@@ -315,6 +341,7 @@ class _Fleet:
         fleet.pods = {node.name: dict(node.pods) for node in run.result.nodes}
         fleet.running = {node.name: fleet._running(node, True) for node in run.result.nodes}
         fleet.relaxed = {workload: list(items) for workload, items in run.result.relaxed.items()}
+        fleet.placements = {workload: dict(by_place) for workload, by_place in run.result.placements.items()}
         fleet.batches = run.batches
         fleet.reserved = run.reserved
         fleet.pending = list(run.result.pending)
@@ -335,6 +362,10 @@ class _Fleet:
         for workload, relaxed in result.relaxed.items():
             known = self.relaxed.setdefault(workload, [])
             known += [constraint for constraint in relaxed if constraint not in known]
+        for workload, by_place in result.placements.items():
+            mine = self.placements.setdefault(workload, {})
+            for key, count in by_place.items():
+                mine[key] = mine.get(key, 0) + count
         for node in result.nodes:
             if node.existing and not node.pods and node.name in self.placed:
                 continue  # took no pod in this batch: as it was
@@ -375,16 +406,20 @@ class _Fleet:
         limits: Mapping[str, int],
         moment: int,
         counted_at: Callable[[int], Callable[[str], bool]],
+        until: int | None = None,
     ) -> None:
         """Provision the pods of `counts` from `moment` on: each batch retries what the last left
         pending, `launch_seconds` later (when the NodeClaims it created count), until a batch
-        places every pod or launches nothing."""
+        places every pod or launches nothing, or the next batch would start at `until` (the next
+        HPA step, whose batch takes the pods still pending)."""
         delay = self.setup.launch_seconds
         for attempt in range(MAX_BATCHES_PER_STEP):
             if not any(counts.values()):
                 self.pending = []
                 return
             now = moment + attempt * delay
+            if attempt and until is not None and now >= until:
+                return
             self.refresh(counted_at(now))
             result = _simulate(self.setup, self.batch(counts), limits, self.running.values())
             self.batches += 1
@@ -408,6 +443,9 @@ class _Fleet:
             primary_pool=self.primary_pool,
             pool_remaining=MappingProxyType(dict(self.pool_remaining)),
             relaxed=MappingProxyType({workload: tuple(items) for workload, items in self.relaxed.items()}),
+            placements=MappingProxyType(
+                {w: MappingProxyType(dict(sorted(p.items()))) for w, p in sorted(self.placements.items())}
+            ),
         )
 
 
@@ -432,6 +470,7 @@ def run_peak(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
         fleet.result(limits),
         fleet.batches,
         fleet.reserved,
+        sum(group.count for group in setup.peak_groups),
     )
 
 
@@ -444,14 +483,14 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
     def counted_at(moment: int) -> Callable[[str], bool]:
         return lambda name: name not in fleet.launched_at or fleet.launched_at[name] + delay <= moment
 
-    for moment in moments:
+    for index, moment in enumerate(moments):
         counts = _pending_counts(fleet.pending)
         for group, ramp in zip(setup.peak_groups, setup.ramps, strict=False):
             before = _replicas_at(ramp, moment - 1) if moment > 0 else 0
             added = _replicas_at(ramp, moment) - before
             if added > 0:
                 counts[group.workload] = counts.get(group.workload, 0) + added
-        fleet.settle(counts, limits, moment, counted_at)
+        fleet.settle(counts, limits, moment, counted_at, moments[index + 1] if index + 1 < len(moments) else None)
     steps = max((len(ramp) - 1 for ramp in setup.ramps), default=0)
     return ScenarioRun(
         HPA_RAMP,
@@ -460,6 +499,7 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
         fleet.result(limits),
         fleet.batches,
         fleet.reserved,
+        sum(group.count for group in setup.peak_groups),
     )
 
 
@@ -475,6 +515,7 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
         fleet.result(limits),
         fleet.batches,
         fleet.reserved,
+        peak.pods + sum(group.count for group in setup.surge_groups),
     )
 
 
@@ -496,7 +537,7 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     description = "drift or expiry at peak: the largest node's replacement launches before it goes"
     node = _largest_node(peak.result.nodes, peak.result.primary_pool)
     if node is None or peak.result.pending:
-        return ScenarioRun(DISRUPTION, description, peak.result, 1, peak.reserved)
+        return ScenarioRun(DISRUPTION, description, peak.result, 1, peak.reserved, peak.pods)
     option = _option_of(_options_by_pool(setup), node)
     usage = peak.result.limit_usage()
     every = {**setup.pool_limits, **limits}
@@ -539,25 +580,10 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
         ),
         primary_pool=peak.result.primary_pool,
         relaxed=peak.result.relaxed,
+        # The replacement takes the old node's pods as they are: where and how they run is the peak's.
+        placements=peak.result.placements,
     )
-    return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result))
-
-
-def run_scenarios(
-    setup: ScenarioSetup, limits: Mapping[str, int], only: Sequence[str] = SCENARIO_NAMES
-) -> dict[str, ScenarioRun]:
-    """The scenarios named in `only` under `limits` (cpu m, memory MiB; {} for none)."""
-    runs: dict[str, ScenarioRun] = {}
-    peak = run_peak(setup, limits)
-    if PEAK in only:
-        runs[PEAK] = peak
-    if HPA_RAMP in only:
-        runs[HPA_RAMP] = run_ramp(setup, limits)
-    if ROLLOUT in only:
-        runs[ROLLOUT] = run_rollout(setup, limits, peak)
-    if DISRUPTION in only:
-        runs[DISRUPTION] = run_disruption(setup, limits, peak)
-    return {name: runs[name] for name in SCENARIO_NAMES if name in runs}
+    return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result), peak.pods)
 
 
 class ScenarioRunner:
@@ -591,7 +617,7 @@ class ScenarioRunner:
         raise ValueError(f"unknown scenario {name!r}")
 
     def run_all(self, limits: Mapping[str, int]) -> dict[str, ScenarioRun]:
-        return {name: self.run(name, limits) for name in SCENARIO_NAMES}
+        return {name: self.run(name, limits) for name in self.setup.names}
 
 
 # Probed in this order: the scenarios that usually need the most come first, so the
@@ -609,27 +635,56 @@ def _lower_bound(run: ScenarioRun) -> Resources:
 
 
 class _LimitProbe:
-    """Whether a scenario places every pod under given limits as it does without them: pods that
-    would overflow to the other NodePools because the planned one is at its limits do not count
-    as placed."""
+    """Whether a scenario under given limits makes the decisions it makes without them
+    (`sizing.planning.decisions`): the same pods of each workload placed, on the same NodePools,
+    with the same soft constraints relaxed, and the same left pending."""
 
     def __init__(self, setup: ScenarioSetup):
         self.runner = ScenarioRunner(setup)
         self.unlimited = self.runner.run_all({})
-        self.others = [pool.name for pool in setup.node_pools[1:]]
 
-    def _overflow(self, run: ScenarioRun) -> tuple[int, ...]:
-        return tuple(run.result.limit_usage(pool)["nodes"] for pool in self.others)
-
-    def places_all(self, name: str, cpu: int, memory: int) -> bool:
+    def keeps_decisions(self, name: str, cpu: int, memory: int) -> bool:
         run = self.runner.run(name, {"cpu": cpu, "memory": memory})
-        allowed = self._overflow(self.unlimited[name])
-        return run.placed_all and all(a <= b for a, b in zip(self._overflow(run), allowed, strict=False))
+        return same(self.unlimited[name].decisions, run.decisions)
 
 
-def search_limits(setup: ScenarioSetup, headroom_percent: float) -> tuple[NodePoolLimits, dict[str, ScenarioRun]]:
-    """The planned limits (see `sizing.karpenter.limits`) and every scenario's fleet under them."""
-    probe = _LimitProbe(setup)
+@dataclass(frozen=True)
+class LimitSearch:
+    """The planned limits and what they rest on.
+
+    planned: every scenario under the limits; unlimited: every scenario without them (the
+    decisions the limits keep); below: per dimension ("cpu", "memory"), the scenario that sets
+    the minimum and what it would decide otherwise one step below it (empty when the pods'
+    requests alone set the minimum, or the step below still holds).
+    """
+
+    limits: NodePoolLimits
+    planned: Mapping[str, ScenarioRun]
+    unlimited: Mapping[str, ScenarioRun]
+    below: Mapping[str, tuple[str, tuple[Change, ...]]]
+
+
+def _below(probe: _LimitProbe, limits: NodePoolLimits) -> dict[str, tuple[str, tuple[Change, ...]]]:
+    """What the binding scenarios decide one step below the minimum, per dimension."""
+    minimum, found = limits.minimum, {}
+    cpu_step, memory_step = step_below(minimum.cpu, MILLICORES_PER_CORE), step_below(minimum.memory, MIB_PER_GIB)
+    for dimension, name, cpu, memory in (
+        ("cpu", limits.binding[0], minimum.cpu - cpu_step, minimum.memory),
+        ("memory", limits.binding[1], minimum.cpu, minimum.memory - memory_step),
+    ):
+        if min(cpu, memory) < 1 or name not in probe.unlimited:
+            continue
+        run = probe.runner.run(name, {"cpu": cpu, "memory": memory})
+        found[dimension] = (name, changes(probe.unlimited[name].decisions, run.decisions))
+    return found
+
+
+def search_limits(setup: ScenarioSetup, headroom_percent: float) -> LimitSearch:
+    """The planned limits (see `sizing.karpenter.limits`), and every scenario with and without them."""
+    return _search(_LimitProbe(setup), headroom_percent)
+
+
+def _search(probe: _LimitProbe, headroom_percent: float) -> LimitSearch:
     upper = Resources()
     for run in probe.unlimited.values():
         usage = run.usage
@@ -637,25 +692,34 @@ def search_limits(setup: ScenarioSetup, headroom_percent: float) -> tuple[NodePo
         upper = Resources(max(upper.cpu, need.cpu), max(upper.memory, need.memory))
     lower = _lower_bound(probe.unlimited[PEAK])
     guesses = {name: run.usage for name, run in probe.unlimited.items()}
-    limits = smallest_limits(probe.places_all, _PROBE_ORDER, lower, upper, headroom_percent, guesses)
-    return limits, probe.runner.run_all(limits.for_simulation())
+    names = [name for name in _PROBE_ORDER if name in probe.unlimited]
+    limits = smallest_limits(probe.keeps_decisions, names, lower, upper, headroom_percent, guesses, PEAK)
+    planned = probe.runner.run_all(limits.for_simulation())
+    return LimitSearch(
+        limits,
+        MappingProxyType(planned),
+        MappingProxyType(dict(probe.unlimited)),
+        MappingProxyType(_below(probe, limits)),
+    )
 
 
-def checked_limits(setup: ScenarioSetup, headroom_percent: float) -> NodePoolLimits:
+def checked_limits(setup: ScenarioSetup, headroom_percent: float) -> LimitSearch:
     """Limits for a NodePool the plan only advises (a recommended restriction), at a fraction of
     the search's work: the largest capacity the peak, HPA ramp or rollout uses without limits, plus
-    headroom, kept when every scenario places every pod under them (a drift replacement needs no
-    room of its own); otherwise the full search."""
+    headroom, kept when every scenario keeps its decisions under them (a drift replacement needs
+    no room of its own); otherwise the full search."""
     probe = _LimitProbe(setup)
-    needs = {name: probe.unlimited[name].usage for name in (ROLLOUT, HPA_RAMP, PEAK)}
+    needs = {name: probe.unlimited[name].usage for name in (ROLLOUT, HPA_RAMP, PEAK) if name in probe.unlimited}
     cpu_binder = max(needs, key=lambda name: needs[name].cpu)
     memory_binder = max(needs, key=lambda name: needs[name].memory)
     minimum = Resources(
         math.ceil(needs[cpu_binder].cpu / 1000) * 1000, math.ceil(needs[memory_binder].memory / 1024) * 1024, 0
     )
     cpu, memory = with_headroom(minimum, headroom_percent)
-    if all(probe.places_all(name, cpu, memory) for name in _PROBE_ORDER):
-        return NodePoolLimits(
+    if all(probe.keeps_decisions(name, cpu, memory) for name in _PROBE_ORDER if name in probe.unlimited):
+        limits = NodePoolLimits(
             cpu, memory, minimum, float(headroom_percent), (cpu_binder, memory_binder), probe.runner.simulations
         )
-    return search_limits(setup, headroom_percent)[0]
+        planned = probe.runner.run_all(limits.for_simulation())
+        return LimitSearch(limits, MappingProxyType(planned), MappingProxyType(dict(probe.unlimited)), {})
+    return _search(probe, headroom_percent)

@@ -84,7 +84,8 @@ def test_subtract_max_is_simulated_batch_by_batch_not_added_as_a_margin():
     peak = runner.run(PEAK, {"cpu": 20_000})
     assert peak.placed_all and peak.batches == 3 and peak.usage.cpu == 20_000
     assert not runner.run(PEAK, {"cpu": 19_000}).placed_all
-    limits, runs = search_limits(setup, 0)
+    search = search_limits(setup, 0)
+    limits, runs = search.limits, search.planned
     assert runs[PEAK].placed_all
     cpu = limits.minimum.cpu
     # One core less leaves pods pending in some scenario: the minimum is tight.
@@ -127,13 +128,18 @@ def pools(draw):
 def test_planned_limits_and_the_minimum_place_every_pod_in_every_scenario(pool):
     options, groups, surge, ramps, headroom = pool
     setup = setup_for(options, groups, surge, ramps)
-    limits, runs = search_limits(setup, headroom)
+    search = search_limits(setup, headroom)
+    limits, runs = search.limits, search.planned
     assert all(run.placed_all for run in runs.values())
+    assert all(run.decisions == search.unlimited[name].decisions for name, run in runs.items())
     assert limits.cpu_millicores % 1000 == 0 and limits.memory_mib % 1024 == 0
     assert limits.cpu_millicores >= limits.minimum.cpu and limits.memory_mib >= limits.minimum.memory
     runner = ScenarioRunner(setup)
     minimum = {"cpu": limits.minimum.cpu, "memory": limits.minimum.memory}
     assert all(run.placed_all for run in runner.run_all(minimum).values())
+    # What the report says one step below: the binding scenario decides otherwise there, or nothing is shown.
+    for name, found in search.below.values():
+        assert found or runner.run(name, {}).decisions == search.unlimited[name].decisions
 
 
 @settings(max_examples=40, deadline=None)

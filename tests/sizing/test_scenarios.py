@@ -250,17 +250,29 @@ def test_checked_limits_are_the_largest_fleet_plus_headroom_when_every_scenario_
 
     # 6 pods of 1 core, 3 surge, on 4-core nodes: the rollout's 3 nodes (12 cores) are the most.
     setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 6, 3, [(0, 6)])
-    limits = checked_limits(setup, 10)
+    limits = checked_limits(setup, 10).limits
     assert limits.minimum.cpu == 12_000 and limits.binding[0] == ROLLOUT
     assert limits.cpu_millicores == 14_000  # 13.2 cores rounded up
     assert all(run.placed_all for run in ScenarioRunner(setup).run_all(limits.for_simulation()).values())
 
 
-def test_checked_limits_fall_back_to_the_search_when_a_scenario_leaves_pods_pending(monkeypatch):
+def test_checked_limits_fall_back_to_the_search_when_a_scenario_decides_otherwise(monkeypatch):
     import sizing.planning.scenarios as scenarios
 
     setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 6, 3, [(0, 6)])
     searched = scenarios.search_limits(setup, 10)
-    monkeypatch.setattr(scenarios._LimitProbe, "places_all", lambda self, name, cpu, memory: False)
-    monkeypatch.setattr(scenarios, "search_limits", lambda setup, headroom: searched)
-    assert scenarios.checked_limits(setup, 10) is searched[0]
+    monkeypatch.setattr(scenarios._LimitProbe, "keeps_decisions", lambda self, name, cpu, memory: False)
+    monkeypatch.setattr(scenarios, "_search", lambda probe, headroom: searched)
+    assert scenarios.checked_limits(setup, 10) is searched
+
+
+def test_retries_of_a_ramp_step_stop_at_the_next_step_which_takes_their_pods():
+    # One-slot nodes of 1 core (two types) and 2 cores; an 11-core limit; 3 pods at 0 s, 8 more at
+    # 15 s, 9 more at 30 s. Each NodeClaim reserves 2 cores (subtractMax), so the 15 s step retries
+    # at 20 s and 25 s; the 30 s step takes what is still pending, with every earlier NodeClaim
+    # launched and counted. No batch runs at the same moment as a step, so none opens a claim past
+    # the limit (a retry at 30 s used to, beside the 30 s step that did not count it yet).
+    one, two = option("one", 1000, pods=1, price=0.1), option("two", 2000, pods=1, price=0.1)
+    setup = _one_workload_setup([one, two], Resources(1, 1, 1), 20, 0, [(0, 3), (15, 11), (30, 20)])
+    ramp = ScenarioRunner(setup).run(HPA_RAMP, {"cpu": 11_000})
+    assert ramp.usage.cpu == 11_000 and ramp.result.placed_count == 11

@@ -19,6 +19,8 @@ SPREAD = "spread"
 ANTI_AFFINITY = "anti-affinity"
 AFFINITY = "affinity"
 DEFAULT_POOL = "default"
+# Where a pod ran, for a running node outside every NodePool (a managed node group, say).
+OUTSIDE_NODE_POOLS = "outside NodePools"
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,10 @@ class PendingPods:
     reason: str
 
 
+# (where the pods run: a NodePool name or OUTSIDE_NODE_POOLS, the soft constraints relaxed for them)
+Placement = tuple[str, tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class ProvisioningResult:
     """Running nodes first (in the order tried), then new NodeClaims in creation order.
@@ -242,7 +248,9 @@ class ProvisioningResult:
     the batch (after subtractMax), for the limited keys only; reserved: what
     subtractMax took off for the batch's new NodeClaims, for every key (cpu m,
     memory MiB, pods, nodes), limited or not. Limits at least `reserved` above
-    the reported usage never filter an instance type out.
+    the reported usage never filter an instance type out. placements: per
+    workload, the pods placed by where they run and which soft constraints were
+    relaxed for them (Karpenter's decisions, apart from the instance types).
     """
 
     nodes: tuple[PlacedNode, ...]
@@ -253,6 +261,7 @@ class ProvisioningResult:
     primary_pool: str = DEFAULT_POOL
     pool_remaining: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     relaxed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    placements: Mapping[str, Mapping[Placement, int]] = field(default_factory=dict)
 
     @property
     def new_nodes(self) -> tuple[PlacedNode, ...]:

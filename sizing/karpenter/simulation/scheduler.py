@@ -21,8 +21,10 @@ from sizing.karpenter.simulation.model import (
     AFFINITY,
     HOSTNAME,
     LIMIT_KEYS,
+    OUTSIDE_NODE_POOLS,
     PendingPods,
     PlacedNode,
+    Placement,
     PodGroup,
     ProvisioningResult,
     Scenario,
@@ -44,6 +46,7 @@ from sizing.karpenter.simulation.topology import (
     hostname_bootstrap,
     hostname_cap,
     valid_zones,
+    zone_block_reason,
     zone_rules,
 )
 from sizing.kube.resources import Resources
@@ -461,6 +464,9 @@ class Simulator:
 
     # -- a constrained run -----------------------------------------------------------------
 
+    def _pool_names(self, group: PodGroup) -> list[str]:
+        return [pool.name for pool in self.pools if group.pools is None or pool.name in group.pools]
+
     def _domains(self, group: PodGroup) -> frozenset[str]:
         pool_zones = [
             self.pools[p].zones
@@ -511,7 +517,7 @@ class Simulator:
             else:
                 valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
             if by_zone and not valid:
-                self.reason = "no zone satisfies the pod's topology spread or pod (anti-)affinity"
+                self.reason = zone_block_reason(group, domains, self.counts, self.inverse, self._pool_names(group))
                 break
             # Running nodes come first, in order.
             index, fit = first_running.find(valid)
@@ -717,6 +723,26 @@ class Simulator:
             primary_pool=self.primary,
             pool_remaining=MappingProxyType(pool_remaining),
             relaxed=MappingProxyType({w: tuple(steps) for w, steps in self.relaxed.items()}),
+            placements=self._placements(),
+        )
+
+    def _placements(self) -> Mapping[str, Mapping[Placement, int]]:
+        """Per workload, the pods this batch placed, by NodePool and soft constraints relaxed."""
+        found: dict[str, dict[Placement, int]] = {}
+
+        def add(where: str, placed: Mapping[int, int]) -> None:
+            for group_index, count in placed.items():
+                group = self.groups[group_index]
+                by_place = found.setdefault(group.workload, {})
+                key = (where, group.relaxed)
+                by_place[key] = by_place.get(key, 0) + count
+
+        for node, placed in zip(self.running, self.running_placed, strict=True):
+            add((node.node_pool or self.primary) if node.in_node_pool else OUTSIDE_NODE_POOLS, placed)
+        for claim in self.claims:
+            add(self.pools[claim.pool].name, claim.placed)
+        return MappingProxyType(
+            {workload: MappingProxyType(dict(sorted(by_place.items()))) for workload, by_place in sorted(found.items())}
         )
 
 

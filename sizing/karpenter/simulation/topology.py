@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 
 from sizing.karpenter.simulation.model import (
     AFFINITY,
@@ -214,3 +215,38 @@ class OwnZoneSpread:
     def add(self, zone: str | None, count: int) -> None:
         if zone is not None and zone in self.per_zone:
             self.per_zone[zone] += count
+
+
+_ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def _zone_list(zones: Iterable[str]) -> str:
+    return ", ".join(sorted(zones))
+
+
+def zone_block_reason(
+    group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse, pools: Sequence[str]
+) -> str:
+    """Why no zone is valid for the next pod of `group`: the first zone rule that alone leaves
+    none, named with its parameters and the zones of the NodePools `pools` the pod may use."""
+    where = f"the {len(domains)} zone{'s' if len(domains) != 1 else ''} ({_zone_list(domains)})"
+    if pools:
+        where += f" of NodePool {', '.join(repr(p) for p in pools)}"
+    for rule in group.topology:
+        alone = replace(group, topology=(rule,), fallback=None)
+        if rule.key != ZONE or valid_zones(alone, domains, counts, Inverse(())):
+            continue
+        if rule.kind == ANTI_AFFINITY:
+            return f"pod anti-affinity on {_ZONE_LABEL}: {where} each already hold a pod it selects"
+        if rule.kind == AFFINITY:
+            return f"pod affinity on {_ZONE_LABEL}: none of {where} holds a pod it selects"
+        if rule.min_domains is not None and len(domains) < rule.min_domains:
+            return (
+                f"topology spread on {_ZONE_LABEL} (maxSkew {rule.max_skew}, minDomains {rule.min_domains}): "
+                f"only {where}, so a zone past maxSkew pods stays closed"
+            )
+        return f"topology spread on {_ZONE_LABEL} (maxSkew {rule.max_skew}): no zone of {where} keeps the skew"
+    owners = sorted(set(inverse.against(group.workload, ZONE)))
+    if owners:
+        return f"pod anti-affinity on {_ZONE_LABEL} of {', '.join(owners)}: {where} each hold its pods"
+    return f"no zone of {where} satisfies the pod's zone topology spread and pod (anti-)affinity together"
