@@ -58,7 +58,7 @@ def test_without_the_test_app_the_node_pool_is_planned_from_the_workloads(existi
     assert zones["values"] == ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1e", "us-east-1f"]
     plan = existing_vpc.outputs["capacityPlan"]
     # api 40 pods (+25 % surge) and worker 24 (+25 % by default): no httpbin pods in the plan.
-    assert plan["peakPods"] == 50 + 30
+    assert plan["pods"]["withSurge"] == 50 + 30
 
 
 def test_children_are_named_after_the_component(existing_vpc):
@@ -161,7 +161,7 @@ BAD_INPUTS = [
     ),
     pytest.param(
         {"node_pool": {"limits": {"cpu": "1"}}},
-        ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario"],
+        ["`nodePool.limits` {'cpu': '1'} change what Karpenter decides (peak: test-app/test-app: 10 more pods pending"],
         id="limits-below-the-peak",
     ),
     pytest.param(

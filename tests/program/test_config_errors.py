@@ -293,7 +293,10 @@ MORE_BAD_INPUTS = [
     ),
     pytest.param(
         {"nodePool": {"limits": {"cpu": "1"}}},
-        ["`nodePool.limits` {'cpu': '1'} leave pods pending (10 in the peak scenario", "20 in the rollout scenario"],
+        [
+            "`nodePool.limits` {'cpu': '1'} change what Karpenter decides (peak: test-app/test-app: 10 more pods pending",
+            "rollout: test-app/test-app: 20 more pods pending",
+        ],
         id="limits-count-pods-not-groups",
     ),
 ]

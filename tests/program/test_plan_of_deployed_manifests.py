@@ -79,7 +79,7 @@ def test_the_command_line_plans_the_deployed_manifests_as_the_stack_does(overrid
 
     cli_plan = _command_line_plan(files, region, zones)
 
-    assert cli_plan["peakPods"] == stack_plan["peakPods"]
+    assert cli_plan["pods"] == stack_plan["pods"]
     assert cli_plan["fleet"]["nodeCount"] == stack_plan["fleet"]["nodes"]
     assert _fleet(cli_plan["fleet"]["nodes"]) == stack_plan["fleet"]["instanceTypes"]
     assert cli_plan["fleet"]["podsPending"] == stack_plan["fleet"]["podsPending"] == 0

@@ -83,7 +83,7 @@ def test_nodepool_limits_come_from_the_plan(dev):
     plan = dev.outputs["capacityPlan"]
     assert plan["limits"] == limits
     # Ten replicas with 100 % surge: twenty pods of 100m on m5.large (1930m allocatable).
-    assert plan["peakPods"] == 20
+    assert plan["pods"] == {"peak": 10, "surge": 10, "withSurge": 20}
     assert plan["fleet"]["podsPending"] == 0
     assert plan["fleet"]["instanceTypes"] == {"m5.large": plan["fleet"]["nodes"]}
     # Limits count capacity: two m5.large (the rollout surge, or a drift replacement at peak)
@@ -110,7 +110,7 @@ def test_plan_follows_the_workload():
         },
     )
     plan = bigger.outputs["capacityPlan"]
-    assert plan["peakPods"] == 80 + 6 + 2  # 25 % default surge on the extra workload rounds up to 2
+    assert plan["pods"]["withSurge"] == 80 + 6 + 2  # 25 % default surge on the extra workload rounds up to 2
     assert int(bigger.outputs["nodePoolLimits"]["cpu"]) > 10
 
 

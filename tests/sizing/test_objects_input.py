@@ -70,7 +70,7 @@ def test_a_kubectl_list_on_stdin_is_read(monkeypatch, capsys):
     items = list(yaml.safe_load_all(EXAMPLE.read_text()))
     monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})))
     assert cli.main(["plan", "-", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["peakPods"] == 16
+    assert json.loads(capsys.readouterr().out)["pods"]["withSurge"] == 16
 
 
 def _plan_with_behavior(behavior):
@@ -115,10 +115,12 @@ def test_scenarios_count_the_planned_pool_and_show_the_other_pools_apart():
     plan = plan_capacity(plan_input_from_objects(_objects()))
     peak = plan.scenarios["peak"]
     # The web tier (hostname anti-affinity, 12 replicas) on "general"; the Job on the tainted "data" pool.
+    # The row counts every node of the scenario, as the fleet does; the limits count general's 12.
     assert peak.usage.pods == 12
-    assert "12 nodes (12 × m5.large; NodePool data: 1 × r5.4xlarge)" in render_report(plan)
+    assert "16 pods: 13 nodes (12 × m5.large; NodePool data: 1 × r5.4xlarge): 24 cpu" in render_report(plan)
     data = plan_data(plan)["scenarios"]["peak"]
-    assert data["instanceTypes"] == {"m5.large": 12} and data["otherNodePools"] == {"data": {"r5.4xlarge": 1}}
+    assert data["nodePools"] == {"general": {"m5.large": 12}, "data": {"r5.4xlarge": 1}}
+    assert data["nodeCount"] == 13 and data["nodesByZone"] == {"us-east-1a": 4, "us-east-1b": 4, "us-east-1c": 4, "any": 1}
     # Drift replaces the largest node of the planned pool, not of another pool.
     disruption = plan.scenarios["disruption"]
     (replacement,) = [node for node in disruption.result.nodes if node.name.startswith("replacement-of-")]

@@ -45,7 +45,7 @@ def test_plan_prints_the_report(tmp_path, capsys):
     assert (status, err) == (0, "")
     assert len(re.findall(r"^nodeclaim-\d+ +cpu +[█░]+", out, re.MULTILINE)) == 2
     assert '  limits:\n    cpu: "5"\n    memory: 17Gi\n' in out
-    assert "Current limits (cpu: 1000, memory: 1000Gi) are enough for every scenario." in out
+    assert "Current limits (cpu: 1000, memory: 1000Gi) keep every scenario's decisions." in out
     assert "0.248 USD/hour" in out
 
 
@@ -54,7 +54,7 @@ def test_plan_json_is_the_same_plan(tmp_path, capsys):
     data = json.loads(out)
     assert status == 0
     assert data["limits"]["spec"] == {"cpu": "5", "memory": "17Gi"}
-    assert data["fleet"]["nodeCount"] == 2 and data["peakPods"] == 20
+    assert data["fleet"]["nodeCount"] == 2 and data["pods"]["withSurge"] == 20
     assert data["fleet"]["cost"] == pytest.approx(0.248)
 
 
@@ -76,7 +76,7 @@ def test_manifests_on_the_command_line_add_workloads(tmp_path, capsys):
     status, out, _ = run(capsys, write(tmp_path, DEV), "--manifests", manifest, "--json")
     data = json.loads(out)
     assert status == 0
-    assert [(w["name"], w["peakPods"]) for w in data["workloads"]] == [("test-app", 20), ("worker", 5)]
+    assert [(w["name"], w["podsWithSurge"]) for w in data["workloads"]] == [("test-app", 20), ("worker", 5)]
 
 
 def test_stack_without_stack_support_says_so(capsys, monkeypatch):

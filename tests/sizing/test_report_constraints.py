@@ -25,10 +25,11 @@ def _plan(**kwargs):
 def test_report_lists_relaxed_soft_constraints():
     plan = _plan(node_pool=NodePoolSpec(requirements=M5))
     text = render_report(plan)
-    assert "Soft constraints relaxed for web: preferred pod affinity term" in text
+    assert "Soft constraints Karpenter relaxes for web (as it does without limits): preferred pod affinity term" in text
     assert plan_data(plan)["fleet"]["relaxed"] == {"web": ["preferred pod affinity term"]}
     # One NodePool: the node rows do not repeat its name.
-    assert "NodePool" not in text.split("Fleet Karpenter would launch")[1].split("NodePool limits")[0]
+    rows = text.split("Fleet at peak")[1].split("\n\n")[1]
+    assert rows.startswith("nodeclaim-1") and "NodePool" not in rows
 
 
 def test_report_names_each_nodes_pool_when_there_are_several():
