@@ -3,8 +3,9 @@
 They are the objects the stack deploys, built by the functions its components register them
 with: the test app's objects (its Deployment and HorizontalPodAutoscaler are what the planner
 reads), the NodePool before its limits are known and the EC2NodeClass. The shorthand entries of
-`capacity.workloads` and `capacity.daemonSets` join them as the Deployments and DaemonSets they
-stand for. `python -m sizing plan` given the deployed manifests reads the same objects, so it
+`capacity.workloads` and `capacity.daemonSets` join them as the Deployments (each scaled by an
+HPA up to its `maxReplicas`, from Kubernetes' default minReplicas of 1) and DaemonSets they stand
+for. `python -m sizing plan` given the deployed manifests reads the same objects, so it
 plans what the stack plans.
 """
 
@@ -45,7 +46,8 @@ def planned_objects(config: Any, zones: Sequence[str] = ()) -> list[dict]:
             volume_size_gi=karpenter.root_volume_size,
         )
     )
-    objects += [workload_deployment(entry) for entry in config.capacity.workloads]
+    for entry in config.capacity.workloads:
+        objects += [workload_deployment(entry), workload_autoscaler(entry)]
     objects += [daemon_set_object(entry) for entry in config.capacity.daemon_sets]
     return objects
 
@@ -62,6 +64,20 @@ def workload_deployment(entry: WorkloadEntry) -> dict:
             "selector": {"matchLabels": {NAME_LABEL: entry.name}},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": entry.max_surge}},
             "template": _pod_template(entry.name, entry.requests.model_dump(exclude_none=True), entry.node_selector),
+        },
+    }
+
+
+def workload_autoscaler(entry: WorkloadEntry) -> dict:
+    """The HPA a `capacity.workloads` entry stands for: up to `maxReplicas`, from one replica."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": entry.name},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": entry.name},
+            "minReplicas": 1,
+            "maxReplicas": entry.max_replicas,
         },
     }
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
-from sizing.kube.scheduling import PodScheduling, Taint
+from sizing.kube.scheduling import PodScheduling, Taint, Toleration
 
 MaxSurge = int | str
 DEFAULT_MAX_SURGE = "25%"
@@ -161,11 +161,15 @@ class DaemonSet:
 # their add-ons: aws-node asks 25m cpu (amazon-vpc-cni-k8s chart,
 # `resources.requests.cpu: 25m`), kube-proxy 100m cpu (the EKS kube-proxy
 # add-on DaemonSet), and eks-pod-identity-agent nothing (its chart ships
-# `resources: {}`) but still a pod slot. None of them requests memory.
+# `resources: {}`) but still a pod slot. None of them requests memory. All
+# three tolerate every taint (`tolerations: [{operator: Exists}]`: the
+# aws-vpc-cni chart's DaemonSet template, the eks-pod-identity-agent chart's
+# values, the kube-proxy add-on), so they run on tainted NodePools too.
+_TOLERATE_ALL = PodScheduling(tolerations=(Toleration(operator="Exists"),))
 DEFAULT_DAEMON_SETS: tuple[DaemonSet, ...] = (
-    DaemonSet("aws-node", cpu_millicores=25),
-    DaemonSet("kube-proxy", cpu_millicores=100),
-    DaemonSet("eks-pod-identity-agent"),
+    DaemonSet("aws-node", cpu_millicores=25, scheduling=_TOLERATE_ALL),
+    DaemonSet("kube-proxy", cpu_millicores=100, scheduling=_TOLERATE_ALL),
+    DaemonSet("eks-pod-identity-agent", scheduling=_TOLERATE_ALL),
 )
 
 

@@ -263,6 +263,12 @@ def _limits_lines(data: Mapping[str, Any]) -> list[str]:
         else:
             lines.append(f"Current limits ({given}) change what Karpenter decides:")
             lines += _change_lines(current["changes"], "  ")
+            kinds = {change["kind"] for found in current["changes"].values() for change in found}
+            if kinds == {"node-pool"}:
+                lines.append(
+                    "  If that overflow is by design, keep the current limits; the planned ones run those pods "
+                    f"on NodePool {data['nodePool']}."
+                )
     for finding in data["findings"]:
         lines.append(f"Finding: {finding['subject']}, set in the input, change what Karpenter decides:")
         lines += _change_lines(finding["changes"], "  ")

@@ -361,3 +361,25 @@ def test_the_wide_pool_example_quotes_the_batches_and_limits_of_its_plan():
     assert "the first batch launches 3 `m5.large` and leaves 9 web\npods pending" in section
     # Without the retries the same fleet needs more than 900 cpu of limits.
     assert _simulate(setup, setup.peak_groups, {"cpu": 900_000}, setup.running).pending_count > 0
+
+
+def test_the_pods_that_never_schedule_example_is_the_plan_of_its_file():
+    """docs/sizing.md's example of the rule: every quoted line is in the report of the example file,
+    and the JSON figures the guide names are the plan's."""
+    from sizing.kube.objects import read_objects
+    from sizing.planning.objects import plan_input_from_objects
+    from sizing.planning.planner import plan_capacity
+    from sizing.planning.report import plan_data, render_report
+
+    example = PROJECT_DIR / "docs" / "examples" / "pods-that-never-schedule.yaml"
+    plan = plan_capacity(plan_input_from_objects(read_objects([("example", example.read_text())])))
+    report = render_report(plan)
+    guide = (PROJECT_DIR / "docs" / "sizing.md").read_text()
+    section = guide[guide.index("Worked example: pods that never schedule") : guide.index("## VPC addresses")]
+    _, shown = FENCE.findall(section)[0]
+    for line in shown.strip().splitlines():
+        assert line in report.splitlines(), line
+    data = plan_data(plan)
+    assert data["scenarios"]["peak"]["podsPending"] == 2 == data["scenarios"]["peak"]["withoutLimits"]["podsPending"]
+    assert [change["kind"] for change in data["limits"]["below"]["cpu"]["changes"]] == ["pending"]
+    assert "scenarios.<name>.podsPending` is 2 with and without limits" in section
