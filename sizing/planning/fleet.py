@@ -203,7 +203,9 @@ def fleet_lower_bound(
 _FleetKey = tuple[str, str, tuple[tuple[str, int], ...]]
 
 
-def _fleet_from_simulation(result: ProvisioningResult, bound: tuple[float, int]) -> OptimalFleet:
+def _fleet_from_simulation(
+    result: ProvisioningResult, bound: tuple[float, int], status: str = "optimal", work: float = 0.0
+) -> OptimalFleet:
     counts: dict[_FleetKey, int] = {}
     prices: dict[_FleetKey, float] = {}
     for node in result.new_nodes:
@@ -216,7 +218,7 @@ def _fleet_from_simulation(result: ProvisioningResult, bound: tuple[float, int])
     ]
     groups.sort(key=lambda g: (g.instance_type, -g.count))
     cost = sum(node.price for node in result.new_nodes)
-    return OptimalFleet("optimal", cost, len(result.new_nodes), bound[0], bound[1], tuple(groups), 0.0)
+    return OptimalFleet(status, cost, len(result.new_nodes), bound[0], bound[1], tuple(groups), work)
 
 
 def solver_available() -> bool:
@@ -235,10 +237,12 @@ def optimal_fleet(
     """The cheapest fleet the solver finds for `groups` within `work_limit` units of work.
 
     known: a fleet placing exactly these pods on new nodes; when its cost meets
-    the lower bound it is returned as proven optimal without running the solver.
+    the lower bound it is returned as proven optimal without running the solver, and
+    when the solver's fleet costs more, it is returned instead with the solver's
+    bound (so the optimal fleet never costs more than a fleet already at hand).
     """
     live = [g for g in groups if g.count > 0]
-    if known is not None and not known.pending:
+    if known is not None:
         demand = sum((g.requests.scaled(g.count) for g in live), Resources())
         bound = fleet_lower_bound(options, demand)
         if sum(node.price for node in known.new_nodes) <= bound[0] * (1 + 1e-9):
@@ -269,6 +273,9 @@ def optimal_fleet(
             )
         )
     fleet_groups.sort(key=lambda g: (g.instance_type, g.zone or "", -g.count))
+    if known is not None and sum(n.price for n in known.new_nodes) < solution.cost - 1e-9:
+        bound = (solution.lower_bound.cost, solution.lower_bound.bins)
+        return _fleet_from_simulation(known, bound, "feasible", solution.work)
     return OptimalFleet(
         status=solution.status,
         cost=solution.cost,

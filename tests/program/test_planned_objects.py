@@ -59,7 +59,10 @@ def test_explicit_limits_are_planned_and_checked():
     config = _config(nodePool={"limits": {"cpu": "1"}})
     (pool,) = _by_kind(planned_objects(config, ["us-east-1a"]))["NodePool"]
     assert pool["spec"]["limits"] == {"cpu": "1"}
-    with pytest.raises(StackConfigError, match=r"`nodePool.limits` \{'cpu': '1'\} change what Karpenter decides \(peak: test-app/test-app: 10 more pods pending"):
+    with pytest.raises(
+        StackConfigError,
+        match=r"`nodePool.limits` \{'cpu': '1'\} change what Karpenter decides \(peak: test-app/test-app: 10 more pods pending",
+    ):
         plan_for(config, ["us-east-1a"])
 
 

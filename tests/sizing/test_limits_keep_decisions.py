@@ -149,7 +149,9 @@ def _zone_anti_affinity(replicas):
 
 def test_pods_that_never_schedule_do_not_collapse_the_limits():
     """5 replicas, one per zone, 3 zones: 3 run and 2 stay pending without limits; the limits run the 3."""
-    plan, unlimited = _check(PlanInput(workloads=(_zone_anti_affinity(5),), node_pool=_pool("a", 0, ZONES), zones=ZONES))
+    plan, unlimited = _check(
+        PlanInput(workloads=(_zone_anti_affinity(5),), node_pool=_pool("a", 0, ZONES), zones=ZONES)
+    )
     assert unlimited["peak"].result.pending_count == 2
     assert plan.fleet.placed_count == 3 and plan.fleet.pending_count == 2
     assert len(plan.scenarios["peak"].result.new_nodes) == 3
@@ -166,7 +168,12 @@ def test_min_domains_beyond_the_zones_leaves_the_same_pods_pending():
     own = LabelSelector({"app": "web"})
     spread = TopologySpread(ZONE_KEY, 1, "DoNotSchedule", own, 4)
     web = Workload(
-        "web", 500, 512, replicas=6, max_surge=0, scheduling=PodScheduling(labels={"app": "web"}, topology_spread=(spread,))
+        "web",
+        500,
+        512,
+        replicas=6,
+        max_surge=0,
+        scheduling=PodScheduling(labels={"app": "web"}, topology_spread=(spread,)),
     )
     plan, unlimited = _check(PlanInput(workloads=(web,), node_pool=_pool("a", 0, ZONES), zones=ZONES))
     assert unlimited["peak"].result.pending_count == 3

@@ -120,7 +120,12 @@ def test_scenarios_count_the_planned_pool_and_show_the_other_pools_apart():
     assert "16 pods: 13 nodes (12 × m5.large; NodePool data: 1 × r5.4xlarge): 24 cpu" in render_report(plan)
     data = plan_data(plan)["scenarios"]["peak"]
     assert data["nodePools"] == {"general": {"m5.large": 12}, "data": {"r5.4xlarge": 1}}
-    assert data["nodeCount"] == 13 and data["nodesByZone"] == {"us-east-1a": 4, "us-east-1b": 4, "us-east-1c": 4, "any": 1}
+    assert data["nodeCount"] == 13 and data["nodesByZone"] == {
+        "us-east-1a": 4,
+        "us-east-1b": 4,
+        "us-east-1c": 4,
+        "any": 1,
+    }
     # Drift replaces the largest node of the planned pool, not of another pool.
     disruption = plan.scenarios["disruption"]
     (replacement,) = [node for node in disruption.result.nodes if node.name.startswith("replacement-of-")]

@@ -112,3 +112,28 @@ def test_a_type_that_only_confined_pods_may_use_is_kept_even_if_pricier():
     groups = [PodGroup("only-b", Resources(100, 50, 1), 1, allowed_types=frozenset({"b"}))]
     problem, bins = build_problem(options, groups, None, ("on-demand",), 1.0)
     assert sorted(bins[b.name].option.name for b in problem.bin_types) == ["a", "b"]
+
+
+@pytest.mark.skipif(not solver_available(), reason="the bin-packing solver is not installed")
+def test_the_optimal_fleet_never_costs_more_than_the_fleet_at_hand(monkeypatch):
+    """A solver that stops early with a dearer fleet (here: one pod per node) gives way to the
+    simulated fleet, which keeps the solver's lower bound and is marked feasible."""
+    import sizing.binpack.solver as solver
+    from sizing.binpack.model import BinGroup, LowerBound, Solution
+
+    options = [option("a", 2000, price=1.0)]
+    groups = [PodGroup("w", Resources(500, 100, 1), 4)]
+    known = simulate(Scenario(tuple(options), tuple(groups)))
+    assert len(known.new_nodes) == 1
+
+    def one_pod_per_node(problem):
+        (bin_type,) = problem.bin_types
+        (item,) = problem.items
+        return Solution("feasible", 4.0, 4, LowerBound(0.5, 1), (BinGroup(bin_type.name, 4, {item.name: 1}),), work=7.0)
+
+    monkeypatch.setattr(solver, "solve", one_pod_per_node)
+    # A lower bound below the known fleet's cost, so the solver runs.
+    monkeypatch.setattr("sizing.planning.fleet.fleet_lower_bound", lambda *args: (0.5, 1))
+    fleet = optimal_fleet(options, groups, known=known)
+    assert (fleet.status, fleet.cost, fleet.node_count) == ("feasible", 1.0, 1)
+    assert (fleet.lower_bound_cost, fleet.lower_bound_nodes, fleet.work) == (0.5, 1, 7.0)

@@ -177,7 +177,9 @@ def test_the_gap_to_the_solvers_fleet_is_reported():
 def test_candidates_left_by_the_recommendation_budget_are_counted_and_noted():
     from benchmarks.scale import workloads
 
-    plan = plan_capacity(PlanInput(workloads=workloads(300, spread=False), solver_work_limit=None, max_pods_per_node=30))
+    plan = plan_capacity(
+        PlanInput(workloads=workloads(300, spread=False), solver_work_limit=None, max_pods_per_node=30)
+    )
     data = plan_data(plan)["recommendation"]
     assert data["candidatesSimulated"] == 9 and data["candidatesLeftByBudget"] > 0
     assert f"{data['candidatesLeftByBudget']} more were left unsimulated" in render_report(plan)
@@ -216,7 +218,9 @@ def test_the_text_is_rendered_from_the_json_alone(limits):
     """Every figure of the text comes from the JSON: the text rendered from the JSON as printed
     (serialised and read back) is the report, changing a figure in the JSON changes the text, and
     each figure the text shows is a JSON figure or derived from JSON figures."""
-    plan = plan_for([Workload("test-app", 100, 64, replicas=10, max_surge="100%")], limits=limits, solver_work_limit=2000)
+    plan = plan_for(
+        [Workload("test-app", 100, 64, replicas=10, max_surge="100%")], limits=limits, solver_work_limit=2000
+    )
     data = json.loads(json.dumps(plan_data(plan)))
     text = render_report(plan)
     assert render_text(data) == text
