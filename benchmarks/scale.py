@@ -90,7 +90,7 @@ def run(options: Sequence[str]) -> int:
         plan, seconds, peak_mib = _timed(plan_input)
         limits = plan.limits
         print(
-            f"| {plan.peak_pods:,} | {len(plan_input.workloads)} | {constraint} | {seconds:.1f} | {limits.probes} | "
+            f"| {plan.pods_with_surge:,} | {len(plan_input.workloads)} | {constraint} | {seconds:.1f} | {limits.probes} | "
             f"{limits.spec()['cpu']} cpu, {limits.spec()['memory']} | {limits.binding[0]} | {peak_mib:.0f} |",
             flush=True,
         )
@@ -108,7 +108,7 @@ def run(options: Sequence[str]) -> int:
         batches = ", ".join(str(plan.scenarios[name].batches) for name in ("peak", "hpa-ramp", "rollout"))
         spec = plan.limits.spec()
         print(
-            f"| {replicas:,} | {plan.peak_pods:,} | {seconds:.1f} | {batches} | {spec['cpu']} cpu, {spec['memory']} | "
+            f"| {replicas:,} | {plan.pods_with_surge:,} | {seconds:.1f} | {batches} | {spec['cpu']} cpu, {spec['memory']} | "
             f"{peak_mib:.0f} |",
             flush=True,
         )

@@ -248,6 +248,11 @@ class CapacityPlan:
         return self.limits.spec()
 
     @property
+    def pods_with_surge(self) -> int:
+        """Pods of a rollout at peak: every workload's replicas plus its surge."""
+        return sum(workload.peak_pods for workload in self.input.workloads)
+
+    @property
     def fleet_types(self) -> tuple[str, ...]:
         """The instance types of the planned NodePool's nodes in the fleet, sorted."""
         return pool_types(self.fleet)
