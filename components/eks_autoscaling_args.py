@@ -232,7 +232,7 @@ class NodePool(TypedDict, total=False):
     limits: NodePoolLimits
     """Overrides of the planned limits."""
     acknowledge_limits_below_peak: bool
-    """Accept `limits` that leave pods pending at the planned peak (default false)."""
+    """Accept `limits` under which Karpenter decides otherwise than without limits in a scenario: pods left pending, moved to another NodePool or packed against a preference (default false)."""
     weight: int
     """1 to 100; higher weights are tried first when several NodePools fit."""
 

@@ -71,7 +71,13 @@ def test_without_the_test_app_only_the_capacity_workloads_are_planned():
     config = _config(deployTestApp=False, capacity={"workloads": [entry]})
     kinds = _by_kind(planned_objects(config, ["us-east-1a"]))
     assert [obj["metadata"]["name"] for obj in kinds["Deployment"]] == ["api"]
-    assert "HorizontalPodAutoscaler" not in kinds and "Ingress" not in kinds
+    # The entry's maxReplicas is an HPA's: the HPA scales the Deployment from one replica.
+    (hpa,) = kinds["HorizontalPodAutoscaler"]
+    assert hpa["spec"]["scaleTargetRef"]["name"] == "api" and (
+        hpa["spec"]["minReplicas"],
+        hpa["spec"]["maxReplicas"],
+    ) == (1, 4)
+    assert "Ingress" not in kinds
     assert [w.name for w in plan_for(config, ["us-east-1a"]).input.workloads] == ["api"]
 
 
