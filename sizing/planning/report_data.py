@@ -20,6 +20,8 @@ from typing import Any
 from sizing.karpenter.limits import NodePoolLimits, with_headroom
 from sizing.karpenter.simulation import PendingPods, PlacedNode, ProvisioningResult
 from sizing.kube.resources import Resources
+from sizing.kube.scheduling import ZONE_KEY
+from sizing.kube.workloads import Workload
 from sizing.planning.decisions import Change
 from sizing.planning.planner import CapacityPlan
 from sizing.planning.recommendation import Outcome
@@ -73,6 +75,27 @@ def _by_zone(nodes: Sequence[PlacedNode]) -> dict[str, int]:
     for node in nodes:
         counts[_zone(node)] = counts.get(_zone(node), 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (item[0] == ANY_ZONE, item[0])))
+
+
+def _pods_by_zone(nodes: Sequence[PlacedNode]) -> dict[str, dict[str, int]]:
+    """Workload -> zone -> pods (ANY_ZONE for nodes whose zone is not settled)."""
+    counts: dict[str, dict[str, int]] = {}
+    for node in nodes:
+        for workload, count in node.pods.items():
+            per_zone = counts.setdefault(workload, {})
+            per_zone[_zone(node)] = per_zone.get(_zone(node), 0) + count
+    return {
+        workload: dict(sorted(per_zone.items(), key=lambda item: (item[0] == ANY_ZONE, item[0])))
+        for workload, per_zone in sorted(counts.items())
+    }
+
+
+def _zone_topology(workload: Workload) -> bool:
+    """Whether the workload's pods spread over zones or select zones by other pods."""
+    scheduling = workload.scheduling
+    keys = [spread.topology_key for spread in scheduling.topology_spread]
+    keys += [term.topology_key for term in scheduling.pod_affinity]
+    return ZONE_KEY in keys
 
 
 def _by_pool(result: ProvisioningResult) -> dict[str, dict[str, int]]:
@@ -148,6 +171,7 @@ def _scenario_data(run: ScenarioRun, unlimited: ScenarioRun, limits: Mapping[str
         "nodeCount": len(run.result.nodes),
         "nodePools": _by_pool(run.result),
         "nodesByZone": _by_zone(run.result.nodes),
+        "podsByZone": _pods_by_zone(run.result.nodes),
         "capacity": {"cpu": usage.cpu, "memory": usage.memory},
         "overLimits": over,
         "podsPlaced": sum(sum(d.placed.values()) for d in run.decisions.values()),
@@ -234,6 +258,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
                 "surge": w.surge,
                 "podsWithSurge": w.peak_pods,
                 "nodeSelector": dict(w.node_selector),
+                "zoneTopology": _zone_topology(w),
             }
             for w in inputs.workloads
         ],

@@ -165,6 +165,7 @@ def _scenario_lines(data: Mapping[str, Any]) -> list[str]:
     ]
     width = max(len(name) for name in scenarios)
     pad = " " * (width + 4)
+    spread_over_zones = [w["name"] for w in data["workloads"] if w["zoneTopology"]]
     for name, run in scenarios.items():
         marks = [dimension for dimension in ("cpu", "memory") if binding[dimension] == name]
         row = (
@@ -181,6 +182,10 @@ def _scenario_lines(data: Mapping[str, Any]) -> list[str]:
         zones = _zones_text(run["nodesByZone"])
         if zones:
             lines.append(f"{pad}nodes by zone: {zones}")
+        for workload in spread_over_zones:
+            per_zone = _zones_text(run["podsByZone"].get(workload, {}))
+            if per_zone:
+                lines.append(f"{pad}{workload} pods by zone: {per_zone}")
         if run["overLimits"]:
             lines.append(
                 f"{pad}above the planned {' and '.join(run['overLimits'])} limit: Karpenter creates a node once "
