@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog
 
 BASIS_USD = "usd"
 BASIS_CAPACITY = "capacity"
@@ -82,6 +82,20 @@ def validate_region(region: object) -> str:
     if not isinstance(region, str) or not _REGION.match(region):
         raise SizingInputError(f"region must be an AWS region name such as 'us-east-1', got {region!r}")
     return region
+
+
+def check_catalog_region(info: CatalogInfo, region: str, catalog_field: str, region_field: str) -> None:
+    """Refuse a refreshed catalog of another region than the one planned, naming both.
+
+    A refreshed catalog holds one region's prices, spot prices and offerings: planning another
+    region with it would silently price and filter with the wrong region's facts.
+    """
+    if info.region is not None and info.region != region:
+        raise SizingInputError(
+            f"{catalog_field}: {info.describe()} was refreshed for {info.region}, but the plan is for {region} "
+            f"({region_field}); refresh a catalog for {region} (python -m sizing catalog refresh --region {region}) "
+            f"or plan for {info.region}"
+        )
 
 
 def validate_price_overrides(
