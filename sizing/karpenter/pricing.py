@@ -228,6 +228,17 @@ def validate_spot_discount(value: object, field_name: str = DEFAULT_DISCOUNT_FIE
     return float(value)
 
 
+@dataclass(frozen=True)
+class SpotDiscount:
+    """A user's expected spot discount: `percent` below on-demand, set by `set_by` (a config key or option)."""
+
+    percent: float
+    set_by: str = DEFAULT_DISCOUNT_FIELD
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "percent", validate_spot_discount(self.percent, self.set_by))
+
+
 def spot_pricing(
     instances: Sequence[InstanceType],
     region: str,

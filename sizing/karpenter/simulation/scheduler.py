@@ -21,6 +21,7 @@ from sizing.karpenter.simulation.model import (
     AFFINITY,
     HOSTNAME,
     LIMIT_KEYS,
+    NodeOption,
     PendingPods,
     PlacedNode,
     PodGroup,
@@ -736,7 +737,7 @@ class Simulator:
             name=node.name,
             instance_type=node.option.name,
             capacity_type=node.capacity_type,
-            price=node.option.price_for(node.capacity_type),
+            price=self._running_price(node.option, node.capacity_type, node.zone),
             capacity=node.option.capacity,
             allocatable=node.option.allocatable,
             reserved=node.requested,
@@ -748,6 +749,12 @@ class Simulator:
             in_node_pool=node.in_node_pool,
             node_pool=node.node_pool or self.primary,
         )
+
+    @staticmethod
+    def _running_price(option: NodeOption, capacity_type: str, zone: str | None) -> float:
+        """What a running node costs: its offering in its zone when known, else its type's price."""
+        found = option.offered_price(capacity_type, None if zone is None else (zone,))
+        return found if found is not None else option.price_for(capacity_type)
 
     def run(self) -> ProvisioningResult:
         runs = self._runs()
