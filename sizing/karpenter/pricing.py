@@ -133,6 +133,27 @@ class PriceTable:
         object.__setattr__(self, "costs", MappingProxyType(dict(self.costs)))
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
 
+    def source_of(self, instance_name: str, capacity_type: str) -> str:
+        """Where the price of a node of this type and capacity type comes from: a spot source for
+        spot nodes, else the type's on-demand source."""
+        if capacity_type == "spot":
+            return self.spot.source
+        return self.sources.get(instance_name, SOURCE_CAPACITY if not self.in_usd else SOURCE_CATALOG)
+
+    def describe_source(self, source: str) -> str:
+        """A source tag in words, with the catalog's name, region and date where they apply."""
+        info = self.catalog
+        date = info.prices_as_of.get(self.region)
+        if source == SOURCE_OVERRIDE:
+            return "the user's price overrides (priceOverrides)"
+        if source == SOURCE_CAPACITY:
+            return f"capacity units (vCPU + memory GiB / {GIB_PER_VCPU_EQUIVALENT}), not USD"
+        if source == SOURCE_REFRESH:
+            return f"{info.describe()}, refreshed for {self.region}" + (f" on {date}" if date else "")
+        if source in SPOT_SOURCES:
+            return self.spot.sentence(self.region)
+        return info.describe() + (f", {self.region} prices of {date}" if date else "")
+
     def spot_cost(self, instance_name: str, zone: str | None = None) -> float | None:
         """Spot cost per hour of one node of the type (in `unit`): in `zone`, or in its cheapest
         zone when None; None where it has no spot offering (market prices only)."""
@@ -267,8 +288,8 @@ def spot_pricing(
         reason += "".join(f" ({gap})" for gap in info.gaps if gap.startswith("spot prices"))
     return SpotPricing(
         SPOT_AT_ON_DEMAND,
-        passed_over=f"{reason}; set {discount_field} or refresh the catalog (python -m sizing catalog refresh "
-        f"--region {region})",
+        passed_over=f"{reason}; set an expected discount ({discount_field}) or refresh the catalog "
+        f"(python -m sizing catalog refresh --region {region})",
     )
 
 

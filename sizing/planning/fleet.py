@@ -27,7 +27,7 @@ import numpy as np
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
 from sizing.errors import SizingInputError
-from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
+from sizing.karpenter.simulation import CAPACITY_TYPE_PRIORITY, NodeOption, PodGroup, ProvisioningResult
 from sizing.kube.resources import Resources
 
 
@@ -99,11 +99,20 @@ def _admits(group: PodGroup, bin_: _Bin) -> bool:
 def _cheapest_offering(
     option: NodeOption, capacity_types: Sequence[str], zones: frozenset[str] | None
 ) -> tuple[str, float] | None:
-    """(capacity type, price) of the type's cheapest offering in `zones` (None: any), or None."""
-    offers = [(price, kind) for kind in capacity_types if (price := option.offered_price(kind, zones)) is not None]
+    """(capacity type, price) of the type's cheapest offering in `zones` (None: any), or None; of
+    two equal prices spot, as Karpenter prefers it."""
+    offers = [
+        (
+            price,
+            CAPACITY_TYPE_PRIORITY.index(kind) if kind in CAPACITY_TYPE_PRIORITY else len(CAPACITY_TYPE_PRIORITY),
+            kind,
+        )
+        for kind in capacity_types
+        if (price := option.offered_price(kind, zones)) is not None
+    ]
     if not offers:
         return None
-    price, kind = min(offers)
+    price, _, kind = min(offers)
     return kind, price
 
 

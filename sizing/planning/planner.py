@@ -532,7 +532,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         "priceOverrides",
         catalog_info=info,
         spot_discount_percent=discount.percent if discount else None,
-        spot_discount_field=discount.set_by if discount else "spotDiscountPercent",
+        spot_discount_field=discount.set_by if discount else "capacity.spotDiscountPercent or --spot-discount",
     )
     if prices.note:
         notes.append(prices.note)

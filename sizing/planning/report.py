@@ -3,7 +3,9 @@
 Both carry the same content: the peak, the fleet Karpenter would launch
 (one row per node: type, price, pods, cpu and memory requests against
 allocatable), the NodePool limits as a YAML snippet, the optimal fleet and the
-gap, the recommendation, pending pods, and notes such as the price basis.
+gap, the recommendation, pending pods, where the prices come from (and how spot
+is priced, tagged next to every cost with spot in it), and notes such as the
+price basis.
 Percentages are requests (DaemonSets included) over allocatable, as
 eks-node-viewer shows them.
 """
@@ -14,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sizing.karpenter.limits import NodePoolLimits
+from sizing.karpenter.pricing import PriceTable
 from sizing.karpenter.simulation import PlacedNode, ProvisioningResult
 from sizing.kube.quantities import format_cpu
 from sizing.kube.resources import Resources
@@ -60,7 +63,7 @@ def _pod_counts(plan: CapacityPlan) -> str:
     return "; ".join(parts)
 
 
-def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> list[str]:
+def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False, spot_tag: str | None = None) -> list[str]:
     used, allocatable = node.used, node.allocatable
     cpu = _percent(used.cpu, allocatable.cpu)
     memory = _percent(used.memory, allocatable.memory)
@@ -68,6 +71,8 @@ def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> l
     kind = node.capacity_type + (", running" if node.existing else "")
     if show_pool:
         kind += f", NodePool {node.node_pool}"
+    if spot_tag and node.capacity_type == "spot":
+        kind += f" {spot_tag}"
     first = (
         f"{node.name:<{name_width}} cpu    {_bar(cpu, BAR_WIDTH)} {cpu:3.0f}% {pods:<10} "
         f"{node.instance_type}/{node.price:.4f} {kind}"
@@ -76,7 +81,9 @@ def _node_lines(node: PlacedNode, name_width: int, show_pool: bool = False) -> l
     return [first, second]
 
 
-def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_pools: bool = False) -> list[str]:
+def _fleet_lines(
+    result: ProvisioningResult, unit: str, max_rows: int, several_pools: bool = False, spot_tag: str | None = None
+) -> list[str]:
     nodes = result.nodes
     if not nodes:
         return ["no nodes"]
@@ -92,6 +99,8 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_p
     price = f"{cost:.3f} {unit}"
     if unit == "USD/hour":
         price += f" | {cost * HOURS_PER_MONTH:.2f} USD/month"
+    if spot_tag and any(node.capacity_type == "spot" for node in nodes):
+        price += f" {spot_tag}"
     lines = [
         f"{cpu_label:<{width}} {cpu:5.1f}% cpu    {_bar(cpu, SUMMARY_BAR_WIDTH)} {price}",
         f"{memory_label:<{width}} {memory:5.1f}% memory {_bar(memory, SUMMARY_BAR_WIDTH)}",
@@ -107,7 +116,7 @@ def _fleet_lines(result: ProvisioningResult, unit: str, max_rows: int, several_p
     name_width = max(len(n.name) for n in nodes)
     show_pool = several_pools or len(result.pool_remaining) > 1
     for node in nodes[:max_rows]:
-        lines += _node_lines(node, name_width, show_pool)
+        lines += _node_lines(node, name_width, show_pool, spot_tag)
     if len(nodes) > max_rows:
         lines.append(f"… and {len(nodes) - max_rows} more nodes (all of them are in --json)")
     return lines
@@ -197,22 +206,25 @@ def _optimal_lines(plan: CapacityPlan) -> list[str]:
     for group in optimal.groups:
         per_type[group.instance_type] = per_type.get(group.instance_type, 0) + group.count
     groups = ", ".join(f"{count} × {name}" for name, count in sorted(per_type.items())) or "no nodes"
+    tag = _spot_tag(plan)
+    spot = f" {tag}" if tag and any(group.capacity_type == "spot" for group in optimal.groups) else ""
     lines = [
         f"Optimal fleet ({optimal.status}): {groups}: {_nodes(optimal.node_count)}, {optimal.cost:.3f} {unit}; "
-        f"lower bound {optimal.lower_bound_cost:.3f} {unit}, {_nodes(optimal.lower_bound_nodes)}"
+        f"lower bound {optimal.lower_bound_cost:.3f} {unit}, {_nodes(optimal.lower_bound_nodes)}{spot}"
     ]
     gap = plan.gap
     if gap is not None:
         percent = f" ({gap.percent:.1f} %)" if gap.percent is not None else ""
         lines.append(
             f"Gap: Karpenter's fleet has {gap.nodes:+d} nodes and costs {gap.cost:+.3f} {unit}{percent} "
-            "against the optimal fleet"
+            f"against the optimal fleet{f' {tag}' if tag else ''}"
         )
     return lines
 
 
 def _recommendation_lines(plan: CapacityPlan) -> list[str]:
-    lines = ["Recommendation: " + plan.recommendation.summary()]
+    tag = _spot_tag(plan)
+    lines = ["Recommendation: " + plan.recommendation.summary() + (f" {tag}" if tag else "")]
     requirement = plan.recommendation.chosen.restriction.requirement
     if requirement is not None:
         values = ", ".join(str(v) for v in requirement["values"])
@@ -233,16 +245,55 @@ def _pending_lines(plan: CapacityPlan) -> list[str]:
     ]
 
 
+def _spot_tag(plan: CapacityPlan) -> str | None:
+    """The label put next to every cost that includes spot nodes: how spot is priced. None when
+    the plan launches no spot node (in any scenario or in the optimal fleet)."""
+    results = [plan.fleet] + [run.result for run in plan.scenarios.values()]
+    spot = any(node.capacity_type == "spot" for result in results for node in result.nodes)
+    spot = spot or (plan.optimal is not None and any(g.capacity_type == "spot" for g in plan.optimal.groups))
+    return f"[{plan.prices.spot.tag}]" if spot else None
+
+
+_SOURCE_NAMES_SHOWN = 6
+
+
+def _price_lines(plan: CapacityPlan) -> list[str]:
+    """Where every price comes from: on-demand by source, spot, and the offerings check."""
+    prices = plan.prices
+    lines = [f"Prices ({prices.unit}, {prices.region}):"]
+    by_source: dict[str, list[str]] = {}
+    for name, source in sorted(prices.sources.items()):
+        by_source.setdefault(source, []).append(name)
+    for source, names in sorted(by_source.items()):
+        shown = ", ".join(names[:_SOURCE_NAMES_SHOWN]) + (", …" if len(names) > _SOURCE_NAMES_SHOWN else "")
+        lines.append(f"  on-demand ({source}): {prices.describe_source(source)}; {_types(len(names))}: {shown}")
+    if _spot_tag(plan):
+        lines.append(f"  spot ({prices.spot.source}): {prices.spot.sentence(prices.region)}")
+    if plan.offerings is not None:
+        lines.append(f"  offerings: {plan.offerings.sentence()}")
+        for pool in plan.offerings.pools:
+            excluded = list(pool.excluded.items())
+            lines += [f"    NodePool {pool.pool}: {name}: {why}" for name, why in excluded[:_SOURCE_NAMES_SHOWN]]
+            if len(excluded) > _SOURCE_NAMES_SHOWN:
+                lines.append(f"    NodePool {pool.pool}: … and {len(excluded) - _SOURCE_NAMES_SHOWN} more (in --json)")
+    return lines
+
+
+def _types(count: int) -> str:
+    return f"{count} type{'s' if count != 1 else ''}"
+
+
 def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """The plan as text for a terminal; at most `max_rows` nodes are listed one per row."""
     lines = _header_lines(plan)
     lines += ["", "Fleet Karpenter would launch at peak with the rollout surge (simulated)"]
-    lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows, bool(plan.input.other_node_pools))
+    lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows, bool(plan.input.other_node_pools), _spot_tag(plan))
     lines += [""] + _scenario_lines(plan)
     lines += [""] + _limits_lines(plan)
     lines += [""] + _optimal_lines(plan)
     lines += [""] + _recommendation_lines(plan)
     lines += [""] + _pending_lines(plan)
+    lines += [""] + _price_lines(plan)
     lines += [f"Note: {note}" for note in plan.notes]
     return "\n".join(lines) + "\n"
 
@@ -251,12 +302,13 @@ def _resources(value: Resources) -> dict[str, int]:
     return {"cpu": value.cpu, "memory": value.memory, "pods": value.pods}
 
 
-def _node_data(node: PlacedNode) -> dict[str, Any]:
+def _node_data(node: PlacedNode, prices: PriceTable | None = None) -> dict[str, Any]:
     return {
         "name": node.name,
         "instanceType": node.instance_type,
         "capacityType": node.capacity_type,
         "price": node.price,
+        "priceSource": None if prices is None else prices.source_of(node.instance_type, node.capacity_type),
         "existing": node.existing,
         "zones": list(node.zones),
         "pods": node.pod_count,
@@ -269,7 +321,7 @@ def _node_data(node: PlacedNode) -> dict[str, Any]:
     }
 
 
-def _fleet_data(result: ProvisioningResult) -> dict[str, Any]:
+def _fleet_data(result: ProvisioningResult, prices: PriceTable | None = None) -> dict[str, Any]:
     totals = _totals(result.nodes)
     return {
         "nodeCount": len(result.nodes),
@@ -279,7 +331,7 @@ def _fleet_data(result: ProvisioningResult) -> dict[str, Any]:
         "requested": _resources(totals["used"]),
         "allocatable": _resources(totals["allocatable"]),
         "capacity": _resources(totals["capacity"]),
-        "nodes": [_node_data(node) for node in result.nodes],
+        "nodes": [_node_data(node, prices) for node in result.nodes],
         "pending": [{"workload": p.workload, "count": p.count, "reason": p.reason} for p in result.pending],
         "relaxed": {workload: list(steps) for workload, steps in sorted(result.relaxed.items())},
     }
@@ -353,7 +405,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             {"name": ds.name, "requests": {"cpu": ds.cpu_millicores, "memory": ds.memory_mib}}
             for ds in inputs.daemon_sets
         ],
-        "fleet": _fleet_data(plan.fleet),
+        "fleet": _fleet_data(plan.fleet, plan.prices),
         "limits": _limits_data(plan.limits),
         "scenarios": {name: _scenario_data(run) for name, run in plan.scenarios.items()},
         "currentLimits": (
@@ -386,6 +438,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
                         "zone": g.zone,
                         "count": g.count,
                         "price": g.price,
+                        "priceSource": plan.prices.source_of(g.instance_type, g.capacity_type),
                         "podsPerNode": dict(g.pods),
                     }
                     for g in optimal.groups
@@ -405,5 +458,47 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "candidatesLeftByBudget": plan.recommendation.left_by_budget,
             "limits": _limits_data(plan.recommended_limits),
         },
+        "prices": _price_data(plan),
         "notes": list(plan.notes),
+    }
+
+
+def _price_data(plan: CapacityPlan) -> dict[str, Any]:
+    """The JSON form of `_price_lines`: the catalog, every type's on-demand source, spot, offerings."""
+    prices = plan.prices
+    info = prices.catalog
+    spot = prices.spot
+    offerings = plan.offerings
+    return {
+        "catalog": {
+            "path": info.path,
+            "bundled": info.bundled,
+            "region": info.region,
+            "pricesAsOf": dict(info.prices_as_of),
+            "spotPricesAsOf": dict(info.spot_prices_as_of),
+            "offeringsAsOf": dict(info.offerings_as_of),
+            "gaps": list(info.gaps),
+        },
+        "onDemand": {
+            "sources": dict(sorted(prices.sources.items())),
+            "descriptions": {source: prices.describe_source(source) for source in sorted(set(prices.sources.values()))},
+        },
+        "spot": {
+            "source": spot.source,
+            "used": _spot_tag(plan) is not None,
+            "tag": spot.tag,
+            "description": spot.sentence(prices.region),
+            "discountPercent": spot.discount_percent,
+            "setBy": spot.discount_field,
+            "asOf": spot.as_of,
+        },
+        "offerings": None
+        if offerings is None
+        else {
+            "checked": offerings.checked,
+            "asOf": offerings.as_of,
+            "description": offerings.sentence(),
+            "excluded": {pool.pool: dict(pool.excluded) for pool in offerings.pools},
+            "zonesWithoutTypes": {pool.pool: list(pool.empty_zones) for pool in offerings.pools},
+        },
     }
