@@ -335,7 +335,11 @@ class RefreshedCatalog:
         priced = sum(1 for i in types if i.price(region) is not None)
         spot = sum(1 for i in types if i.spot_prices.get(region))
         zones = sorted({zone for i in types for zone in i.zones.get(region, ())})
-        parts = [f"{len(types)} instance types", f"{priced} with on-demand prices", f"{spot} with spot prices"]
+        parts = [
+            f"{len(types)} instance type{'s' if len(types) != 1 else ''}",
+            f"{priced} with on-demand prices",
+            f"{spot} with spot prices",
+        ]
         if region in self.info.offerings_as_of:
             parts.append(f"offerings in {len(zones)} zones ({', '.join(zones) or 'none'})")
         else:

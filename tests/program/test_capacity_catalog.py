@@ -3,40 +3,18 @@
 import pytest
 
 from offline.program import DELETE
-from sizing.karpenter.catalog import (
-    CatalogInfo,
-    InstanceType,
-    catalog_by_name,
-    catalog_document,
-    dump_catalog_document,
-    load_catalog,
-    read_catalog,
-)
+from sizing.karpenter.catalog import read_catalog
 from stackconfig.capacity import plan_input_for_stack
+from tests.catalogs import refreshed
+from tests.catalogs import write_catalog as write_types
 from tests.harness import ProgramFailed, run_program
 
 TOKYO = "ap-northeast-1"
-BUNDLED_M5 = catalog_by_name(load_catalog())["m5.large"]
 
 
 def write_catalog(path, region=TOKYO, zones=("a", "c", "d"), spot=0.045):
-    m5 = InstanceType(
-        **{
-            **BUNDLED_M5.to_dict(),
-            "prices": {region: 0.124},
-            "spot_prices": {region: {f"{region}{z}": spot for z in zones}},
-            "zones": {region: [f"{region}{z}" for z in zones]},
-        }
-    )
-    info = CatalogInfo(
-        source="test",
-        region=region,
-        prices_as_of={region: "2026-08-03"},
-        spot_prices_as_of={region: "2026-08-03T09:30:00Z"},
-        offerings_as_of={region: "2026-08-03T09:30:00Z"},
-    )
-    path.write_text(dump_catalog_document(catalog_document([m5], "test", info)))
-    return path
+    names = [f"{region}{z}" for z in zones]
+    return write_types(path, [refreshed("m5.large", region, 0.124, {z: spot for z in names}, names)], region)
 
 
 def test_a_stack_plans_with_its_refreshed_catalog(tmp_path):

@@ -15,20 +15,15 @@ from sizing.karpenter.catalog import (
     load_catalog,
     read_catalog,
 )
+from tests.catalogs import refreshed
 
 REGION = "ap-northeast-1"
 M5 = catalog_by_name(load_catalog())["m5.large"]
 
 
 def refreshed_m5() -> InstanceType:
-    return InstanceType(
-        **{
-            **M5.to_dict(),
-            "prices": {REGION: 0.124},
-            "spot_prices": {REGION: {"ap-northeast-1c": 0.05, "ap-northeast-1a": 0.045}},
-            "zones": {REGION: ["ap-northeast-1d", "ap-northeast-1a", "ap-northeast-1c"]},
-        }
-    )
+    zones = ["ap-northeast-1d", "ap-northeast-1a", "ap-northeast-1c"]
+    return refreshed("m5.large", REGION, 0.124, {"ap-northeast-1c": 0.05, "ap-northeast-1a": 0.045}, zones)
 
 
 def test_spot_prices_and_zones_round_trip_through_a_file(tmp_path):

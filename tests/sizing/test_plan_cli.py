@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from sizing import cli
+from tests.catalogs import refreshed, write_catalog
 
 DEV = """
 region: ap-northeast-1
@@ -233,36 +234,9 @@ SPOT_DEV = DEV.replace("values: [on-demand]", "values: [spot, on-demand]")
 
 
 def write_tokyo_catalog(tmp_path, region="ap-northeast-1"):
-    from sizing.karpenter.catalog import (
-        CatalogInfo,
-        InstanceType,
-        catalog_by_name,
-        catalog_document,
-        dump_catalog_document,
-        load_catalog,
-    )
-
-    m5 = catalog_by_name(load_catalog())["m5.large"]
     zones = [f"{region}{z}" for z in "acd"]
-    refreshed = InstanceType(
-        **{
-            **m5.to_dict(),
-            "prices": {region: 0.124},
-            "spot_prices": {region: {zone: 0.05 for zone in zones}},
-            "zones": {region: zones},
-        }
-    )
-    stamp = "2026-08-03T09:30:00Z"
-    info = CatalogInfo(
-        source="test",
-        region=region,
-        prices_as_of={region: "2026-08-03"},
-        spot_prices_as_of={region: stamp},
-        offerings_as_of={region: stamp},
-    )
-    path = tmp_path / f"catalog-{region}.json"
-    path.write_text(dump_catalog_document(catalog_document([refreshed], "test", info)))
-    return path
+    m5 = refreshed("m5.large", region, 0.124, {zone: 0.05 for zone in zones}, zones)
+    return write_catalog(tmp_path / f"catalog-{region}.json", [m5], region)
 
 
 def test_plan_spot_discount_prices_spot_and_says_who_set_it(tmp_path, capsys):

@@ -7,11 +7,12 @@ import re
 import pytest
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.catalog import CatalogInfo, InstanceType
+from sizing.karpenter.catalog import InstanceType
 from sizing.karpenter.pricing import SpotDiscount
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.report import plan_data, render_report
+from tests.catalogs import refreshed_info
 
 TOKYO = "ap-northeast-1"
 A, C, D = (f"{TOKYO}{z}" for z in "acd")
@@ -53,14 +54,7 @@ TOKYO_CATALOG = (
     kind("m4.xlarge", 4, 16384, 0.258, TOKYO, zones=[]),
     kind("c4.xlarge", 4, 7680, None, TOKYO, zones=[A, C, D]),
 )
-TOKYO_INFO = CatalogInfo(
-    source="test",
-    path="catalog-ap-northeast-1.json",
-    region=TOKYO,
-    prices_as_of={TOKYO: "2026-08-03"},
-    spot_prices_as_of={TOKYO: "2026-08-03T09:30:00Z"},
-    offerings_as_of={TOKYO: "2026-08-03T09:30:00Z"},
-)
+TOKYO_INFO = refreshed_info(TOKYO, "catalog-ap-northeast-1.json")
 SPOT_AND_ON_DEMAND = ({"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},)
 XLARGE = {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["xlarge", "2xlarge"]}
 WORKLOADS = (Workload("api", 500, 1024, replicas=20, max_surge="25%"), Workload("worker", 1000, 2048, replicas=6))

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.karpenter.offerings import ANY_ZONE, node_offerings
 from sizing.karpenter.pricing import (
     BASIS_CAPACITY,
@@ -17,6 +17,7 @@ from sizing.karpenter.pricing import (
     price_table,
     validate_region,
 )
+from tests.catalogs import refreshed, refreshed_info
 
 CATALOG = load_catalog()
 BY_NAME = catalog_by_name(CATALOG)
@@ -148,20 +149,11 @@ def test_note_names_a_given_catalog_neutrally():
 # -- spot and offerings ------------------------------------------------------------------------
 
 TOKYO = "ap-northeast-1"
-MARKET_INFO = CatalogInfo(
-    path="tokyo.json",
-    region=TOKYO,
-    prices_as_of={TOKYO: "2026-08-03"},
-    spot_prices_as_of={TOKYO: "2026-08-03T09:30:00Z"},
-    offerings_as_of={TOKYO: "2026-08-03T09:30:00Z"},
-)
+MARKET_INFO = refreshed_info(TOKYO, "tokyo.json")
 
 
 def tokyo_m5(spot=None, zones=("ap-northeast-1a", "ap-northeast-1c")):
-    base = BY_NAME["m5.large"].to_dict()
-    return InstanceType(
-        **{**base, "prices": {TOKYO: 0.124}, "spot_prices": {TOKYO: spot or {}}, "zones": {TOKYO: list(zones)}}
-    )
+    return refreshed("m5.large", TOKYO, 0.124, spot, zones)
 
 
 def test_spot_is_priced_at_on_demand_without_market_data_or_a_discount():

@@ -519,3 +519,32 @@ def test_pricing_filters_select_on_demand_linux_shared_tenancy():
         "capacitystatus": "Used",
         "marketoption": "OnDemand",
     }
+
+
+def test_cli_refresh_warns_about_a_denied_part_naming_the_permission(tmp_path, capsys, monkeypatch):
+    import sizing.karpenter.catalog_refresh as refresh_module
+
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
+    pricing_stub.add_response("get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
+    ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
+    offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")]}
+    ec2_stub.add_response("describe_instance_type_offerings", offerings, OFFERING_PARAMS)
+    ec2_stub.add_client_error("describe_spot_price_history", "UnauthorizedOperation", http_status_code=403)
+    real_refresh = refresh_module.refresh_catalog
+    monkeypatch.setattr(
+        refresh_module,
+        "refresh_catalog",
+        lambda region: real_refresh(region, ec2_client=ec2, pricing_client=pricing, now=NOW),
+    )
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("sizing.commands.catalog",))
+    output = tmp_path / "tokyo.json"
+    with ec2_stub, pricing_stub:
+        code = cli.main(["catalog", "refresh", "--region", REGION, "--output", str(output)])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.startswith(f"wrote {output}: 1 instance type, 1 with on-demand prices, 0 with")
+    assert captured.err == (
+        "warning: spot prices: DescribeSpotPriceHistory was denied; grant ec2:DescribeSpotPriceHistory and "
+        "refresh again\n"
+    )
+    assert read_catalog(output).info.gaps == (captured.err[len("warning: ") :].strip(),)
