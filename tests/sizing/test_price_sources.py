@@ -245,3 +245,26 @@ def test_capacity_units_are_a_source_of_their_own():
 def test_a_bad_discount_is_refused_naming_its_setting(percent):
     with pytest.raises(SizingInputError, match=r"--spot-discount must be a percentage below the on-demand price"):
         SpotDiscount(percent, "--spot-discount")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: plan(),
+        lambda: tokyo_plan(price_overrides={"c4.xlarge": 0.2}),
+        lambda: plan(region="eu-west-1"),
+        lambda: plan(region="us-east-1", price_overrides={"m5.large": 0.09}),
+    ],
+)
+def test_every_on_demand_source_in_the_json_is_in_the_text_with_its_count(make):
+    capacity_plan = make()
+    text = render_report(capacity_plan)
+    on_demand = plan_data(capacity_plan)["prices"]["onDemand"]
+    counts = {}
+    for source in on_demand["sources"].values():
+        counts[source] = counts.get(source, 0) + 1
+    assert set(counts) == set(on_demand["descriptions"])
+    for source, count in counts.items():
+        noun = "type" if count == 1 else "types"
+        assert f"  on-demand ({source}): {on_demand['descriptions'][source]}; {count} {noun}: " in text
+    assert sum(counts.values()) == len(capacity_plan.prices.costs)
