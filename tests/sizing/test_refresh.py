@@ -282,11 +282,10 @@ def test_refreshed_catalog_text_loads_back(tmp_path):
     assert read_catalog(path).info.offerings_as_of == refreshed.info.offerings_as_of
 
 
-def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
+def refresh_with(monkeypatch, ec2, pricing):
+    """The CLI's refresh, made with these stubbed clients at NOW."""
     import sizing.karpenter.catalog_refresh as refresh_module
 
-    ec2, pricing = clients()
-    ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
     real_refresh = refresh_module.refresh_catalog
     monkeypatch.setattr(
         refresh_module,
@@ -294,6 +293,12 @@ def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
         lambda region: real_refresh(region, ec2_client=ec2, pricing_client=pricing, now=NOW),
     )
     monkeypatch.setattr(cli, "COMMAND_MODULES", ("sizing.commands.catalog",))
+
+
+def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
+    refresh_with(monkeypatch, ec2, pricing)
     monkeypatch.chdir(tmp_path)
     with ec2_stub, pricing_stub:
         code = cli.main(["catalog", "refresh", "--region", REGION])
@@ -522,8 +527,6 @@ def test_pricing_filters_select_on_demand_linux_shared_tenancy():
 
 
 def test_cli_refresh_warns_about_a_denied_part_naming_the_permission(tmp_path, capsys, monkeypatch):
-    import sizing.karpenter.catalog_refresh as refresh_module
-
     ec2, pricing = clients()
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
@@ -531,13 +534,7 @@ def test_cli_refresh_warns_about_a_denied_part_naming_the_permission(tmp_path, c
     offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")]}
     ec2_stub.add_response("describe_instance_type_offerings", offerings, OFFERING_PARAMS)
     ec2_stub.add_client_error("describe_spot_price_history", "UnauthorizedOperation", http_status_code=403)
-    real_refresh = refresh_module.refresh_catalog
-    monkeypatch.setattr(
-        refresh_module,
-        "refresh_catalog",
-        lambda region: real_refresh(region, ec2_client=ec2, pricing_client=pricing, now=NOW),
-    )
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("sizing.commands.catalog",))
+    refresh_with(monkeypatch, ec2, pricing)
     output = tmp_path / "tokyo.json"
     with ec2_stub, pricing_stub:
         code = cli.main(["catalog", "refresh", "--region", REGION, "--output", str(output)])
