@@ -9,7 +9,10 @@
 2. The same pods over the bundled catalog filtered by the getting-started
    NodePool (c, m, r; generation > 2; amd64; on-demand), with Karpenter's
    allocatable and the default DaemonSets; then over m5.large alone, where
-   every NodeClaim holds few pods and there are thousands of them.
+   every NodeClaim holds few pods and there are thousands of them; then with
+   offerings that differ by zone and spot priced per zone (every third type
+   offered in two of three zones only, a third of the pod shapes pinned to
+   one zone), which makes NodeClaims keep only the types offered where they go.
 3. `python -m sizing plan FILE` end to end (a new process, imports included)
    for a description like the dev stack's. Target: under 2 s. Then, for
    information, a three-workload description on the getting-started NodePool,
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -115,10 +119,43 @@ def _catalog_options() -> tuple[NodeOption, ...]:
     return node_options(probe)
 
 
-def simulation_rows(options: Sequence[NodeOption], repeats: int) -> list[str]:
+OFFERING_ZONES = ("zone-a", "zone-b", "zone-c")
+
+
+def with_zonal_offerings(options: Sequence[NodeOption]) -> tuple[NodeOption, ...]:
+    """The options with offerings per zone: every third type only in the first two zones, spot at
+    30 / 40 / 50 % of on-demand in zone a / b / c."""
+    zonal = []
+    for index, option in enumerate(options):
+        zones = OFFERING_ZONES if index % 3 else OFFERING_ZONES[:2]
+        offerings = {
+            "on-demand": {zone: option.price for zone in zones},
+            "spot": {zone: option.price * (0.3 + 0.1 * OFFERING_ZONES.index(zone)) for zone in zones},
+        }
+        zonal.append(replace(option, offerings=offerings))
+    return tuple(zonal)
+
+
+def zone_pinned(groups: Sequence[PodGroup]) -> tuple[PodGroup, ...]:
+    """Every third pod shape pinned to one zone, in turn."""
+    return tuple(
+        replace(group, zones=frozenset({OFFERING_ZONES[index // 3 % 3]})) if index % 3 == 0 else group
+        for index, group in enumerate(groups)
+    )
+
+
+def simulation_rows(options: Sequence[NodeOption], repeats: int, zonal: bool = False) -> list[str]:
     rows = []
     for count in POD_COUNTS:
-        scenario = Scenario(tuple(options), benchmark_pods(count))
+        if zonal:
+            scenario = Scenario(
+                tuple(options),
+                zone_pinned(benchmark_pods(count)),
+                zones=frozenset(OFFERING_ZONES),
+                capacity_types=("spot", "on-demand"),
+            )
+        else:
+            scenario = Scenario(tuple(options), benchmark_pods(count))
         seconds, result = _best_of(repeats, functools.partial(simulate, scenario))
         rows.append(
             f"| {count:,} | {len(options)} | {seconds * 1000:.1f} ms | {count / seconds:,.0f} | "
@@ -174,6 +211,9 @@ def run(options: Sequence[str]) -> int:
     print("Simulation, bundled catalog, m5.large only (many small NodeClaims, the slow case):")
     m5_large = [option for option in catalog_options if option.name == "m5.large"]
     print("\n".join(header + simulation_rows(m5_large, repeats)))
+    print()
+    print("Simulation, getting-started NodePool with offerings by zone, spot per zone, a third of the pods pinned:")
+    print("\n".join(header + simulation_rows(with_zonal_offerings(catalog_options), repeats, zonal=True)))
     print()
     times, _ = plan_runs(DEV_DESCRIPTION, max(repeats // 2, 1) + 1)
     worst = max(times)

@@ -285,6 +285,10 @@ class Capacity(TypedDict, total=False):
     """Blast-radius cap on the pods a planned node carries."""
     price_overrides: dict[str, float]
     """USD per hour by instance type; the bundled catalog has us-east-1 prices only."""
+    catalog: str
+    """Catalog file to plan with, as `python -m sizing catalog refresh --region R` writes it (types, on-demand and spot prices, offerings per zone), relative to the program's directory; it must be of the stack's region (default: the bundled catalog)."""
+    spot_discount_percent: float
+    """Spot priced this many percent below on-demand, 0 to 99; wins over the catalog's spot prices (unset: the catalog's spot prices, else spot priced at on-demand, an upper bound)."""
     solver_work_limit: int
     """Units of solver work (about 1 ms each) for the search of the cheapest fleet, 1 to 100000 (default 2000): bounded by work, so the plan is the same on any machine."""
 

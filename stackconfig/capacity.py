@@ -6,6 +6,7 @@ planning settings of `capacity`. A stack and its deployed manifests are planned 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ from typing import Any
 import yaml
 
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import read_catalog
+from sizing.karpenter.pricing import SpotDiscount, check_catalog_region
 from sizing.kube.objects import read_objects
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
@@ -27,12 +30,35 @@ from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
 
 OBJECTS_SOURCE = "the stack's Kubernetes objects"
+CATALOG_KEY = "capacity.catalog"
+DISCOUNT_KEY = "capacity.spotDiscountPercent"
 
 
-def plan_source(config: Any, zones: Sequence[str] = ()) -> tuple[str, str]:
+def catalog_source(config: Any, project_dir: Path = Path(".")) -> dict[str, str] | None:
+    """The stack's catalog file (`capacity.catalog`, relative to the project directory) with a
+    digest of its content, so that a changed file is planned anew; None without one."""
+    given = config.capacity.catalog
+    if given is None:
+        return None
+    path = Path(given) if Path(given).is_absolute() else Path(project_dir) / given
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as error:
+        raise StackConfigError(
+            [
+                f"`{CATALOG_KEY}`: {given!r} cannot be read ({error.strerror}); give the path of a catalog file "
+                f"(python -m sizing catalog refresh --region {config.region} writes one), relative to the "
+                "project directory"
+            ]
+        ) from None
+    return {"path": str(path), "sha256": digest}
+
+
+def plan_source(config: Any, zones: Sequence[str] = (), project_dir: Path = Path(".")) -> tuple[str, str]:
     """What a stack is planned from, as text (the cache key of its plan): the YAML of its objects
     (`planned_objects`) and the JSON of the settings objects do not carry (region, zones and
-    the `capacity` options). zones: as for `planned_objects`."""
+    the `capacity` options, with the catalog file's digest). zones: as for `planned_objects`;
+    project_dir: where a relative `capacity.catalog` is read from."""
     objects_yaml = yaml.safe_dump_all(planned_objects(config, zones), sort_keys=True)
     capacity = config.capacity
     settings = {
@@ -42,6 +68,8 @@ def plan_source(config: Any, zones: Sequence[str] = ()) -> tuple[str, str]:
         "maxPodsPerNode": capacity.max_pods_per_node,
         "priceOverrides": dict(capacity.price_overrides),
         "solverWorkLimit": capacity.solver_work_limit,
+        "catalog": catalog_source(config, project_dir),
+        "spotDiscountPercent": capacity.spot_discount_percent,
     }
     return objects_yaml, json.dumps(settings, sort_keys=True)
 
@@ -57,7 +85,7 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
         # Cheap, before planning: a peak of millions of pods is refused without simulating it.
         check_pods_fit(config, zone_count, sum(workload.peak_pods for workload in plan_input.workloads))
         plan = _plan(*source)
-        check_fleet_fits(config, zone_count, fleet_demand(peak_nodes(config, plan)))
+        check_fleet_fits(config, zone_count, fleet_demand(peak_nodes(config, plan), plan.input.catalog))
     except ValueError as error:
         if isinstance(error, StackConfigError):
             raise
@@ -98,7 +126,7 @@ def capacity_warnings(config: Any, plan: CapacityPlan) -> list[str]:
     system_capacity = "spot" if group.capacity_type == "SPOT" else "on-demand"
     nodes = [(group.instance_types[0], system_capacity)] * group.desired_size
     nodes += [(node.instance_type, node.capacity_type) for node in plan.fleet.nodes]
-    return quota_warnings(nodes, config.region)
+    return quota_warnings(nodes, config.region, plan.input.catalog)
 
 
 def node_pool_limits(config: Any, plan: CapacityPlan) -> dict[str, str]:
@@ -121,10 +149,11 @@ def _rounded(value: float | None, decimals: int = COST_DECIMALS) -> float | None
 
 
 def plan_summary(plan: CapacityPlan) -> dict:
-    """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation.
+    """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation,
+    and where its prices come from (catalog, on-demand sources, how spot is priced, offerings).
     `python -m sizing plan --stack <stack>` prints the whole plan."""
     data = plan_data(plan)
-    fleet, optimal = data["fleet"], data["optimal"]
+    fleet, optimal, prices = data["fleet"], data["optimal"], data["prices"]
     by_type: dict[str, int] = {}
     for node in fleet["nodes"]:
         by_type[node["instanceType"]] = by_type.get(node["instanceType"], 0) + 1
@@ -164,6 +193,12 @@ def plan_summary(plan: CapacityPlan) -> dict:
             "percent": _rounded(data["gap"]["percent"], PERCENT_DECIMALS),
         },
         "recommendation": data["recommendation"]["summary"],
+        "prices": {
+            "catalog": prices["catalog"]["path"] or "bundled",
+            "onDemand": sorted(set(prices["onDemand"]["sources"].values())),
+            "spot": prices["spot"]["tag"] if prices["spot"]["used"] else None,
+            "offeringsChecked": prices["offerings"]["checked"] if prices["offerings"] else False,
+        },
         "notes": data["notes"],
     }
 
@@ -180,7 +215,7 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
             ]
         )
     config = load_stack_file(path)
-    plan_input = _plan_input(*plan_source(config))
+    plan_input = _plan_input(*plan_source(config, project_dir=Path(project_dir)))
     # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
     try:
         check_pods_fit(config, config.network.availability_zones, sum(w.peak_pods for w in plan_input.workloads))
@@ -196,13 +231,23 @@ def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
         plan_input = plan_input_from_objects(objects, zones=settings["zones"], region=settings["region"])
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
-    return replace(
+    discount = settings["spotDiscountPercent"]
+    plan_input = replace(
         plan_input,
         headroom_percent=settings["headroomPercent"],
         max_pods_per_node=settings["maxPodsPerNode"],
         price_overrides=settings["priceOverrides"],
         solver_work_limit=settings["solverWorkLimit"],
+        spot_discount=None if discount is None else SpotDiscount(discount, DISCOUNT_KEY),
     )
+    if settings["catalog"] is None:
+        return plan_input
+    try:
+        catalog = read_catalog(Path(settings["catalog"]["path"]))
+        check_catalog_region(catalog.info, settings["region"], f"`{CATALOG_KEY}`", "aws:region")
+    except SizingInputError as error:
+        raise StackConfigError([f"`{CATALOG_KEY}`: {error}" if CATALOG_KEY not in str(error) else str(error)]) from None
+    return replace(plan_input, catalog=catalog.instance_types, catalog_info=catalog.info)
 
 
 @functools.lru_cache(maxsize=32)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
+from sizing.karpenter.pricing import MAX_DISCOUNT_PERCENT
 from sizing.planning.description_model import DaemonSetEntry, WorkloadEntry
 from stackconfig.base import ConfigSection
 
@@ -20,6 +21,13 @@ class CapacityConfig(ConfigSection):
     headroom_percent: float = Field(default=10.0, ge=0, le=1000)
     max_pods_per_node: int | None = Field(default=None, ge=1)
     price_overrides: dict[str, float] = Field(default_factory=dict)
+    # A catalog file (`python -m sizing catalog refresh --region R` writes one): its prices, spot
+    # prices and offerings replace the bundled catalog's. A relative path is read from the project
+    # directory. The file must describe the stack's region.
+    catalog: str | None = Field(default=None, min_length=1, max_length=1024)
+    # Spot priced this many percent below on-demand, for every type and zone; wins over the
+    # catalog's market prices. Unset: market prices if the catalog has them, else on-demand.
+    spot_discount_percent: float | None = Field(default=None, ge=0, le=MAX_DISCOUNT_PERCENT)
     # Units of solver work (sizing.binpack.work), not seconds: the plan, and the capacityPlan
     # output, are then the same on any machine and under any load.
     solver_work_limit: int = Field(default=DEFAULT_WORK_LIMIT, ge=1, le=100_000)
@@ -36,6 +44,16 @@ class CapacityConfig(ConfigSection):
                 "capacity.solverTimeLimitSeconds was replaced by capacity.solverWorkLimit (units of solver "
                 f"work, default {DEFAULT_WORK_LIMIT}), so that the plan does not depend on the machine's speed; "
                 "remove solverTimeLimitSeconds or set solverWorkLimit instead"
+            )
+        return value
+
+    @field_validator("catalog")
+    @classmethod
+    def _catalog_is_a_path(cls, value: str | None) -> str | None:
+        if value is not None and (value != value.strip() or any(ch in value for ch in "\0\n\r")):
+            raise ValueError(
+                "give the path of a catalog file, such as catalog-ap-northeast-1.json, without surrounding "
+                "blanks or line breaks"
             )
         return value
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,14 +69,20 @@ class AddressDemand:
     addresses: int
 
 
-def fleet_demand(nodes: Iterable[tuple[str, int]]) -> AddressDemand:
-    """(instance type, pods on the VPC network) of each node -> the addresses they take."""
-    catalog = catalog_by_name(load_catalog())
+def _types(catalog: Sequence[InstanceType] | None) -> Mapping[str, InstanceType]:
+    """The bundled catalog's types, with those of the plan's own catalog (a refreshed one) over them."""
+    return {**catalog_by_name(load_catalog()), **catalog_by_name(catalog or ())}
+
+
+def fleet_demand(nodes: Iterable[tuple[str, int]], catalog: Sequence[InstanceType] | None = None) -> AddressDemand:
+    """(instance type, pods on the VPC network) of each node -> the addresses they take.
+    catalog: the plan's catalog, when it is not the bundled one."""
+    catalog_types = _types(catalog)
     count = pods_total = addresses = 0
     for instance_type, pods in nodes:
         count += 1
         pods_total += pods
-        addresses += node_addresses(catalog[instance_type], pods)
+        addresses += node_addresses(catalog_types[instance_type], pods)
     return AddressDemand(count, pods_total, addresses)
 
 
@@ -115,15 +121,17 @@ def _larger_block(cidr: str) -> str:
     return " (network.cidr is already /16, the largest block allowed)"
 
 
-def quota_warnings(nodes: Sequence[tuple[str, str]], region: str | None = None) -> list[str]:
+def quota_warnings(
+    nodes: Sequence[tuple[str, str]], region: str | None = None, catalog: Sequence[InstanceType] | None = None
+) -> list[str]:
     """(instance type, capacity type) of each node at peak -> warnings where the fleet exceeds the
     default vCPU quota of its class (standard families, on-demand and spot separately). region:
-    the stack's, for the command that reads the account's applied value."""
-    catalog = catalog_by_name(load_catalog())
+    the stack's, for the command that reads the account's applied value; catalog: the plan's."""
+    catalog_types = _types(catalog)
     standard: dict[str, int] = {}
     other: dict[tuple[str, str], int] = {}
     for instance_type, capacity_type in nodes:
-        instance = catalog[instance_type]
+        instance = catalog_types[instance_type]
         if _is_standard(instance):
             standard[capacity_type] = standard.get(capacity_type, 0) + instance.vcpu
         else:

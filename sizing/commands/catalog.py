@@ -1,4 +1,8 @@
-"""`python -m sizing catalog`: list instance types with Karpenter's allocatable, or refresh the catalog."""
+"""`python -m sizing catalog`: list instance types with Karpenter's allocatable, or refresh a region's catalog.
+
+python -m sizing catalog [--catalog FILE] [--region R] [--requirements FILE] [--json]
+python -m sizing catalog refresh --region R [--output FILE]
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,8 @@ import yaml
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import allocatable, max_pods
-from sizing.karpenter.catalog import InstanceType, load_catalog
-from sizing.karpenter.pricing import validate_region
+from sizing.karpenter.catalog import Catalog, InstanceType, read_catalog
+from sizing.karpenter.pricing import check_catalog_region, validate_region
 from sizing.karpenter.requirements import (
     Requirement,
     allowed_capacity_types,
@@ -29,16 +33,18 @@ DEFAULT_REGION = "us-east-1"
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "catalog",
-        help="list instance types with Karpenter's allocatable resources and prices",
+        help="list instance types with Karpenter's allocatable resources and prices, or refresh a region's catalog",
         description=(
             "List the instance types of the catalog with max pods, Karpenter's allocatable "
-            "(cpu millicores, memory MiB, pods) and the on-demand price in USD/hour, "
-            "optionally filtered by NodePool requirements; or refresh the catalog from AWS."
+            "(cpu millicores, memory MiB, pods), the on-demand price in USD/hour and, where the catalog "
+            "has them, spot prices and the zones each type is offered in; optionally filtered by NodePool "
+            "requirements. `catalog refresh --region R` writes a catalog of region R from the AWS APIs."
         ),
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
-        "--region", default=DEFAULT_REGION, help=f"region of the prices shown or refreshed (default {DEFAULT_REGION})"
+        "--region",
+        help=f"region of the prices shown (default: a refreshed catalog's own region, else {DEFAULT_REGION})",
     )
     parser.add_argument(
         "--requirements",
@@ -47,33 +53,50 @@ def register(subparsers: Any) -> None:
         help="YAML or JSON file: a list of NodePool requirements, or a NodePool object",
     )
     parser.add_argument("--catalog", type=Path, metavar="FILE", help="catalog file to read instead of the bundled one")
-    parser.add_argument(
-        "--refresh",
-        action="store_true",
-        help="rebuild the catalog from the AWS APIs for --region (needs boto3 and AWS credentials)",
-    )
-    parser.add_argument("--output", type=Path, metavar="FILE", help="where --refresh writes the catalog")
+    # The former spelling of `catalog refresh`, still accepted.
+    parser.add_argument("--refresh", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--output", type=Path, metavar="FILE", help=argparse.SUPPRESS)
     parser.set_defaults(run=run)
+    actions = parser.add_subparsers(dest="action", metavar="{refresh}")
+    refresh = actions.add_parser(
+        "refresh",
+        help="write a catalog of one region from the AWS APIs (needs boto3 and AWS credentials)",
+        description=(
+            "Fetch, for one region: the instance types (ec2:DescribeInstanceTypes), on-demand prices "
+            "(pricing:GetProducts), the current spot price per type and zone (ec2:DescribeSpotPriceHistory) "
+            "and the zones each type is offered in (ec2:DescribeInstanceTypeOfferings), and write them to a "
+            "catalog file that `plan --catalog` and the stack key capacity.catalog read. A denied call other "
+            "than DescribeInstanceTypes leaves its part out, says which permission was missing, and the file "
+            "records it."
+        ),
+    )
+    refresh.add_argument("--region", dest="refresh_region", required=True, help="the region to refresh")
+    refresh.add_argument(
+        "--output", dest="refresh_output", type=Path, metavar="FILE", help="file to write (default catalog-REGION.json)"
+    )
+    refresh.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    region = validate_region(args.region)
+    if getattr(args, "action", None) == "refresh":
+        extra = [flag for flag, used in _listing_flags(args) if used]
+        if extra:
+            raise SizingInputError(f"catalog refresh takes only --region and --output, not {', '.join(extra)}")
+        return _refresh(validate_region(args.refresh_region), args.refresh_output)
     if args.refresh:
-        extra = [
-            flag
-            for flag, used in (
-                ("--json", args.json),
-                ("--requirements", args.requirements),
-                ("--catalog", args.catalog),
-            )
-            if used
-        ]
+        extra = [flag for flag, used in _listing_flags(args) if used]
         if extra:
             raise SizingInputError(f"--refresh takes only --region and --output, not {', '.join(extra)}")
-        return _refresh(region, args.output)
+        if args.output is None:
+            raise SizingInputError("--refresh needs --output FILE, the catalog file to write")
+        return _refresh(validate_region(args.region or DEFAULT_REGION), args.output)
     if args.output is not None:
-        raise SizingInputError("--output is only used with --refresh")
-    instances = load_catalog(args.catalog)
+        raise SizingInputError("--output is only used with catalog refresh")
+    catalog = read_catalog(args.catalog)
+    region = args.region or catalog.info.region or DEFAULT_REGION
+    validate_region(region)
+    check_catalog_region(catalog.info, region, "--catalog", "--region")
+    instances: Sequence[InstanceType] = catalog.instance_types
     requirements: tuple[Requirement, ...] = ()
     if args.requirements is not None:
         requirements = read_requirements_file(args.requirements)
@@ -84,22 +107,26 @@ def run(args: argparse.Namespace) -> int:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(format_table(rows, region, capacity_types))
+        sys.stdout.write(format_table(rows, region, capacity_types, _columns_known(catalog, region)))
     return 0
 
 
-def _refresh(region: str, output: Path | None) -> int:
-    if output is None:
-        raise SizingInputError("--refresh needs --output FILE, the catalog file to write")
-    from sizing.karpenter.catalog_refresh import refresh_catalog, refreshed_catalog_text
+def _listing_flags(args: argparse.Namespace) -> list[tuple[str, object]]:
+    return [("--json", args.json), ("--requirements", args.requirements), ("--catalog", args.catalog)]
 
-    instances = refresh_catalog(region)
+
+def _refresh(region: str, output: Path | None) -> int:
+    from sizing.karpenter.catalog_refresh import refresh_catalog
+
+    path = output if output is not None else Path(f"catalog-{region}.json")
+    refreshed = refresh_catalog(region)
     try:
-        output.write_text(refreshed_catalog_text(instances, region), encoding="utf-8")
+        path.write_text(refreshed.text(), encoding="utf-8")
     except OSError as error:
-        raise SizingInputError(f"--output {str(output)!r}: cannot be written ({error.strerror})") from error
-    priced = sum(1 for instance in instances if instance.price(region) is not None)
-    print(f"wrote {output}: {len(instances)} instance types, {priced} with on-demand prices for {region}")
+        raise SizingInputError(f"--output {str(path)!r}: cannot be written ({error.strerror})") from error
+    print(f"wrote {path}: {refreshed.summary()}")
+    for gap in refreshed.info.gaps:
+        print(f"warning: {gap}", file=sys.stderr)
     return 0
 
 
@@ -133,7 +160,10 @@ def _one_line(text: str) -> str:
 
 
 def catalog_entry(instance: InstanceType, region: str) -> dict[str, Any]:
-    """The JSON form of one type: cpu in millicores, memory in MiB, price in USD/hour or None."""
+    """The JSON form of one type: cpu in millicores, memory in MiB, price in USD/hour or None,
+    spot prices in USD/hour by zone (empty when the catalog has none), offered zones (None when
+    the catalog did not record them)."""
+    zones = instance.offered_zones(region)
     return {
         "name": instance.name,
         "arch": instance.arch,
@@ -142,7 +172,15 @@ def catalog_entry(instance: InstanceType, region: str) -> dict[str, Any]:
         "maxPods": max_pods(instance),
         "allocatable": allocatable(instance).as_dict(),
         "price": instance.price(region),
+        "spotPrices": dict(sorted(instance.spot_prices.get(region, {}).items())),
+        "zones": None if zones is None else list(zones),
     }
+
+
+def _columns_known(catalog: Catalog, region: str) -> tuple[bool, bool]:
+    """Whether the catalog has spot prices and offerings for the region: only then are they columns."""
+    info = catalog.info
+    return region in info.spot_prices_as_of, region in info.offerings_as_of
 
 
 _COLUMNS: Sequence[tuple[str, str]] = (
@@ -157,14 +195,21 @@ _COLUMNS: Sequence[tuple[str, str]] = (
 )
 
 
-def format_table(rows: list[dict[str, Any]], region: str, capacity_types: Sequence[str]) -> str:
-    """A fixed-width table of catalog entries with a closing summary line."""
+def format_table(
+    rows: list[dict[str, Any]], region: str, capacity_types: Sequence[str], known: tuple[bool, bool] = (False, False)
+) -> str:
+    """A fixed-width table of catalog entries with a closing summary line; known: whether spot
+    prices (the cheapest zone's) and offered zones are columns."""
+    spot_known, zones_known = known
     header = [title for title, _ in _COLUMNS] + [f"USD/h {region}"]
+    header += ["SPOT USD/h"] * spot_known + ["ZONES"] * zones_known
     body = []
     for row in rows:
         flat = dict(row, **row["allocatable"])
         price = "-" if row["price"] is None else str(row["price"])
-        body.append([str(flat[key]) for _, key in _COLUMNS] + [price])
+        extra = [str(min(row["spotPrices"].values())) if row["spotPrices"] else "-"] * spot_known
+        extra += [str(len(row["zones"] or ()))] * zones_known
+        body.append([str(flat[key]) for _, key in _COLUMNS] + [price] + extra)
     widths = [max(len(line[i]) for line in [header] + body) for i in range(len(header))]
     lines = []
     for line in [header] + body:
@@ -172,8 +217,9 @@ def format_table(rows: list[dict[str, Any]], region: str, capacity_types: Sequen
         cells += [cell.rjust(width) for cell, width in zip(line[2:], widths[2:], strict=True)]
         lines.append("  ".join(cells).rstrip())
     unpriced = sum(1 for row in rows if row["price"] is None)
+    offered = f", {sum(1 for row in rows if not row['zones'])} offered in no zone" if zones_known else ""
     lines.append(
-        f"{len(rows)} instance types ({unpriced} without a price for {region}); "
+        f"{len(rows)} instance types ({unpriced} without a price for {region}{offered}); "
         f"capacity types planned: {', '.join(capacity_types)}"
     )
     return "\n".join(lines) + "\n"

@@ -3,12 +3,16 @@
     python -m sizing plan FILE [--manifests A.yaml B.yaml ...] [--json]
     python -m sizing plan OBJECTS.yaml [MORE.yaml ...|-] [--accept-unmodelled] [--zones a b c] [--json]
     python -m sizing plan --stack dev [--project-dir DIR] [--json]
+    ... [--catalog FILE] [--spot-discount PERCENT]
 
 FILE is a workload description (docs/sizing-input.md). Files holding
 Kubernetes objects (NodePools, EC2NodeClass, Deployments, StatefulSets, Jobs,
 DaemonSets, HPAs, Nodes, NodeClaims; `kubectl get -o yaml` Lists too; `-` for
 stdin) are read as such. `--stack` reads the Pulumi stack configuration
-through the `stackconfig` package.
+through the `stackconfig` package. `--catalog` plans with a catalog file (such
+as one `catalog refresh` wrote) and `--spot-discount` prices spot that many
+percent below on-demand; both win over the stack's capacity.catalog and
+capacity.spotDiscountPercent.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from sizing.commands.native_output import stdout_to_stderr
 from sizing.errors import SizingInputError
+from sizing.karpenter.catalog import read_catalog
+from sizing.karpenter.pricing import SpotDiscount, check_catalog_region
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
 
@@ -67,7 +74,24 @@ def register(subparsers: Any) -> None:
         help="plan Kubernetes objects even where they use fields the planner does not model (listed as ignored)",
     )
     parser.add_argument("--zones", nargs="+", default=[], metavar="ZONE", help="zones for Kubernetes object input")
-    parser.add_argument("--region", default="us-east-1", help="region for Kubernetes object input")
+    parser.add_argument(
+        "--region",
+        help="region for Kubernetes object input (default: a refreshed --catalog's region, else us-east-1)",
+    )
+    parser.add_argument(
+        "--catalog",
+        type=Path,
+        metavar="FILE",
+        help="catalog file to plan with (python -m sizing catalog refresh writes one per region); "
+        "overrides the stack's capacity.catalog",
+    )
+    parser.add_argument(
+        "--spot-discount",
+        type=float,
+        metavar="PERCENT",
+        help="price spot this many percent below on-demand (0 to 99), instead of market data or the "
+        "on-demand upper bound; overrides the stack's capacity.spotDiscountPercent",
+    )
     parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
     )
@@ -109,6 +133,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_rows < 0:
         raise SizingInputError(f"--max-rows must be >= 0, got {args.max_rows}")
+    discount = SpotDiscount(args.spot_discount, "--spot-discount") if args.spot_discount is not None else None
+    catalog = read_catalog(args.catalog) if args.catalog is not None else None
+    # Where the plan's region comes from, for a refusal of a catalog of another region.
+    region_given = "--region"
+    if args.region is None:
+        args.region = (catalog.info.region if catalog is not None else None) or "us-east-1"
     if args.stack is not None:
         if args.manifests or args.file:
             raise SizingInputError("--manifests and FILE go without --stack")
@@ -125,6 +155,14 @@ def run(args: argparse.Namespace) -> int:
         raise SizingInputError("a workload description is one FILE; pass further manifests with --manifests")
     else:
         plan_input = read_description(Path(args.file[0]), args.manifests)
+        region_given = f"the region of {args.file[0]}"
+    if args.stack is not None:
+        region_given = f"aws:region of stack {args.stack}"
+    if catalog is not None:
+        check_catalog_region(catalog.info, plan_input.region, "--catalog", region_given)
+        plan_input = replace(plan_input, catalog=catalog.instance_types, catalog_info=catalog.info)
+    if discount is not None:
+        plan_input = replace(plan_input, spot_discount=discount)
     with stdout_to_stderr():
         plan = plan_capacity(plan_input)
     if args.json:

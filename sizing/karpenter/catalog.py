@@ -3,7 +3,12 @@
 The catalog bundled in `sizing/karpenter/data/catalog.json` is generated offline (see
 `scripts/generate_catalog.py` and `sizing/karpenter/data/README.md`); a catalog file of
 the same format can be written by a live refresh (`sizing.karpenter.catalog_refresh`).
-Memory is in MiB, prices in USD/hour (on-demand, Linux, shared tenancy).
+Memory is in MiB, prices in USD/hour (on-demand, Linux, shared tenancy; spot per zone).
+
+Besides the types, a catalog file says what it knows and since when (`CatalogInfo`): the
+region a refreshed file describes, and per region the date of its on-demand prices, the time
+of its spot prices and of its offerings (the zones each type is offered in). A region without
+an offerings record means offerings were not checked for it, not that nothing is offered.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from typing import Any
 from sizing.errors import SizingInputError
 
 BUNDLED_CATALOG_PATH = Path(__file__).resolve().parent / "data" / "catalog.json"
-CATALOG_FORMAT_VERSION = 1
+CATALOG_FORMAT_VERSION = 2
+# Version 1 files (no spot prices, offerings or dates) still read: they are version 2 without them.
+READABLE_FORMAT_VERSIONS = (1, 2)
 ARCHITECTURES = ("amd64", "arm64")
 HYPERVISORS = ("", "nitro", "xen")
 
@@ -38,6 +45,14 @@ LABEL_HYPERVISOR = "karpenter.k8s.aws/instance-hypervisor"
 LABEL_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9-]+\.[a-z0-9-]+$")
+_REGION_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]+$")
+# A date (2026-07-20) or a UTC time (2026-07-20T09:30:00Z), as the refresh writes them.
+_AS_OF_PATTERN = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)?$")
+# Bounds on what one file may list, so that a malformed file cannot make the planner loop or hoard memory.
+MAX_REGIONS = 64
+MAX_ZONES_PER_REGION = 64
+MAX_GAPS = 16
+MAX_TEXT = 500
 
 
 @dataclass(frozen=True)
@@ -48,7 +63,9 @@ class InstanceType:
     max_enis / ipv4_per_eni: network interfaces of the default network card
     and IPv4 addresses per interface (0 ENIs means no pod networking data);
     hypervisor: "nitro", "xen", or "" for bare metal;
-    prices: region -> on-demand Linux USD/hour, possibly empty.
+    prices: region -> on-demand Linux USD/hour, possibly empty;
+    spot_prices: region -> zone -> spot Linux USD/hour (a refresh's market prices), possibly empty;
+    zones: region -> the zones the type is offered in, for regions whose offerings were recorded.
     """
 
     name: str
@@ -64,10 +81,16 @@ class InstanceType:
     ipv4_per_eni: int
     gpu_count: int
     prices: Mapping[str, float] = field(default_factory=dict, hash=False)
+    spot_prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict, hash=False)
+    zones: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
-        # A read-only view keeps the frozen dataclass honest about its prices.
+        # Read-only views keep the frozen dataclass honest about its prices and zones.
         object.__setattr__(self, "prices", MappingProxyType(dict(self.prices)))
+        spot = {region: MappingProxyType(dict(by_zone)) for region, by_zone in self.spot_prices.items()}
+        object.__setattr__(self, "spot_prices", MappingProxyType(spot))
+        zones = {region: tuple(sorted(set(names))) for region, names in self.zones.items()}
+        object.__setattr__(self, "zones", MappingProxyType(zones))
 
     def labels(self) -> Mapping[str, str]:
         """The well-known node labels Karpenter v1 puts on a node of this type.
@@ -95,9 +118,17 @@ class InstanceType:
         """On-demand Linux USD/hour in `region`, or None when the catalog has none."""
         return self.prices.get(region)
 
+    def spot_price(self, region: str, zone: str) -> float | None:
+        """Spot Linux USD/hour in `zone` of `region` from the catalog's market prices, or None."""
+        return self.spot_prices.get(region, {}).get(zone)
+
+    def offered_zones(self, region: str) -> tuple[str, ...] | None:
+        """The zones of `region` the type is offered in, or None when the catalog did not record them."""
+        return self.zones.get(region)
+
     def to_dict(self) -> dict[str, Any]:
         """The catalog-file form of this type (see `instance_type_from_dict`)."""
-        return {
+        obj: dict[str, Any] = {
             "name": self.name,
             "category": self.category,
             "family": self.family,
@@ -112,6 +143,15 @@ class InstanceType:
             "gpu_count": self.gpu_count,
             "prices": {region: self.prices[region] for region in sorted(self.prices)},
         }
+        # Written only when known, so that the bundled catalog keeps one short line per type.
+        if self.spot_prices:
+            obj["spot_prices"] = {
+                region: {zone: by_zone[zone] for zone in sorted(by_zone)}
+                for region, by_zone in sorted(self.spot_prices.items())
+            }
+        if self.zones:
+            obj["zones"] = {region: list(self.zones[region]) for region in sorted(self.zones)}
+        return obj
 
 
 _INT_FIELDS = ("generation", "vcpu", "memory_mib", "max_enis", "ipv4_per_eni", "gpu_count")
@@ -123,11 +163,13 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
     if not isinstance(obj, Mapping):
         raise SizingInputError(f"{where}: expected an object, got {type(obj).__name__}")
     expected = set(_INT_FIELDS) | set(_STR_FIELDS) | {"prices"}
+    optional = {"spot_prices", "zones"}
     missing = sorted(expected - set(obj))
-    unknown = sorted(set(obj) - expected)
+    unknown = sorted(set(obj) - expected - optional)
     if missing or unknown:
         raise SizingInputError(
-            f"{where}: missing fields {missing}, unknown fields {unknown}; allowed fields are {sorted(expected)}"
+            f"{where}: missing fields {missing}, unknown fields {unknown}; allowed fields are "
+            f"{sorted(expected | optional)}"
         )
     name = obj["name"]
     where = f"{where} {name!r}" if isinstance(name, str) else where
@@ -160,6 +202,8 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
             or price <= 0
         ):
             raise SizingInputError(f"{where}: prices[{region!r}] must be a positive number of USD/hour, got {price!r}")
+    spot_prices = _spot_prices_from(obj.get("spot_prices", {}), where)
+    zones = _zones_from(obj.get("zones", {}), where)
     return InstanceType(
         name=name,
         category=obj["category"],
@@ -174,6 +218,169 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
         ipv4_per_eni=obj["ipv4_per_eni"],
         gpu_count=obj["gpu_count"],
         prices={region: float(price) for region, price in prices.items()},
+        spot_prices=spot_prices,
+        zones=zones,
+    )
+
+
+def _region_key(region: object, where: str) -> str:
+    if not isinstance(region, str) or not _REGION_PATTERN.match(region):
+        raise SizingInputError(f"{where}: {str(region)[:80]!r} is not an AWS region name such as 'us-east-1'")
+    return region
+
+
+def _zone_name(zone: object, region: str, where: str) -> str:
+    # Availability Zones and Local Zones alike are named after their region (ap-northeast-1a, us-west-2-lax-1a).
+    if not isinstance(zone, str) or not re.match(rf"^{re.escape(region)}[a-z0-9-]{{1,20}}$", zone):
+        raise SizingInputError(f"{where}: {str(zone)[:80]!r} is not a zone of {region} such as '{region}a'")
+    return zone
+
+
+def _bounded(mapping: object, limit: int, where: str, what: str) -> Mapping[Any, Any]:
+    if not isinstance(mapping, Mapping):
+        raise SizingInputError(f"{where} must be an object of {what}, got {type(mapping).__name__}")
+    if len(mapping) > limit:
+        raise SizingInputError(f"{where} lists {len(mapping)} {what}; at most {limit} are allowed")
+    return mapping
+
+
+def _spot_prices_from(value: object, where: str) -> dict[str, dict[str, float]]:
+    result: dict[str, dict[str, float]] = {}
+    for region, by_zone in _bounded(value, MAX_REGIONS, f"{where}: spot_prices", "regions").items():
+        region = _region_key(region, f"{where}: spot_prices")
+        at = f"{where}: spot_prices[{region!r}]"
+        result[region] = {}
+        for zone, price in _bounded(by_zone, MAX_ZONES_PER_REGION, at, "zones").items():
+            zone = _zone_name(zone, region, at)
+            if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
+                raise SizingInputError(f"{at}[{zone!r}] must be a positive number of USD/hour, got {price!r}")
+            result[region][zone] = float(price)
+    return result
+
+
+def _zones_from(value: object, where: str) -> dict[str, tuple[str, ...]]:
+    result: dict[str, tuple[str, ...]] = {}
+    for region, names in _bounded(value, MAX_REGIONS, f"{where}: zones", "regions").items():
+        region = _region_key(region, f"{where}: zones")
+        at = f"{where}: zones[{region!r}]"
+        if not isinstance(names, list) or len(names) > MAX_ZONES_PER_REGION:
+            raise SizingInputError(
+                f"{at} must be a list of at most {MAX_ZONES_PER_REGION} zone names, got {names!r:.80}"
+            )
+        result[region] = tuple(sorted({_zone_name(name, region, at) for name in names}))
+    return result
+
+
+@dataclass(frozen=True)
+class CatalogInfo:
+    """What a catalog knows beyond its types, and where it was read from.
+
+    source: the file's own description; path: the file read, None for the bundled catalog;
+    region: the one region a refreshed file describes (None: a catalog of several regions' prices,
+    such as the bundled one); prices_as_of / spot_prices_as_of / offerings_as_of: region -> date
+    or UTC time the on-demand prices, the spot prices and the offerings were taken; gaps: what a
+    refresh could not fetch and why (a permission it lacked).
+    """
+
+    source: str = ""
+    path: str | None = None
+    region: str | None = None
+    prices_as_of: Mapping[str, str] = field(default_factory=dict, hash=False)
+    spot_prices_as_of: Mapping[str, str] = field(default_factory=dict, hash=False)
+    offerings_as_of: Mapping[str, str] = field(default_factory=dict, hash=False)
+    gaps: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("prices_as_of", "spot_prices_as_of", "offerings_as_of"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    @property
+    def bundled(self) -> bool:
+        return self.path is None
+
+    @property
+    def refreshed(self) -> bool:
+        """Whether the file was written by a refresh (it then describes one region)."""
+        return self.region is not None
+
+    def describe(self) -> str:
+        """How a report names the catalog: "the bundled catalog" or "catalog file 'x.json'"."""
+        return "the bundled catalog" if self.bundled else f"catalog file {self.path!r}"
+
+    def header(self) -> dict[str, Any]:
+        """The header keys of the catalog file (see `catalog_document`)."""
+        header: dict[str, Any] = {"source": self.source}
+        if self.region is not None:
+            header["region"] = self.region
+        for key, value in (
+            ("pricesAsOf", self.prices_as_of),
+            ("spotPricesAsOf", self.spot_prices_as_of),
+            ("offeringsAsOf", self.offerings_as_of),
+        ):
+            if value:
+                header[key] = dict(sorted(value.items()))
+        if self.gaps:
+            header["gaps"] = list(self.gaps)
+        return header
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A catalog file read: its types sorted by name, and what it says about them."""
+
+    instance_types: tuple[InstanceType, ...]
+    info: CatalogInfo
+
+
+def _as_of(value: object, where: str) -> dict[str, str]:
+    result = {}
+    for region, when in _bounded(value, MAX_REGIONS, where, "regions").items():
+        region = _region_key(region, where)
+        if not isinstance(when, str) or not _AS_OF_PATTERN.match(when):
+            raise SizingInputError(
+                f"{where}[{region!r}] must be a date such as '2026-07-20' or a UTC time such as "
+                f"'2026-07-20T09:30:00Z', got {str(when)[:80]!r}"
+            )
+        result[region] = when
+    return result
+
+
+def catalog_info_from_document(document: Mapping[str, Any], where: str, path: str | None = None) -> CatalogInfo:
+    """The header of a parsed catalog file, validated."""
+    known = {
+        "formatVersion",
+        "instanceTypes",
+        "source",
+        "region",
+        "pricesAsOf",
+        "spotPricesAsOf",
+        "offeringsAsOf",
+        "gaps",
+    }
+    unknown = sorted(str(key)[:40] for key in document if key not in known)
+    if unknown:
+        raise SizingInputError(f"{where}: unknown keys {unknown}; allowed keys are {sorted(known)}")
+    source = document.get("source", "")
+    if not isinstance(source, str) or len(source) > MAX_TEXT:
+        raise SizingInputError(f"{where}: source must be a text of at most {MAX_TEXT} characters")
+    region = document.get("region")
+    if region is not None:
+        region = _region_key(region, f"{where}: region")
+    gaps = document.get("gaps", [])
+    if (
+        not isinstance(gaps, list)
+        or len(gaps) > MAX_GAPS
+        or not all(isinstance(gap, str) and len(gap) <= MAX_TEXT for gap in gaps)
+    ):
+        raise SizingInputError(f"{where}: gaps must be a list of at most {MAX_GAPS} short texts")
+    return CatalogInfo(
+        source=source,
+        path=path,
+        region=region,
+        prices_as_of=_as_of(document.get("pricesAsOf", {}), f"{where}: pricesAsOf"),
+        spot_prices_as_of=_as_of(document.get("spotPricesAsOf", {}), f"{where}: spotPricesAsOf"),
+        offerings_as_of=_as_of(document.get("offeringsAsOf", {}), f"{where}: offeringsAsOf"),
+        gaps=tuple(gaps),
     )
 
 
@@ -182,8 +389,10 @@ def catalog_from_document(document: Any, where: str = "catalog") -> tuple[Instan
     if not isinstance(document, Mapping) or not isinstance(document.get("instanceTypes"), list):
         raise SizingInputError(f"{where}: expected an object with an 'instanceTypes' list")
     version = document.get("formatVersion")
-    if version != CATALOG_FORMAT_VERSION:
-        raise SizingInputError(f"{where}: formatVersion must be {CATALOG_FORMAT_VERSION}, got {version!r}")
+    if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
+        raise SizingInputError(
+            f"{where}: formatVersion must be one of {list(READABLE_FORMAT_VERSIONS)}, got {version!r}"
+        )
     instances = [
         instance_type_from_dict(obj, f"{where}: instanceTypes[{index}]")
         for index, obj in enumerate(document["instanceTypes"])
@@ -197,11 +406,12 @@ def catalog_from_document(document: Any, where: str = "catalog") -> tuple[Instan
     return tuple(sorted(instances, key=lambda instance: instance.name))
 
 
-def catalog_document(instances: Iterable[InstanceType], source: str) -> dict[str, Any]:
-    """The catalog-file document for `instances` (sorted by name)."""
+def catalog_document(instances: Iterable[InstanceType], source: str, info: CatalogInfo | None = None) -> dict[str, Any]:
+    """The catalog-file document for `instances` (sorted by name); info gives the header (its source wins)."""
+    header = CatalogInfo(source=source) if info is None else info
     return {
         "formatVersion": CATALOG_FORMAT_VERSION,
-        "source": source,
+        **header.header(),
         "instanceTypes": [instance.to_dict() for instance in sorted(instances, key=lambda i: i.name)],
     }
 
@@ -224,20 +434,31 @@ def dump_catalog_document(document: Mapping[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _bundled_catalog() -> tuple[InstanceType, ...]:
-    return _read_catalog_file(BUNDLED_CATALOG_PATH)
+def _bundled() -> Catalog:
+    return _read(BUNDLED_CATALOG_PATH, bundled=True)
 
 
-def _read_catalog_file(path: Path) -> tuple[InstanceType, ...]:
+def _read(path: Path, bundled: bool = False) -> Catalog:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise SizingInputError(f"catalog file {str(path)!r}: cannot be read ({error.strerror})") from error
+    except UnicodeDecodeError as error:
+        raise SizingInputError(f"catalog file {str(path)!r}: not UTF-8 text (byte {error.start})") from error
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise SizingInputError(f"catalog file {str(path)!r}: not valid JSON ({error})") from error
-    return catalog_from_document(document, where=f"catalog file {str(path)!r}")
+    where = f"catalog file {str(path)!r}"
+    instances = catalog_from_document(document, where=where)
+    return Catalog(instances, catalog_info_from_document(document, where, None if bundled else str(path)))
+
+
+def read_catalog(path: Path | None = None) -> Catalog:
+    """A catalog file with its header; without `path`, the catalog bundled with the package (read once)."""
+    if path is None:
+        return _bundled()
+    return _read(Path(path))
 
 
 def load_catalog(path: Path | None = None) -> tuple[InstanceType, ...]:
@@ -245,9 +466,12 @@ def load_catalog(path: Path | None = None) -> tuple[InstanceType, ...]:
 
     Without `path`, the catalog bundled with the package (loaded once).
     """
-    if path is None:
-        return _bundled_catalog()
-    return _read_catalog_file(Path(path))
+    return read_catalog(path).instance_types
+
+
+def bundled_catalog_info() -> CatalogInfo:
+    """The header of the bundled catalog: its source and the date of its prices."""
+    return _bundled().info
 
 
 def catalog_by_name(catalog: Iterable[InstanceType]) -> Mapping[str, InstanceType]:

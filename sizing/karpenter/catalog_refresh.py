@@ -1,23 +1,45 @@
-"""Live refresh of the instance-type catalog from the AWS APIs (optional; needs boto3 and credentials).
+"""Live refresh of the instance-type catalog for one region from the AWS APIs (needs boto3 and credentials).
 
-Instance facts come from EC2 `DescribeInstanceTypes` in the chosen region,
-filtered as Karpenter filters them (HVM, x86_64 or arm64). Prices come from
-the Price List Query API (`pricing:GetProducts`, served from us-east-1):
-on-demand, Linux, shared tenancy, no pre-installed software, in the chosen
-region. The refreshed catalog carries prices for that region only.
+What a refresh fetches, as Karpenter's AWS provider (aws/karpenter-provider-aws v1.14) does:
 
-Permissions needed: ec2:DescribeInstanceTypes and pricing:GetProducts.
+- instance facts: EC2 `DescribeInstanceTypes` in the region, filtered as Karpenter filters them
+  (HVM, x86_64 or arm64; `pkg/providers/instancetype/instancetype.go`);
+- on-demand prices: the Price List Query API (`pricing:GetProducts`, served from us-east-1),
+  on-demand, Linux, shared tenancy, no pre-installed software, in the region;
+- spot prices: EC2 `DescribeSpotPriceHistory` from now on, Linux/UNIX, per type and zone, the
+  latest record of each (`pkg/providers/pricing/pricing.go`, `UpdateSpotPricing`);
+- offerings: EC2 `DescribeInstanceTypeOfferings` by availability zone, the zones each type is
+  offered in (`UpdateInstanceTypeOfferings`). Karpenter marks an offering available only in
+  those zones and only where it knows a price (`pkg/providers/instancetype/offering/base_resolver.go`).
+
+Every call is paginated by NextToken, page by page; a throttled page is retried with exponential
+backoff (`RetryPolicy`, the wait is injectable so tests never sleep), on top of botocore's own
+retries. Instance types are required. When the call for prices, spot prices or offerings is
+denied, the catalog is written without that part: the file's `gaps` names the IAM permission that
+was missing, and plans read from it say what they could not check.
+
+Permissions: ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings,
+ec2:DescribeSpotPriceHistory, pricing:GetProducts.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.catalog import InstanceType, catalog_document, dump_catalog_document, instance_type_from_dict
+from sizing.karpenter.catalog import (
+    CatalogInfo,
+    InstanceType,
+    catalog_document,
+    dump_catalog_document,
+    instance_type_from_dict,
+)
 from sizing.karpenter.pricing import validate_region
 
 PRICING_API_REGION = "us-east-1"
@@ -44,8 +66,18 @@ def pricing_filters(region: str) -> list[dict[str, str]]:
     return [{"Type": "TERM_MATCH", "Field": field, "Value": value} for field, value in terms]
 
 
-def instance_type_from_aws(info: Mapping[str, Any], prices: Mapping[str, float], region: str) -> InstanceType | None:
-    """Convert one `InstanceTypeInfo`; None for types the catalog cannot describe."""
+def instance_type_from_aws(
+    info: Mapping[str, Any],
+    prices: Mapping[str, float],
+    region: str,
+    spot: Mapping[str, Mapping[str, float]] | None = None,
+    zones: Mapping[str, Iterable[str]] | None = None,
+) -> InstanceType | None:
+    """Convert one `InstanceTypeInfo`; None for types the catalog cannot describe.
+
+    prices: type -> on-demand USD/hour; spot: type -> zone -> spot USD/hour; zones: type ->
+    the zones it is offered in (None: offerings not fetched, so none recorded).
+    """
     name = info.get("InstanceType", "")
     parts = name.split(".")
     match = _CATEGORY_AND_GENERATION.match(name)
@@ -77,6 +109,10 @@ def instance_type_from_aws(info: Mapping[str, Any], prices: Mapping[str, float],
         "gpu_count": sum(gpu.get("Count", 0) for gpu in gpus),
         "prices": {region: prices[name]} if name in prices else {},
     }
+    if spot and spot.get(name):
+        obj["spot_prices"] = {region: dict(spot[name])}
+    if zones is not None:
+        obj["zones"] = {region: sorted(zones.get(name, ()))}
     return instance_type_from_dict(obj, f"DescribeInstanceTypes {name!r}")
 
 
@@ -103,13 +139,166 @@ def on_demand_prices(price_list: Iterable[str]) -> Mapping[str, float]:
     return prices
 
 
+def spot_prices(records: Iterable[Mapping[str, Any]], region: str) -> dict[str, dict[str, float]]:
+    """Type -> zone -> USD/hour from `SpotPriceHistory` records: per type and zone the latest
+    record (the lower price of two equally recent ones, so AWS's order does not matter); records
+    of other regions' zones, without a time, or with an unreadable or non-positive price are skipped."""
+    latest: dict[tuple[str, str], tuple[dt.datetime, float]] = {}
+    for record in records:
+        name, zone, when = record.get("InstanceType"), record.get("AvailabilityZone"), record.get("Timestamp")
+        if not name or not isinstance(zone, str) or not zone.startswith(region) or not isinstance(when, dt.datetime):
+            continue
+        try:
+            price = float(record.get("SpotPrice", ""))
+        except ValueError:
+            continue
+        if not price > 0 or price == float("inf"):
+            continue
+        key = (name, zone)
+        when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+        held = latest.get(key)
+        if held is None or when > held[0] or (when == held[0] and price < held[1]):
+            latest[key] = (when, price)
+    result: dict[str, dict[str, float]] = {}
+    for (name, zone), (_, price) in sorted(latest.items()):
+        result.setdefault(name, {})[zone] = price
+    return result
+
+
+def offered_zones(offerings: Iterable[Mapping[str, Any]], region: str) -> dict[str, list[str]]:
+    """Type -> sorted zones from `InstanceTypeOfferings` records of location type availability-zone."""
+    zones: dict[str, set[str]] = {}
+    for offering in offerings:
+        name, zone = offering.get("InstanceType"), offering.get("Location")
+        if name and isinstance(zone, str) and zone.startswith(region):
+            zones.setdefault(name, set()).add(zone)
+    return {name: sorted(found) for name, found in sorted(zones.items())}
+
+
+# -- calling AWS ------------------------------------------------------------------------------
+
+PERMISSIONS = {
+    "DescribeInstanceTypes": "ec2:DescribeInstanceTypes",
+    "DescribeInstanceTypeOfferings": "ec2:DescribeInstanceTypeOfferings",
+    "DescribeSpotPriceHistory": "ec2:DescribeSpotPriceHistory",
+    "GetProducts": "pricing:GetProducts",
+}
+# Error codes AWS answers a call the caller's policies do not allow with (EC2, the Price List API, STS).
+DENIED_CODES = frozenset(
+    {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedException", "Forbidden"}
+)
+# Error codes of a request refused for its rate, worth retrying after a wait (botocore's list of throttling codes).
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "RequestThrottled",
+        "EC2ThrottledException",
+        "SlowDown",
+        "PriorRequestNotComplete",
+        "BandwidthLimitExceeded",
+    }
+)
+SPOT_PRODUCT_DESCRIPTIONS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
+# Page sizes: the most each API returns per page.
+INSTANCE_TYPES_PAGE = 100
+OFFERINGS_PAGE = 1000
+SPOT_PAGE = 1000
+PRICING_PAGE = 100
+# A region has a few thousand records per call; a listing longer than this is a fault, not data.
+MAX_PAGES = 5000
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a throttled page is retried: up to `attempts` tries, waiting base * 2**n seconds
+    (at most `cap_seconds`) before try n + 1."""
+
+    attempts: int = 6
+    base_seconds: float = 1.0
+    cap_seconds: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.base_seconds < 0 or self.cap_seconds < 0:
+            raise ValueError("a retry policy needs at least one attempt and non-negative waits")
+
+    def delay(self, retry: int) -> float:
+        return float(min(self.cap_seconds, self.base_seconds * 2**retry))
+
+
+class PermissionDenied(SizingInputError):
+    """An AWS call was refused for lack of an IAM permission."""
+
+    def __init__(self, operation: str, region: str, code: str):
+        self.operation = operation
+        self.permission = PERMISSIONS[operation]
+        super().__init__(
+            f"catalog refresh: {operation} was denied ({code}) in {region}: the credentials lack the IAM "
+            f"permission {self.permission}"
+        )
+
+
+def _error_code(error: Exception) -> str:
+    response = getattr(error, "response", None)
+    if isinstance(response, Mapping):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def _pages(
+    call: Callable[..., Mapping[str, Any]],
+    operation: str,
+    params: Mapping[str, Any],
+    region: str,
+    retry: RetryPolicy,
+    sleep: Callable[[float], None],
+) -> Iterator[Mapping[str, Any]]:
+    """Every page of a NextToken-paginated call; a throttled page is retried, then given up on."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    token: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        request = dict(params) if token is None else {**params, "NextToken": token}
+        page: Mapping[str, Any] = {}
+        for attempt in range(retry.attempts):
+            try:
+                page = call(**request)
+                break
+            except ClientError as error:
+                code = _error_code(error)
+                if code in DENIED_CODES:
+                    raise PermissionDenied(operation, region, code) from None
+                if code not in THROTTLING_CODES:
+                    raise SizingInputError(f"catalog refresh: {operation} failed in {region}: {error}") from None
+                if attempt + 1 == retry.attempts:
+                    raise SizingInputError(
+                        f"catalog refresh: {operation} in {region} was still throttled ({code}) after "
+                        f"{retry.attempts} attempts; try again later"
+                    ) from None
+                sleep(retry.delay(attempt))
+            except BotoCoreError as error:
+                raise SizingInputError(f"catalog refresh: {operation} failed in {region}: {error}") from None
+        yield page
+        token = page.get("NextToken") or None
+        if token is None:
+            return
+        if token in seen:
+            raise SizingInputError(f"catalog refresh: {operation} in {region} returned a page token twice; stopping")
+        seen.add(token)
+    raise SizingInputError(f"catalog refresh: {operation} in {region} went on for more than {MAX_PAGES} pages")
+
+
 def _require_boto3() -> Any:
     try:
         import boto3
     except ImportError:
         raise SizingInputError(
-            "catalog refresh needs boto3, which is not installed: pip install boto3 "
-            "(or use the bundled catalog without --refresh)"
+            "catalog refresh needs boto3, which is not installed: pip install boto3 (or plan with the bundled catalog)"
         ) from None
     return boto3
 
@@ -119,13 +308,43 @@ def _boto3_session(session: Any) -> Any:
     if session.get_credentials() is None:
         raise SizingInputError(
             "catalog refresh found no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, "
-            "or run where an IAM role is available (or use the bundled catalog without --refresh)"
+            "or run where an IAM role is available (or plan with the bundled catalog)"
         )
     return session
 
 
-def _call_failed(action: str, error: Exception) -> SizingInputError:
-    return SizingInputError(f"catalog refresh: {action} failed: {error}")
+@dataclass(frozen=True)
+class RefreshedCatalog:
+    """A refresh's result: the region's types sorted by name, and the catalog header (dates, gaps)."""
+
+    instance_types: tuple[InstanceType, ...]
+    info: CatalogInfo
+
+    @property
+    def region(self) -> str:
+        return self.info.region or ""
+
+    def text(self) -> str:
+        """The catalog file's text."""
+        return dump_catalog_document(catalog_document(self.instance_types, self.info.source, self.info))
+
+    def summary(self) -> str:
+        """One line: how many types, prices, spot prices and zones the catalog holds."""
+        region = self.region
+        types = self.instance_types
+        priced = sum(1 for i in types if i.price(region) is not None)
+        spot = sum(1 for i in types if i.spot_prices.get(region))
+        zones = sorted({zone for i in types for zone in i.zones.get(region, ())})
+        parts = [
+            f"{len(types)} instance type{'s' if len(types) != 1 else ''}",
+            f"{priced} with on-demand prices",
+            f"{spot} with spot prices",
+        ]
+        if region in self.info.offerings_as_of:
+            parts.append(f"offerings in {len(zones)} zones ({', '.join(zones) or 'none'})")
+        else:
+            parts.append("no offerings")
+        return f"{', '.join(parts)} for {region}"
 
 
 def refresh_catalog(
@@ -133,53 +352,94 @@ def refresh_catalog(
     session: Any = None,
     ec2_client: Any = None,
     pricing_client: Any = None,
-) -> tuple[InstanceType, ...]:
-    """Instance types of `region` with their on-demand USD/hour there, sorted by name.
+    now: dt.datetime | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    retry: RetryPolicy = RetryPolicy(),
+) -> RefreshedCatalog:
+    """The catalog of `region`: its instance types with on-demand prices, spot prices and offerings.
 
-    session: a boto3 Session (default: a new one from the environment);
-    ec2_client / pricing_client: ready clients, which take precedence.
+    session: a boto3 Session (default: a new one from the environment); ec2_client /
+    pricing_client: ready clients, which take precedence; now: the time the spot history starts
+    at and the catalog is dated (default: the current UTC time); sleep / retry: the wait between
+    attempts at a throttled page.
     """
     validate_region(region)
     _require_boto3()
     if ec2_client is None or pricing_client is None:
-        session = _boto3_session(session)
-        ec2_client = ec2_client or session.client("ec2", region_name=region)
-        pricing_client = pricing_client or session.client("pricing", region_name=PRICING_API_REGION)
-    from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.config import Config
 
-    try:
+        session = _boto3_session(session)
+        config = Config(retries={"mode": "standard", "max_attempts": 3})
+        ec2_client = ec2_client or session.client("ec2", region_name=region, config=config)
+        pricing_client = pricing_client or session.client("pricing", region_name=PRICING_API_REGION, config=config)
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(microsecond=0)
+    stamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    gaps: list[str] = []
+
+    def optional(fetch: Callable[[], Any], part: str) -> Any:
+        try:
+            return fetch()
+        except PermissionDenied as denied:
+            gaps.append(f"{part}: {denied.operation} was denied; grant {denied.permission} and refresh again")
+            return None
+
+    def fetch_prices() -> dict[str, float]:
         prices: dict[str, float] = {}
-        for page in pricing_client.get_paginator("get_products").paginate(
-            ServiceCode="AmazonEC2", Filters=pricing_filters(region)
-        ):
+        params = {"ServiceCode": "AmazonEC2", "Filters": pricing_filters(region), "MaxResults": PRICING_PAGE}
+        for page in _pages(pricing_client.get_products, "GetProducts", params, region, retry, sleep):
             for name, price in on_demand_prices(page.get("PriceList", [])).items():
                 prices[name] = min(price, prices.get(name, price))
-    except (BotoCoreError, ClientError) as error:
-        raise _call_failed(f"pricing GetProducts for {region}", error) from error
+        return prices
+
+    def fetch_types() -> list[Mapping[str, Any]]:
+        params = {"Filters": [dict(f) for f in DESCRIBE_INSTANCE_TYPES_FILTERS], "MaxResults": INSTANCE_TYPES_PAGE}
+        pages = _pages(ec2_client.describe_instance_types, "DescribeInstanceTypes", params, region, retry, sleep)
+        return [info for page in pages for info in page.get("InstanceTypes", [])]
+
+    def fetch_offerings() -> dict[str, list[str]]:
+        params = {"LocationType": "availability-zone", "MaxResults": OFFERINGS_PAGE}
+        call = ec2_client.describe_instance_type_offerings
+        pages = _pages(call, "DescribeInstanceTypeOfferings", params, region, retry, sleep)
+        return offered_zones((o for page in pages for o in page.get("InstanceTypeOfferings", [])), region)
+
+    def fetch_spot() -> dict[str, dict[str, float]]:
+        params = {
+            "ProductDescriptions": list(SPOT_PRODUCT_DESCRIPTIONS),
+            "StartTime": moment,
+            "MaxResults": SPOT_PAGE,
+        }
+        call = ec2_client.describe_spot_price_history
+        pages = _pages(call, "DescribeSpotPriceHistory", params, region, retry, sleep)
+        return spot_prices((r for page in pages for r in page.get("SpotPriceHistory", [])), region)
+
+    prices = optional(fetch_prices, "on-demand prices")
     try:
-        infos = [
-            info
-            for page in ec2_client.get_paginator("describe_instance_types").paginate(
-                Filters=[dict(f) for f in DESCRIBE_INSTANCE_TYPES_FILTERS]
-            )
-            for info in page.get("InstanceTypes", [])
-        ]
-    except (BotoCoreError, ClientError) as error:
-        raise _call_failed(f"ec2 DescribeInstanceTypes in {region}", error) from error
+        infos = fetch_types()
+    except PermissionDenied as denied:
+        raise SizingInputError(f"{denied}; the refresh cannot list the region's instance types without it") from None
+    zones = optional(fetch_offerings, "offerings")
+    spot = optional(fetch_spot, "spot prices")
     instances = {}
-    for info in infos:
-        instance = instance_type_from_aws(info, prices, region)
+    for described in infos:
+        instance = instance_type_from_aws(described, prices or {}, region, spot, zones)
         if instance is not None:
             instances[instance.name] = instance
     if not instances:
         raise SizingInputError(f"catalog refresh: DescribeInstanceTypes returned no usable instance type in {region}")
-    return tuple(instances[name] for name in sorted(instances))
-
-
-def refreshed_catalog_text(instances: Iterable[InstanceType], region: str) -> str:
-    """Catalog-file text for a refreshed catalog of `region`."""
-    source = (
-        f"Refreshed from EC2 DescribeInstanceTypes and the Price List API for {region}. "
-        f"Prices: on-demand Linux USD/hour, {region} only."
+    fetched = [
+        name
+        for name, part in (("the Price List API", prices), ("offerings", zones), ("spot prices", spot))
+        if part is not None
+    ]
+    info = CatalogInfo(
+        source=(
+            f"Refreshed from EC2 DescribeInstanceTypes and {', '.join(fetched) or 'nothing else'} for {region} at "
+            f"{stamp}. Prices: on-demand and spot Linux USD/hour, {region} only."
+        ),
+        region=region,
+        prices_as_of={region: moment.date().isoformat()} if prices is not None else {},
+        spot_prices_as_of={region: stamp} if spot is not None else {},
+        offerings_as_of={region: stamp} if zones is not None else {},
+        gaps=tuple(gaps),
     )
-    return dump_catalog_document(catalog_document(instances, source))
+    return RefreshedCatalog(tuple(instances[name] for name in sorted(instances)), info)

@@ -5,7 +5,9 @@ overhead (cpu m, memory MiB, pod slots) and cost = price per hour. A pod
 that may only run on some nodes (instance constraint, zone, capacity type)
 gets an extra dimension of its own: it uses 1 of it, and a node offers it
 only where the pod may run. Nodes are split by zone or capacity type only
-when some pod tells them apart.
+when some pod tells them apart. A node costs its cheapest offering (capacity
+type and zone) where it may be launched, and a type without an offering in a
+zone or capacity type gets no bin there, as Karpenter launches none.
 
 The solver is imported when first needed, so the rest of the planner works
 without it. When a known fleet (Karpenter's, simulated) already costs no more
@@ -25,7 +27,7 @@ import numpy as np
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
 from sizing.errors import SizingInputError
-from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
+from sizing.karpenter.simulation import CAPACITY_TYPE_PRIORITY, NodeOption, PodGroup, ProvisioningResult
 from sizing.kube.resources import Resources
 
 
@@ -67,6 +69,7 @@ class _Bin:
     option: NodeOption
     capacity_type: str
     zone: str | None
+    price: float
 
     @property
     def name(self) -> str:
@@ -93,8 +96,24 @@ def _admits(group: PodGroup, bin_: _Bin) -> bool:
     return group.capacity_types is None or bin_.capacity_type in group.capacity_types
 
 
-def _cheapest_capacity_type(option: NodeOption, capacity_types: Sequence[str]) -> str:
-    return min(capacity_types, key=lambda kind: (option.price_for(kind), kind))
+def _cheapest_offering(
+    option: NodeOption, capacity_types: Sequence[str], zones: frozenset[str] | None
+) -> tuple[str, float] | None:
+    """(capacity type, price) of the type's cheapest offering in `zones` (None: any), or None; of
+    two equal prices spot, as Karpenter prefers it."""
+    offers = [
+        (
+            price,
+            CAPACITY_TYPE_PRIORITY.index(kind) if kind in CAPACITY_TYPE_PRIORITY else len(CAPACITY_TYPE_PRIORITY),
+            kind,
+        )
+        for kind in capacity_types
+        if (price := option.offered_price(kind, zones)) is not None
+    ]
+    if not offers:
+        return None
+    price, _, kind = min(offers)
+    return kind, price
 
 
 def _undominated(bin_types: list[BinType]) -> list[BinType]:
@@ -139,7 +158,10 @@ def build_problem(
             continue
         for kind in kind_split:
             for zone in zone_split:
-                bins.append(_Bin(option, kind or _cheapest_capacity_type(option, usable_types), zone))
+                where = frozenset({zone}) if zone is not None else zones
+                offer = _cheapest_offering(option, [kind] if kind else usable_types, where)
+                if offer is not None:
+                    bins.append(_Bin(option, offer[0], zone, offer[1]))
     # One extra dimension per distinct set of nodes some pods are confined to.
     restricted: dict[frozenset[str], str] = {}
     group_dimension: dict[int, str] = {}
@@ -158,7 +180,7 @@ def build_problem(
         capacity = {"cpu": room.cpu, "memory": room.memory, "pods": room.pods}
         for admitted, dimension in restricted.items():
             capacity[dimension] = room.pods if b.name in admitted else 0
-        bin_types.append(BinType(b.name, MappingProxyType(capacity), b.option.price_for(b.capacity_type)))
+        bin_types.append(BinType(b.name, MappingProxyType(capacity), b.price))
         by_name[b.name] = b
     bin_types = _undominated(bin_types)
     items = []
@@ -178,7 +200,9 @@ def fleet_lower_bound(
     demand: summed requests (cpu m, memory MiB, pods). Nodes: per resource, the
     demand over the largest room, rounded up (and pods over the cap). Cost: those
     nodes at the cheapest price, or per resource the demand at the cheapest price
-    per unit of room, whichever is higher.
+    per unit of room, whichever is higher. A type's price here is its cheapest
+    offering (`NodeOption.lowest_price`), spot included, so the bound holds whatever
+    capacity type and zone a node takes.
     """
     usable = [o for o in options if o.room.cpu >= 0 and o.room.memory >= 0 and o.room.pods > 0]
     if not usable:
@@ -193,10 +217,10 @@ def fleet_lower_bound(
         if max(rooms) <= 0:
             return math.inf, 0
         nodes = max(nodes, math.ceil(need / max(rooms)))
-        cost = max(cost, need * min(o.price / r for o, r in zip(usable, rooms, strict=True) if r > 0))
+        cost = max(cost, need * min(o.lowest_price / r for o, r in zip(usable, rooms, strict=True) if r > 0))
     if max_pods_per_node:
         nodes = max(nodes, math.ceil(demand.pods / max_pods_per_node))
-    return max(cost, nodes * min(o.price for o in usable)), nodes
+    return max(cost, nodes * min(o.lowest_price for o in usable)), nodes
 
 
 # A fleet line: instance type, capacity type, and the pods on each such node.
@@ -268,7 +292,7 @@ def optimal_fleet(
                 capacity_type=b.capacity_type,
                 zone=b.zone,
                 count=bin_group.count,
-                price=b.option.price_for(b.capacity_type),
+                price=b.price,
                 pods=MappingProxyType(pods),
             )
         )

@@ -30,9 +30,16 @@ from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
 from sizing.karpenter.ami_families import launchable
-from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
-from sizing.karpenter.pricing import PriceTable, price_table
+from sizing.karpenter.offerings import (
+    OfferingsCheck,
+    PoolOfferings,
+    node_offerings,
+    offered_types,
+    offerings_recorded,
+)
+from sizing.karpenter.pricing import PriceTable, SpotDiscount, check_catalog_region, price_table
 from sizing.karpenter.requirements import (
     CAPACITY_TYPE_KEY,
     INSTANCE_KEYS,
@@ -80,8 +87,8 @@ GETTING_STARTED_REQUIREMENTS: tuple[Mapping[str, Any], ...] = (
     MappingProxyType({"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ("2",)}),
 )
 SPOT_NOTE = (
-    "spot is priced like on-demand (the catalog has no spot prices) and the simulation launches the "
-    "cheapest type; Karpenter asks EC2 for price-capacity-optimized spot, which is not strictly the cheapest"
+    "the simulation launches the cheapest spot offering; Karpenter asks EC2 for price-capacity-optimized "
+    "spot, which weighs the capacity of each pool and is not strictly the cheapest"
 )
 SOLVER_MISSING_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver (sizing.binpack.solver) is not installed"
@@ -135,7 +142,10 @@ class PlanInput:
     planner does not model, accepted by the user and listed in the report
     ("ignored, may under-plan"); hpa_scale_up: workload name -> how its HPA
     scales up (the HPA ramp scenario; absent: the workload's own HPA fields if
-    it has them, else Kubernetes' defaults with minReplicas 1).
+    it has them, else Kubernetes' defaults with minReplicas 1); catalog_info:
+    the header of `catalog` (its region, dates, offerings; None: the bundled
+    catalog's, or nothing known of a catalog given without it); spot_discount:
+    the user's expected spot discount, which prices spot over any market data.
     """
 
     workloads: tuple[Workload, ...]
@@ -152,6 +162,8 @@ class PlanInput:
     other_node_pools: tuple[NodePoolSpec, ...] = ()
     ignored: tuple[str, ...] = ()
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
+    catalog_info: CatalogInfo | None = None
+    spot_discount: SpotDiscount | None = None
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -241,6 +253,7 @@ class CapacityPlan:
     findings: tuple[Finding, ...] = ()
     daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fleet_types_limits: NodePoolLimits | None = None
+    offerings: OfferingsCheck | None = None
 
     @property
     def node_pool_limits(self) -> dict[str, str]:
@@ -283,6 +296,7 @@ class _Context:
     other_pools: tuple[NodePoolModel, ...] = ()
     constrained: bool = False
     daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    offerings: OfferingsCheck | None = None
 
 
 def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool: PoolView) -> bool:
@@ -454,9 +468,18 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
 
 
 def _pool_view(
-    spec: NodePoolSpec, catalog: Sequence[InstanceType], mentioned: Sequence[str], where: str, notes: list[str]
+    spec: NodePoolSpec,
+    catalog: Sequence[InstanceType],
+    mentioned: Sequence[str],
+    where: str,
+    notes: list[str],
+    offered: list[PoolOfferings],
+    plan_input: PlanInput,
+    info: CatalogInfo,
 ) -> tuple[PoolView, dict[str, int]]:
-    """The NodePool resolved against the catalog: (view, requirements, usable capacity types)."""
+    """The NodePool resolved against the catalog: (view, requirements, usable capacity types).
+    Its types are those offered in the plan's region and the pool's zones (when the catalog
+    recorded offerings); what that removed goes to `offered`."""
     requirements = parse_requirements(list(spec.requirements), where)
     instances = launchable(filter_instance_types(catalog, requirements), spec.ami_family)
     if not instances:
@@ -477,6 +500,10 @@ def _pool_view(
                 f"{where}: minValues on {requirement.key} is not modelled (only on instance-type labels)"
             )
     zones = frozenset(allowed_zones(requirements, mentioned)) if mentioned else None
+    instances, pool_offerings = offered_types(
+        instances, plan_input.region, zones, info, plan_input.price_overrides.keys(), spec.name or "default", where
+    )
+    offered.append(pool_offerings)
     view = PoolView(
         spec.name or "default", instances, zones, usable_kinds, MappingProxyType(dict(spec.labels)), tuple(spec.taints)
     )
@@ -484,10 +511,19 @@ def _pool_view(
     return view, min_values
 
 
+def _catalog_info(plan_input: PlanInput) -> CatalogInfo:
+    if plan_input.catalog_info is not None:
+        return plan_input.catalog_info
+    return read_catalog().info if plan_input.catalog is None else CatalogInfo(path="PlanInput.catalog")
+
+
 def _resolve(plan_input: PlanInput) -> _Context:
     catalog = plan_input.catalog if plan_input.catalog is not None else load_catalog()
     known = catalog_by_name(catalog)
+    info = _catalog_info(plan_input)
+    check_catalog_region(info, plan_input.region, "catalog", "region")
     notes: list[str] = []
+    offered: list[PoolOfferings] = []
     mentioned = _mentioned_zones(plan_input)
     specs = _all_pools(plan_input)
     names = [spec.name or "default" for spec in specs]
@@ -500,6 +536,9 @@ def _resolve(plan_input: PlanInput) -> _Context:
             mentioned,
             "nodePool.requirements" if i == 0 else f"NodePool {names[i]!r} requirements",
             notes,
+            offered,
+            plan_input,
+            info,
         )
         for i, spec in enumerate(specs)
     ]
@@ -513,18 +552,34 @@ def _resolve(plan_input: PlanInput) -> _Context:
         n.instance_type for n in plan_input.existing_nodes
     }
     priced = [known[name] for name in sorted(priced_names)]
-    prices = price_table(priced, plan_input.region, plan_input.price_overrides, catalog, "priceOverrides")
+    discount = plan_input.spot_discount
+    prices = price_table(
+        priced,
+        plan_input.region,
+        plan_input.price_overrides,
+        catalog,
+        "priceOverrides",
+        catalog_info=info,
+        spot_discount_percent=discount.percent if discount else None,
+        spot_discount_field=discount.set_by if discount else "capacity.spotDiscountPercent or --spot-discount",
+    )
     if prices.note:
         notes.append(prices.note)
+    checked = offerings_recorded(info, plan_input.region)
 
     def node_option(instance: InstanceType, spec: NodePoolSpec, view: PoolView) -> NodeOption:
+        cost = prices.cost(instance.name)
+        spot = prices.spot.uniform_cost(cost) if "spot" in view.capacity_types else None
         return NodeOption(
             name=instance.name,
             capacity=capacity(instance, spec.kubelet),
             allocatable=allocatable(instance, spec.kubelet),
-            price=prices.cost(instance.name),
+            price=cost,
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
             daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
+            # Spot at on-demand needs no price of its own, and keeps the launch on its fast path.
+            spot_price=spot if spot != cost else None,
+            offerings=node_offerings(instance, prices, view.zones, view.capacity_types, checked),
         )
 
     pool_options = [
@@ -635,6 +690,9 @@ def _resolve(plan_input: PlanInput) -> _Context:
         other_pools=others,
         constrained=constrained,
         daemon_set_pools=MappingProxyType(daemon_set_pools),
+        offerings=OfferingsCheck(
+            plan_input.region, checked, info, info.offerings_as_of.get(plan_input.region), tuple(offered)
+        ),
     )
 
 
@@ -900,4 +958,5 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
             pool_types(fleet),
             plan_input.headroom_percent,
         ),
+        offerings=context.offerings,
     )

@@ -94,7 +94,8 @@ class Recommendation:
         ]
         above = self.above_optimum_percent(outcome)
         if above is not None:
-            parts.append(f"{above:.0f} % above optimum")
+            # round() gives an int: sums of prices within a rounding error of the optimum read "0", not "-0".
+            parts.append(f"{round(above)} % above optimum")
         parts.append(f"≤ {outcome.max_pods_per_node} pods per node")
         if outcome.pending:
             parts.append(f"{outcome.pending} pods pending")

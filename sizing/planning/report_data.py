@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sizing.karpenter.limits import NodePoolLimits, with_headroom
+from sizing.karpenter.pricing import PriceTable
 from sizing.karpenter.simulation import PendingPods, PlacedNode, ProvisioningResult
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import ZONE_KEY
@@ -47,12 +48,13 @@ def _zone(node: PlacedNode) -> str:
     return node.zones[0] if len(node.zones) == 1 else ANY_ZONE
 
 
-def _node_data(node: PlacedNode) -> dict[str, Any]:
+def _node_data(node: PlacedNode, prices: PriceTable) -> dict[str, Any]:
     return {
         "name": node.name,
         "instanceType": node.instance_type,
         "capacityType": node.capacity_type,
         "price": node.price,
+        "priceSource": prices.source_of(node.instance_type, node.capacity_type),
         "existing": node.existing,
         "zone": _zone(node),
         "zones": list(node.zones),
@@ -110,7 +112,7 @@ def _by_pool(result: ProvisioningResult) -> dict[str, dict[str, int]]:
     return {pool: dict(sorted(by_pool[pool].items())) for pool in order}
 
 
-def _fleet_data(result: ProvisioningResult) -> dict[str, Any]:
+def _fleet_data(result: ProvisioningResult, prices: PriceTable) -> dict[str, Any]:
     totals = _totals(result.nodes)
     return {
         "nodeCount": len(result.nodes),
@@ -122,7 +124,7 @@ def _fleet_data(result: ProvisioningResult) -> dict[str, Any]:
         "allocatable": _resources(totals["allocatable"]),
         "capacity": _resources(totals["capacity"]),
         "nodesByZone": _by_zone(result.nodes),
-        "nodes": [_node_data(node) for node in result.nodes],
+        "nodes": [_node_data(node, prices) for node in result.nodes],
         "pending": _pending_data(result.pending),
         "relaxed": {workload: list(steps) for workload, steps in sorted(result.relaxed.items())},
     }
@@ -224,6 +226,7 @@ def _optimal_data(plan: CapacityPlan) -> dict[str, Any] | None:
                 "zone": g.zone,
                 "count": g.count,
                 "price": g.price,
+                "priceSource": plan.prices.source_of(g.instance_type, g.capacity_type),
                 "podsPerNode": dict(g.pods),
             }
             for g in optimal.groups
@@ -270,7 +273,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             }
             for ds in inputs.daemon_sets
         ],
-        "fleet": _fleet_data(plan.fleet),
+        "fleet": _fleet_data(plan.fleet, plan.prices),
         "limits": {
             **(_limits_data(plan.limits, pool) or {}),
             "below": below,
@@ -307,5 +310,55 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "candidatesLeftByBudget": plan.recommendation.left_by_budget,
             "limits": _limits_data(plan.recommended_limits, pool),
         },
+        "prices": _price_data(plan),
         "notes": list(plan.notes),
+    }
+
+
+def _spot_used(plan: CapacityPlan) -> bool:
+    """Whether any fleet of the plan (a scenario's, the optimal one) launches spot nodes."""
+    results = [plan.fleet] + [run.result for run in plan.scenarios.values()]
+    spot = any(node.capacity_type == "spot" for result in results for node in result.nodes)
+    return spot or (plan.optimal is not None and any(g.capacity_type == "spot" for g in plan.optimal.groups))
+
+
+def _price_data(plan: CapacityPlan) -> dict[str, Any]:
+    """Where every price comes from: the catalog, every type's on-demand source, spot, offerings."""
+    prices = plan.prices
+    info = prices.catalog
+    spot = prices.spot
+    offerings = plan.offerings
+    return {
+        "region": prices.region,
+        "catalog": {
+            "path": info.path,
+            "bundled": info.bundled,
+            "region": info.region,
+            "pricesAsOf": dict(info.prices_as_of),
+            "spotPricesAsOf": dict(info.spot_prices_as_of),
+            "offeringsAsOf": dict(info.offerings_as_of),
+            "gaps": list(info.gaps),
+        },
+        "onDemand": {
+            "sources": dict(sorted(prices.sources.items())),
+            "descriptions": {source: prices.describe_source(source) for source in sorted(set(prices.sources.values()))},
+        },
+        "spot": {
+            "source": spot.source,
+            "used": _spot_used(plan),
+            "tag": spot.tag,
+            "description": spot.sentence(prices.region),
+            "discountPercent": spot.discount_percent,
+            "setBy": spot.discount_field,
+            "asOf": spot.as_of,
+        },
+        "offerings": None
+        if offerings is None
+        else {
+            "checked": offerings.checked,
+            "asOf": offerings.as_of,
+            "description": offerings.sentence(),
+            "excluded": {pool.pool: dict(pool.excluded) for pool in offerings.pools},
+            "zonesWithoutTypes": {pool.pool: list(pool.empty_zones) for pool in offerings.pools},
+        },
     }

@@ -96,11 +96,22 @@ def _header_lines(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _node_lines(node: Mapping[str, Any], name_width: int, show_pool: bool) -> list[str]:
+def _spot_tag(data: Mapping[str, Any]) -> str:
+    """The label put next to every cost that includes spot nodes (how spot is priced), or ""."""
+    spot = data["prices"]["spot"]
+    return f"[{spot['tag']}]" if spot["used"] else ""
+
+
+def _tagged(text: str, tag: str, spot: bool) -> str:
+    return f"{text} {tag}" if tag and spot else text
+
+
+def _node_lines(node: Mapping[str, Any], name_width: int, show_pool: bool, tag: str) -> list[str]:
     cpu = _percent(node["requested"]["cpu"], node["allocatable"]["cpu"])
     memory = _percent(node["requested"]["memory"], node["allocatable"]["memory"])
     pods = f"({node['pods']} pods)"
-    kind = node["capacityType"] + (", running" if node["existing"] else "")
+    kind = _tagged(node["capacityType"], tag, node["capacityType"] == "spot")
+    kind += ", running" if node["existing"] else ""
     kind += f", {node['zone']}" if node["zone"] != ANY_ZONE else ""
     if show_pool:
         kind += f", NodePool {node['nodePool']}"
@@ -130,6 +141,8 @@ def _fleet_lines(data: Mapping[str, Any], max_rows: int) -> list[str]:
     price = f"{fleet['cost']:.3f} {unit}"
     if unit == "USD/hour":
         price += f" | {fleet['cost'] * HOURS_PER_MONTH:.2f} USD/month"
+    tag = _spot_tag(data)
+    price = _tagged(price, tag, any(node["capacityType"] == "spot" for node in nodes))
     zones = _zones_text(fleet["nodesByZone"])
     lines += [
         f"{cpu_label:<{width}} {cpu:5.1f}% cpu    {_bar(cpu, SUMMARY_BAR_WIDTH)} {price}",
@@ -147,7 +160,7 @@ def _fleet_lines(data: Mapping[str, Any], max_rows: int) -> list[str]:
     name_width = max(len(n["name"]) for n in nodes)
     show_pool = bool(data["otherNodePools"]) or len({n["nodePool"] for n in nodes}) > 1
     for node in nodes[:max_rows]:
-        lines += _node_lines(node, name_width, show_pool)
+        lines += _node_lines(node, name_width, show_pool, tag)
     if len(nodes) > max_rows:
         lines.append(f"… and {len(nodes) - max_rows} more nodes (all of them are in --json)")
     return lines
@@ -289,24 +302,33 @@ def _optimal_lines(data: Mapping[str, Any]) -> list[str]:
         per_type[group["instanceType"]] = per_type.get(group["instanceType"], 0) + group["count"]
     groups = ", ".join(f"{count} × {name}" for name, count in sorted(per_type.items())) or "no nodes"
     bound = optimal["lowerBound"]
+    tag = _spot_tag(data)
     lines = [
-        f"Optimal fleet for the pods the fleet above launches nodes for ({optimal['status']}): {groups}: "
-        f"{_nodes(optimal['nodeCount'])}, {optimal['cost']:.3f} {unit}; lower bound {bound['cost']:.3f} {unit}, "
-        f"{_nodes(bound['nodes'])}"
+        _tagged(
+            f"Optimal fleet for the pods the fleet above launches nodes for ({optimal['status']}): {groups}: "
+            f"{_nodes(optimal['nodeCount'])}, {optimal['cost']:.3f} {unit}; lower bound {bound['cost']:.3f} {unit}, "
+            f"{_nodes(bound['nodes'])}",
+            tag,
+            any(group["capacityType"] == "spot" for group in optimal["groups"]),
+        )
     ]
     gap = data["gap"]
     if gap is not None:
         percent = f" ({gap['percent']:.1f} %)" if gap["percent"] is not None else ""
         lines.append(
-            f"Gap: Karpenter launches {gap['nodes']:+d} nodes and {gap['cost']:+.3f} {unit}{percent} "
-            "against the optimal fleet"
+            _tagged(
+                f"Gap: Karpenter launches {gap['nodes']:+d} nodes and {gap['cost']:+.3f} {unit}{percent} "
+                "against the optimal fleet",
+                tag,
+                True,
+            )
         )
     return lines
 
 
 def _recommendation_lines(data: Mapping[str, Any]) -> list[str]:
     recommendation = data["recommendation"]
-    lines = ["Recommendation: " + recommendation["summary"]]
+    lines = [_tagged("Recommendation: " + recommendation["summary"], _spot_tag(data), True)]
     requirement = recommendation["chosen"]["requirement"]
     if requirement is not None:
         values = ", ".join(str(v) for v in requirement["values"])
@@ -328,6 +350,37 @@ def _pending_lines(data: Mapping[str, Any]) -> list[str]:
     ]
 
 
+SOURCE_NAMES_SHOWN = 6
+
+
+def _types(count: int) -> str:
+    return f"{count} type{'s' if count != 1 else ''}"
+
+
+def _price_lines(data: Mapping[str, Any]) -> list[str]:
+    """Where every price comes from: on-demand by source, spot, and the offerings check."""
+    prices = data["prices"]
+    lines = [f"Prices ({data['priceUnit']}, {prices['region']}):"]
+    by_source: dict[str, list[str]] = {}
+    for name, source in prices["onDemand"]["sources"].items():
+        by_source.setdefault(source, []).append(name)
+    for source, names in sorted(by_source.items()):
+        shown = ", ".join(names[:SOURCE_NAMES_SHOWN]) + (", …" if len(names) > SOURCE_NAMES_SHOWN else "")
+        description = prices["onDemand"]["descriptions"][source]
+        lines.append(f"  on-demand ({source}): {description}; {_types(len(names))}: {shown}")
+    if prices["spot"]["used"]:
+        lines.append(f"  spot ({prices['spot']['source']}): {prices['spot']['description']}")
+    offerings = prices["offerings"]
+    if offerings is not None:
+        lines.append(f"  offerings: {offerings['description']}")
+        for pool, excluded in offerings["excluded"].items():
+            items = list(excluded.items())
+            lines += [f"    NodePool {pool}: {name}: {why}" for name, why in items[:SOURCE_NAMES_SHOWN]]
+            if len(items) > SOURCE_NAMES_SHOWN:
+                lines.append(f"    NodePool {pool}: … and {len(items) - SOURCE_NAMES_SHOWN} more (in --json)")
+    return lines
+
+
 def render_text(data: Mapping[str, Any], max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """`data` (from `plan_data`) as text; at most `max_rows` nodes are listed one per row."""
     sections = [
@@ -338,7 +391,8 @@ def render_text(data: Mapping[str, Any], max_rows: int = DEFAULT_NODE_ROWS) -> s
         _limits_lines(data),
         _optimal_lines(data),
         _recommendation_lines(data),
-        _pending_lines(data) + [f"Note: {note}" for note in data["notes"]],
+        _pending_lines(data),
+        _price_lines(data) + [f"Note: {note}" for note in data["notes"]],
     ]
     lines: list[str] = []
     for section in sections:

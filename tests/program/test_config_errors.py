@@ -138,6 +138,28 @@ BAD_INPUTS = [
         ["addons.karpenter.createSpotServiceLinkedRole", "valid boolean"],
         id="spot-role-not-a-bool",
     ),
+    pytest.param({"capacity": {"catalog": 5}}, ["capacity.catalog", "text is expected"], id="catalog-not-a-path"),
+    pytest.param({"capacity": {"catalog": ""}}, ["capacity.catalog", "at least 1 character"], id="catalog-empty"),
+    pytest.param(
+        {"capacity": {"catalog": " catalog.json"}},
+        ["capacity.catalog", "without surrounding blanks"],
+        id="catalog-with-blanks",
+    ),
+    pytest.param(
+        {"capacity": {"spotDiscountPercent": 100}},
+        ["capacity.spotDiscountPercent", "less than or equal to 99", "100"],
+        id="spot-discount-of-everything",
+    ),
+    pytest.param(
+        {"capacity": {"spotDiscountPercent": -5}},
+        ["capacity.spotDiscountPercent", "greater than or equal to 0"],
+        id="negative-spot-discount",
+    ),
+    pytest.param(
+        {"capacity": {"spotDiscountPercent": "60%"}},
+        ["capacity.spotDiscountPercent", "valid number", "'60%'"],
+        id="spot-discount-as-text",
+    ),
 ]
 
 
@@ -298,6 +320,11 @@ MORE_BAD_INPUTS = [
             "rollout: test-app/test-app: 20 more pods pending",
         ],
         id="limits-count-pods-not-groups",
+    ),
+    pytest.param(
+        {"capacity": {"catalog": "no-such-catalog.json"}},
+        ["`capacity.catalog`: 'no-such-catalog.json' cannot be read", "catalog refresh --region ap-northeast-1"],
+        id="catalog-file-missing",
     ),
 ]
 

@@ -87,7 +87,10 @@ def test_file_format_is_one_line_per_type():
     lines = BUNDLED_CATALOG_PATH.read_text().splitlines()
     type_lines = [line for line in lines if line.startswith('    {"name": ')]
     assert len(type_lines) == len(CATALOG)
-    assert json.loads(BUNDLED_CATALOG_PATH.read_text())["formatVersion"] == 1
+    document = json.loads(BUNDLED_CATALOG_PATH.read_text())
+    assert document["formatVersion"] == 2
+    assert document["pricesAsOf"] == {"us-east-1": "2026-07-20"}, "the bundled prices say how old they are"
+    assert "region" not in document and "offeringsAsOf" not in document and "spotPricesAsOf" not in document
 
 
 def test_generated_catalog_equals_the_committed_file():
@@ -158,7 +161,8 @@ def good_entry(**changes):
     "document, pattern",
     [
         ({"formatVersion": 1}, r"expected an object with an 'instanceTypes' list"),
-        ({"formatVersion": 2, "instanceTypes": [good_entry()]}, r"formatVersion must be 1, got 2"),
+        ({"formatVersion": 3, "instanceTypes": [good_entry()]}, r"formatVersion must be one of \[1, 2\], got 3"),
+        ({"formatVersion": True, "instanceTypes": [good_entry()]}, r"formatVersion must be one of \[1, 2\], got True"),
         ({"formatVersion": 1, "instanceTypes": []}, r"instanceTypes is empty"),
         ({"formatVersion": 1, "instanceTypes": [good_entry(), good_entry()]}, r"listed more than once: \['m5.large'\]"),
         ({"formatVersion": 1, "instanceTypes": ["m5.large"]}, r"instanceTypes\[0\]: expected an object, got str"),

@@ -10,7 +10,7 @@ from sizing.karpenter.catalog import catalog_by_name, load_catalog
 
 CATALOG = load_catalog()
 BY_NAME = catalog_by_name(CATALOG)
-ENTRY_KEYS = {"name", "arch", "vcpu", "memoryMiB", "maxPods", "allocatable", "price"}
+ENTRY_KEYS = {"name", "arch", "vcpu", "memoryMiB", "maxPods", "allocatable", "price", "spotPrices", "zones"}
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +52,9 @@ def test_json_lists_every_type_with_the_documented_schema(capsys):
         "maxPods": 29,
         "allocatable": {"cpu": 1930, "memory": 6903, "pods": 29},
         "price": 0.096,
-    }
+        "spotPrices": {},
+        "zones": None,
+    }, "the bundled catalog has no spot prices and records no offerings"
 
 
 def test_region_without_prices_gives_null_prices(capsys):
@@ -183,7 +185,12 @@ def write(tmp_path, name, text):
         (lambda p: ["--requirements", str(p / "absent.yaml")], "absent.yaml': cannot be read"),
         (lambda p: ["--catalog", write(p, "c.json", "[]")], "expected an object with an 'instanceTypes' list"),
         (lambda p: ["--region", "Tokyo"], "region must be an AWS region name such as 'us-east-1', got 'Tokyo'"),
-        (lambda p: ["--output", str(p / "x.json")], "--output is only used with --refresh"),
+        (lambda p: ["--output", str(p / "x.json")], "--output is only used with catalog refresh"),
+        (
+            lambda p: ["--json", "refresh", "--region", "us-east-1"],
+            "catalog refresh takes only --region and --output, not --json",
+        ),
+        (lambda p: ["refresh", "--region", "Tokyo"], "region must be an AWS region name"),
         (lambda p: ["--refresh"], "--refresh needs --output FILE"),
         (
             lambda p: ["--refresh", "--json", "--output", str(p / "x.json")],

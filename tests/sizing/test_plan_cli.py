@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from sizing import cli
+from tests.catalogs import refreshed, write_catalog
 
 DEV = """
 region: ap-northeast-1
@@ -227,3 +228,77 @@ def test_a_binary_file_among_object_files_is_one_clear_line(tmp_path, capsys):
     status, out, err = run(capsys, objects, binary)
     assert status != 0 and out == ""
     assert "is not a text file" in err and "Traceback" not in err
+
+
+SPOT_DEV = DEV.replace("values: [on-demand]", "values: [spot, on-demand]")
+
+
+def write_tokyo_catalog(tmp_path, region="ap-northeast-1"):
+    zones = [f"{region}{z}" for z in "acd"]
+    m5 = refreshed("m5.large", region, 0.124, {zone: 0.05 for zone in zones}, zones)
+    return write_catalog(tmp_path / f"catalog-{region}.json", [m5], region)
+
+
+def test_plan_spot_discount_prices_spot_and_says_who_set_it(tmp_path, capsys):
+    status, out, err = run(capsys, write(tmp_path, SPOT_DEV), "--spot-discount", "50", "--json")
+    data = json.loads(out)
+    assert status == 0, err
+    assert data["fleet"]["cost"] == pytest.approx(0.124)
+    assert {node["priceSource"] for node in data["fleet"]["nodes"]} == {"spot-discount"}
+    assert data["prices"]["spot"]["setBy"] == "--spot-discount"
+
+
+def test_plan_catalog_uses_the_refreshed_prices_and_offerings(tmp_path, capsys):
+    catalog = write_tokyo_catalog(tmp_path)
+    status, out, err = run(capsys, write(tmp_path, SPOT_DEV), "--catalog", catalog)
+    assert status == 0, err
+    assert "m5.large/0.0500 spot [spot at market prices of 2026-08-03T09:30:00Z]" in out
+    assert "  offerings: checked against the offerings catalog file" in out
+
+
+def test_plan_catalog_of_another_region_is_refused_naming_both(tmp_path, capsys):
+    catalog = write_tokyo_catalog(tmp_path, region="eu-west-1")
+    status, out, err = run(capsys, write(tmp_path, DEV), "--catalog", catalog)
+    assert (status, out) == (2, "")
+    assert "--catalog: catalog file" in err and "was refreshed for eu-west-1, but the plan is for ap-northeast-1" in err
+    assert err.count("\n") == 1
+
+
+def test_plan_objects_take_the_catalogs_region_by_default(tmp_path, capsys):
+    catalog = write_tokyo_catalog(tmp_path)
+    objects = write(
+        tmp_path,
+        """
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: general}
+        spec:
+          template:
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+              requirements:
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web, namespace: shop}
+        spec:
+          replicas: 3
+          template:
+            spec:
+              containers:
+                - name: web
+                  resources: {requests: {cpu: 500m, memory: 512Mi}}
+        """,
+        "objects.yaml",
+    )
+    status, out, err = run(capsys, objects, "--catalog", catalog, "--json")
+    assert status == 0, err
+    assert json.loads(out)["region"] == "ap-northeast-1"
+
+
+@pytest.mark.parametrize("value", ["100", "-1", "nan"])
+def test_plan_spot_discount_out_of_range_is_one_clear_line(tmp_path, capsys, value):
+    status, out, err = run(capsys, write(tmp_path, DEV), f"--spot-discount={value}")
+    assert (status, out) == (2, "")
+    assert "--spot-discount must be a percentage below the on-demand price from 0 to 99" in err

@@ -6,7 +6,18 @@ import pytest
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
-from sizing.karpenter.pricing import BASIS_CAPACITY, BASIS_USD, capacity_units, price_table, validate_region
+from sizing.karpenter.offerings import ANY_ZONE, node_offerings
+from sizing.karpenter.pricing import (
+    BASIS_CAPACITY,
+    BASIS_USD,
+    SPOT_AT_ON_DEMAND,
+    SPOT_DISCOUNT,
+    SPOT_MARKET,
+    capacity_units,
+    price_table,
+    validate_region,
+)
+from tests.catalogs import refreshed, refreshed_info
 
 CATALOG = load_catalog()
 BY_NAME = catalog_by_name(CATALOG)
@@ -133,3 +144,56 @@ def test_tables_are_read_only():
 def test_note_names_a_given_catalog_neutrally():
     table = price_table(M5, "sa-east-1", catalog=CATALOG)
     assert "in the catalog for 3 of 3 types" in table.note
+
+
+# -- spot and offerings ------------------------------------------------------------------------
+
+TOKYO = "ap-northeast-1"
+MARKET_INFO = refreshed_info(TOKYO, "tokyo.json")
+
+
+def tokyo_m5(spot=None, zones=("ap-northeast-1a", "ap-northeast-1c")):
+    return refreshed("m5.large", TOKYO, 0.124, spot, zones)
+
+
+def test_spot_is_priced_at_on_demand_without_market_data_or_a_discount():
+    table = price_table(M5, "us-east-1")
+    assert table.spot.source == SPOT_AT_ON_DEMAND
+    assert table.spot_cost("m5.large") == table.cost("m5.large") == 0.096
+    assert "the bundled catalog has no spot prices for us-east-1" in table.spot.sentence("us-east-1")
+
+
+def test_a_discount_wins_over_market_prices_and_says_so():
+    m5 = tokyo_m5({"ap-northeast-1a": 0.04})
+    table = price_table([m5], TOKYO, catalog=[m5], catalog_info=MARKET_INFO, spot_discount_percent=50)
+    assert table.spot.source == SPOT_DISCOUNT and table.spot_cost("m5.large") == 0.062
+    assert "has market prices of 2026-08-03T09:30:00Z, which the discount overrides" in table.spot.sentence(TOKYO)
+
+
+def test_market_prices_are_per_zone_and_a_zone_without_one_has_no_spot_offering():
+    m5 = tokyo_m5({"ap-northeast-1a": 0.04, "ap-northeast-1c": 0.05})
+    table = price_table([m5], TOKYO, catalog=[m5], catalog_info=MARKET_INFO)
+    assert table.spot.source == SPOT_MARKET and table.sources["m5.large"] == "refresh"
+    assert table.spot_cost("m5.large") == 0.04 and table.spot_cost("m5.large", "ap-northeast-1c") == 0.05
+    assert table.spot_cost("m5.large", "ap-northeast-1d") is None
+    offerings = node_offerings(
+        m5, table, frozenset({"ap-northeast-1a", "ap-northeast-1d"}), ("spot", "on-demand"), True
+    )
+    assert offerings == {"on-demand": {"ap-northeast-1a": 0.124}, "spot": {"ap-northeast-1a": 0.04}}
+
+
+def test_market_prices_are_not_mixed_with_capacity_units():
+    priced, unpriced = tokyo_m5({"ap-northeast-1a": 0.04}), InstanceType(**{**M5[1].to_dict(), "prices": {}})
+    table = price_table([priced, unpriced], TOKYO, catalog=[priced, unpriced], catalog_info=MARKET_INFO)
+    assert not table.in_usd and table.spot.source == SPOT_AT_ON_DEMAND
+    assert "are USD and the on-demand costs are capacity units" in table.spot.sentence(TOKYO)
+
+
+def test_without_recorded_offerings_or_market_prices_a_type_needs_no_offering_table():
+    table = price_table(M5, "us-east-1", spot_discount_percent=30)
+    assert node_offerings(M5[0], table, None, ("spot", "on-demand"), checked=False) is None
+    checked = node_offerings(M5[0], table, None, ("spot",), checked=False)
+    assert checked is None
+    uniform = node_offerings(tokyo_m5(), price_table([tokyo_m5()], TOKYO, catalog=[tokyo_m5()]), None, ("spot",), True)
+    assert uniform == {"spot": {"ap-northeast-1a": 0.124, "ap-northeast-1c": 0.124}}
+    assert ANY_ZONE == ""

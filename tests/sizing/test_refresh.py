@@ -1,5 +1,10 @@
-"""Live catalog refresh with real boto3 clients and stubbed AWS responses (no network)."""
+"""Live catalog refresh with real boto3 clients and stubbed AWS responses (no network).
 
+The responses follow the shapes botocore's service models give (and Stubber checks): pages
+joined by NextToken, spot records with zone, price text and time, offerings by zone.
+"""
+
+import datetime as dt
 import json
 import sys
 
@@ -10,18 +15,40 @@ from botocore.stub import Stubber  # noqa: E402
 
 from sizing import cli  # noqa: E402
 from sizing.errors import SizingInputError  # noqa: E402
-from sizing.karpenter.catalog import catalog_from_document  # noqa: E402
+from sizing.karpenter.catalog import catalog_from_document, read_catalog  # noqa: E402
 from sizing.karpenter.catalog_refresh import (  # noqa: E402
     DESCRIBE_INSTANCE_TYPES_FILTERS,
+    INSTANCE_TYPES_PAGE,
+    OFFERINGS_PAGE,
+    PRICING_PAGE,
+    SPOT_PAGE,
+    SPOT_PRODUCT_DESCRIPTIONS,
+    RetryPolicy,
     instance_type_from_aws,
     on_demand_prices,
     pricing_filters,
     refresh_catalog,
-    refreshed_catalog_text,
 )
 
 REGION = "ap-northeast-1"
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+NOW = dt.datetime(2026, 8, 3, 9, 30, tzinfo=dt.UTC)
+PRICE_PARAMS = {"ServiceCode": "AmazonEC2", "Filters": pricing_filters(REGION), "MaxResults": PRICING_PAGE}
+TYPE_PARAMS = {"Filters": [dict(f) for f in DESCRIBE_INSTANCE_TYPES_FILTERS], "MaxResults": INSTANCE_TYPES_PAGE}
+OFFERING_PARAMS = {"LocationType": "availability-zone", "MaxResults": OFFERINGS_PAGE}
+SPOT_PARAMS = {"ProductDescriptions": list(SPOT_PRODUCT_DESCRIPTIONS), "StartTime": NOW, "MaxResults": SPOT_PAGE}
+
+
+class Sleeps(list):
+    """Records the waits asked for instead of sleeping."""
+
+    def __call__(self, seconds):
+        self.append(seconds)
+
+
+def refresh(ec2, pricing, **options):
+    options.setdefault("sleep", Sleeps())
+    return refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing, now=NOW, **options)
 
 
 def info(name, arch="x86_64", vcpu=2, memory=8192, enis=3, ips=10, hypervisor="nitro", gpus=None, cards=None):
@@ -67,9 +94,73 @@ def clients():
     return ec2, pricing
 
 
+def offering(name, zone):
+    return {"InstanceType": name, "LocationType": "availability-zone", "Location": zone}
+
+
+def spot_record(name, zone, price, minutes_ago=5, product="Linux/UNIX"):
+    return {
+        "AvailabilityZone": zone,
+        "InstanceType": name,
+        "ProductDescription": product,
+        "SpotPrice": price,
+        "Timestamp": NOW - dt.timedelta(minutes=minutes_ago),
+    }
+
+
+def stub_offerings_and_spot(ec2_stub):
+    ec2_stub.add_response(
+        "describe_instance_type_offerings",
+        {
+            "InstanceTypeOfferings": [
+                offering("m5.large", "ap-northeast-1a"),
+                offering("m5.large", "ap-northeast-1c"),
+                offering("c6g.xlarge", "ap-northeast-1a"),
+            ],
+            "NextToken": "offerings-2",
+        },
+        OFFERING_PARAMS,
+    )
+    ec2_stub.add_response(
+        "describe_instance_type_offerings",
+        {
+            "InstanceTypeOfferings": [
+                offering("m5.large", "ap-northeast-1d"),
+                offering("c5.metal", "ap-northeast-1d"),
+                offering("m5.large", "us-east-1a"),
+            ]
+        },
+        {**OFFERING_PARAMS, "NextToken": "offerings-2"},
+    )
+    ec2_stub.add_response(
+        "describe_spot_price_history",
+        {
+            "SpotPriceHistory": [
+                spot_record("m5.large", "ap-northeast-1a", "0.047000"),
+                spot_record("m5.large", "ap-northeast-1a", "0.051000", minutes_ago=60),
+                spot_record("m5.large", "ap-northeast-1c", "0.052000", product="Linux/UNIX (Amazon VPC)"),
+            ],
+            "NextToken": "spot-2",
+        },
+        SPOT_PARAMS,
+    )
+    ec2_stub.add_response(
+        "describe_spot_price_history",
+        {
+            "SpotPriceHistory": [
+                spot_record("m5.large", "ap-northeast-1c", "0.049000"),
+                spot_record("c6g.xlarge", "ap-northeast-1a", "0.060000"),
+                spot_record("m5.large", "ap-northeast-1d", "not a price"),
+            ],
+            "NextToken": "",
+        },
+        {**SPOT_PARAMS, "NextToken": "spot-2"},
+    )
+
+
 def stub_happy_path(ec2, pricing):
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
-    price_params = {"ServiceCode": "AmazonEC2", "Filters": pricing_filters(REGION)}
+    price_params = PRICE_PARAMS
     pricing_stub.add_response(
         "get_products",
         {
@@ -87,7 +178,6 @@ def stub_happy_path(ec2, pricing):
         },
         {**price_params, "NextToken": "page2"},
     )
-    filters = [dict(f) for f in DESCRIBE_INSTANCE_TYPES_FILTERS]
     ec2_stub.add_response(
         "describe_instance_types",
         {
@@ -98,7 +188,7 @@ def stub_happy_path(ec2, pricing):
             ],
             "NextToken": "next",
         },
-        {"Filters": filters},
+        TYPE_PARAMS,
     )
     ec2_stub.add_response(
         "describe_instance_types",
@@ -122,8 +212,9 @@ def stub_happy_path(ec2, pricing):
                 ),
             ]
         },
-        {"Filters": filters, "NextToken": "next"},
+        {**TYPE_PARAMS, "NextToken": "next"},
     )
+    stub_offerings_and_spot(ec2_stub)
     return ec2_stub, pricing_stub
 
 
@@ -131,10 +222,10 @@ def test_refresh_reads_every_page_and_converts_types():
     ec2, pricing = clients()
     ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
     with ec2_stub, pricing_stub:
-        instances = refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
+        refreshed = refresh(ec2, pricing)
     ec2_stub.assert_no_pending_responses()
     pricing_stub.assert_no_pending_responses()
-    by_name = {i.name: i for i in instances}
+    by_name = {i.name: i for i in refreshed.instance_types}
     assert list(by_name) == ["c5.metal", "c6g.xlarge", "m5.large", "p5.48xlarge"], "mac types are skipped"
     m5 = by_name["m5.large"]
     assert (m5.category, m5.family, m5.generation, m5.size, m5.arch, m5.hypervisor) == (
@@ -152,59 +243,94 @@ def test_refresh_reads_every_page_and_converts_types():
     assert (p5.gpu_count, p5.max_enis, dict(p5.prices)) == (8, 2, {}), "ENIs of the default card; no price found"
 
 
-def test_refreshed_catalog_text_loads_back():
+def test_refresh_records_spot_prices_per_zone_and_offerings():
     ec2, pricing = clients()
     ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
     with ec2_stub, pricing_stub:
-        instances = refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
-    document = json.loads(refreshed_catalog_text(instances, REGION))
-    assert REGION in document["source"]
-    assert [i.to_dict() for i in catalog_from_document(document)] == [i.to_dict() for i in instances]
+        refreshed = refresh(ec2, pricing)
+    by_name = {i.name: i for i in refreshed.instance_types}
+    m5 = by_name["m5.large"]
+    assert dict(m5.spot_prices[REGION]) == {"ap-northeast-1a": 0.047, "ap-northeast-1c": 0.049}, (
+        "the latest record per zone wins, whichever product and page it is on; an unreadable price is skipped"
+    )
+    assert m5.offered_zones(REGION) == ("ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"), (
+        "offerings over both pages, other regions' zones ignored"
+    )
+    assert by_name["c5.metal"].offered_zones(REGION) == ("ap-northeast-1d",)
+    assert by_name["p5.48xlarge"].offered_zones(REGION) == (), "a type without an offering is offered nowhere"
+    assert dict(by_name["p5.48xlarge"].spot_prices) == {}
+    header = refreshed.info
+    assert header.region == REGION and header.gaps == ()
+    assert dict(header.prices_as_of) == {REGION: "2026-08-03"}
+    assert dict(header.spot_prices_as_of) == dict(header.offerings_as_of) == {REGION: "2026-08-03T09:30:00Z"}
+    assert refreshed.summary() == (
+        "4 instance types, 3 with on-demand prices, 2 with spot prices, offerings in 3 zones "
+        "(ap-northeast-1a, ap-northeast-1c, ap-northeast-1d) for ap-northeast-1"
+    )
+
+
+def test_refreshed_catalog_text_loads_back(tmp_path):
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
+    with ec2_stub, pricing_stub:
+        refreshed = refresh(ec2, pricing)
+    document = json.loads(refreshed.text())
+    assert REGION in document["source"] and document["region"] == REGION
+    assert [i.to_dict() for i in catalog_from_document(document)] == [i.to_dict() for i in refreshed.instance_types]
+    path = tmp_path / "catalog.json"
+    path.write_text(refreshed.text())
+    assert read_catalog(path).info.offerings_as_of == refreshed.info.offerings_as_of
+
+
+def refresh_with(monkeypatch, ec2, pricing):
+    """The CLI's refresh, made with these stubbed clients at NOW."""
+    import sizing.karpenter.catalog_refresh as refresh_module
+
+    real_refresh = refresh_module.refresh_catalog
+    monkeypatch.setattr(
+        refresh_module,
+        "refresh_catalog",
+        lambda region: real_refresh(region, ec2_client=ec2, pricing_client=pricing, now=NOW),
+    )
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("sizing.commands.catalog",))
 
 
 def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
-    import sizing.karpenter.catalog_refresh as refresh_module
-
     ec2, pricing = clients()
     ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
-    real_refresh = refresh_module.refresh_catalog
-    monkeypatch.setattr(
-        refresh_module, "refresh_catalog", lambda region: real_refresh(region, ec2_client=ec2, pricing_client=pricing)
-    )
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("sizing.commands.catalog",))
-    output = tmp_path / "catalog.json"
+    refresh_with(monkeypatch, ec2, pricing)
+    monkeypatch.chdir(tmp_path)
     with ec2_stub, pricing_stub:
-        code = cli.main(["catalog", "--refresh", "--region", REGION, "--output", str(output)])
+        code = cli.main(["catalog", "refresh", "--region", REGION])
+    output = tmp_path / f"catalog-{REGION}.json"
     assert code == 0
-    assert capsys.readouterr().out == f"wrote {output}: 4 instance types, 3 with on-demand prices for {REGION}\n"
-    code = cli.main(["catalog", "--json", "--catalog", str(output), "--region", REGION])
+    out = capsys.readouterr().out
+    assert out.startswith(f"wrote catalog-{REGION}.json: 4 instance types, 3 with on-demand prices, 2 with spot")
+    code = cli.main(["catalog", "--json", "--catalog", str(output)])
     entries = json.loads(capsys.readouterr().out)
-    assert code == 0
+    assert code == 0, "the region defaults to the refreshed catalog's own"
     assert {e["name"]: e["price"] for e in entries} == {
         "c5.metal": 5.0,
         "c6g.xlarge": 0.17,
         "m5.large": 0.124,
         "p5.48xlarge": None,
     }
+    m5 = next(e for e in entries if e["name"] == "m5.large")
+    assert m5["spotPrices"] == {"ap-northeast-1a": 0.047, "ap-northeast-1c": 0.049}
+    assert m5["zones"] == ["ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"]
+    code = cli.main(["catalog", "--catalog", str(output)])
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[-3:] == ["SPOT", "USD/h", "ZONES"]
+    assert table[-1].startswith("4 instance types (1 without a price for ap-northeast-1, 1 offered in no zone)")
+    code = cli.main(["catalog", "--catalog", str(output), "--region", "us-east-1"])
+    assert code == 2
+    assert "was refreshed for ap-northeast-1, but the plan is for us-east-1 (--region)" in capsys.readouterr().err
 
 
-def test_aws_errors_become_one_clear_message():
+def test_a_denied_listing_of_types_stops_the_refresh_naming_the_permission():
     ec2, pricing = clients()
-    pricing_stub = Stubber(pricing)
-    pricing_stub.add_client_error(
-        "get_products", service_error_code="AccessDeniedException", service_message="not allowed", http_status_code=403
-    )
-    with (
-        pricing_stub,
-        pytest.raises(
-            SizingInputError,
-            match=r"catalog refresh: pricing GetProducts for ap-northeast-1 failed: .*AccessDeniedException",
-        ),
-    ):
-        refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
-
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
-    pricing_stub.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"})
+    pricing_stub.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"}, PRICE_PARAMS)
     ec2_stub.add_client_error(
         "describe_instance_types", service_error_code="UnauthorizedOperation", http_status_code=403
     )
@@ -212,10 +338,122 @@ def test_aws_errors_become_one_clear_message():
         ec2_stub,
         pricing_stub,
         pytest.raises(
-            SizingInputError, match=r"ec2 DescribeInstanceTypes in ap-northeast-1 failed: .*UnauthorizedOperation"
+            SizingInputError,
+            match=r"DescribeInstanceTypes was denied \(UnauthorizedOperation\) in ap-northeast-1: the credentials "
+            r"lack the IAM permission ec2:DescribeInstanceTypes; the refresh cannot list",
         ),
     ):
-        refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
+        refresh(ec2, pricing)
+
+
+@pytest.mark.parametrize(
+    "denied, code, permission",
+    [
+        ("get_products", "AccessDeniedException", "pricing:GetProducts"),
+        ("describe_instance_type_offerings", "UnauthorizedOperation", "ec2:DescribeInstanceTypeOfferings"),
+        ("describe_spot_price_history", "UnauthorizedOperation", "ec2:DescribeSpotPriceHistory"),
+    ],
+)
+def test_a_denied_optional_call_leaves_its_part_out_and_names_the_permission(denied, code, permission):
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
+
+    def answer(stub, operation, response, params):
+        if operation == denied:
+            stub.add_client_error(operation, service_error_code=code, http_status_code=403)
+        else:
+            stub.add_response(operation, response, params)
+
+    answer(pricing_stub, "get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
+    ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
+    offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")]}
+    answer(ec2_stub, "describe_instance_type_offerings", offerings, OFFERING_PARAMS)
+    spot = {"SpotPriceHistory": [spot_record("m5.large", "ap-northeast-1a", "0.05")]}
+    answer(ec2_stub, "describe_spot_price_history", spot, SPOT_PARAMS)
+    with ec2_stub, pricing_stub:
+        refreshed = refresh(ec2, pricing)
+    ec2_stub.assert_no_pending_responses()
+    (gap,) = refreshed.info.gaps
+    assert permission in gap and "was denied" in gap
+    (m5,) = refreshed.instance_types
+    header = refreshed.info
+    assert (REGION in header.prices_as_of) == (m5.price(REGION) is not None) == (denied != "get_products")
+    assert (REGION in header.offerings_as_of) == (denied != "describe_instance_type_offerings")
+    assert (m5.offered_zones(REGION) is None) == (denied == "describe_instance_type_offerings")
+    assert (REGION in header.spot_prices_as_of) == bool(m5.spot_prices) == (denied != "describe_spot_price_history")
+
+
+def test_a_throttled_page_is_retried_with_backoff_and_pagination_resumes_there():
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
+    pricing_stub.add_response("get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
+    ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
+    ec2_stub.add_response(
+        "describe_instance_type_offerings",
+        {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")], "NextToken": "page-2"},
+        OFFERING_PARAMS,
+    )
+    for _ in range(3):
+        ec2_stub.add_client_error(
+            "describe_instance_type_offerings",
+            service_error_code="RequestLimitExceeded",
+            http_status_code=503,
+            expected_params={**OFFERING_PARAMS, "NextToken": "page-2"},
+        )
+    ec2_stub.add_response(
+        "describe_instance_type_offerings",
+        {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1c")]},
+        {**OFFERING_PARAMS, "NextToken": "page-2"},
+    )
+    ec2_stub.add_response("describe_spot_price_history", {"SpotPriceHistory": []}, SPOT_PARAMS)
+    sleeps = Sleeps()
+    with ec2_stub, pricing_stub:
+        refreshed = refresh(ec2, pricing, sleep=sleeps, retry=RetryPolicy(attempts=4, base_seconds=0.5))
+    ec2_stub.assert_no_pending_responses()
+    assert sleeps == [0.5, 1.0, 2.0], "exponential backoff, and no real sleep"
+    assert refreshed.instance_types[0].offered_zones(REGION) == ("ap-northeast-1a", "ap-northeast-1c")
+
+
+def test_throttling_that_does_not_stop_gives_up_after_the_last_attempt():
+    ec2, pricing = clients()
+    pricing_stub = Stubber(pricing)
+    for _ in range(3):
+        pricing_stub.add_client_error("get_products", service_error_code="ThrottlingException", http_status_code=400)
+    sleeps = Sleeps()
+    with (
+        pricing_stub,
+        pytest.raises(SizingInputError, match=r"GetProducts in ap-northeast-1 was still throttled .* after 3 attempts"),
+    ):
+        refresh(ec2, pricing, sleep=sleeps, retry=RetryPolicy(attempts=3, base_seconds=1, cap_seconds=1.5))
+    assert sleeps == [1.0, 1.5], "capped"
+
+
+def test_other_aws_errors_stop_the_refresh_naming_the_call():
+    ec2, pricing = clients()
+    pricing_stub = Stubber(pricing)
+    pricing_stub.add_client_error("get_products", service_error_code="InvalidParameterException", http_status_code=400)
+    with pricing_stub, pytest.raises(SizingInputError, match=r"GetProducts failed in ap-northeast-1: .*InvalidParam"):
+        refresh(ec2, pricing)
+
+
+def test_a_page_token_seen_twice_stops_the_listing():
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
+    pricing_stub.add_response("get_products", {"PriceList": []}, PRICE_PARAMS)
+    ec2_stub.add_response(
+        "describe_instance_types", {"InstanceTypes": [info("m5.large")], "NextToken": "again"}, TYPE_PARAMS
+    )
+    ec2_stub.add_response(
+        "describe_instance_types",
+        {"InstanceTypes": [info("m5.large")], "NextToken": "again"},
+        {**TYPE_PARAMS, "NextToken": "again"},
+    )
+    with (
+        ec2_stub,
+        pricing_stub,
+        pytest.raises(SizingInputError, match="DescribeInstanceTypes in ap-northeast-1 returned a page token twice"),
+    ):
+        refresh(ec2, pricing)
 
 
 def test_no_usable_type_is_an_error():
@@ -223,12 +461,14 @@ def test_no_usable_type_is_an_error():
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"})
     ec2_stub.add_response("describe_instance_types", {"InstanceTypes": []})
+    ec2_stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": []})
+    ec2_stub.add_response("describe_spot_price_history", {"SpotPriceHistory": []})
     with (
         ec2_stub,
         pricing_stub,
         pytest.raises(SizingInputError, match="returned no usable instance type in ap-northeast-1"),
     ):
-        refresh_catalog(REGION, ec2_client=ec2, pricing_client=pricing)
+        refresh(ec2, pricing)
 
 
 def test_missing_credentials(monkeypatch, tmp_path):
@@ -284,3 +524,24 @@ def test_pricing_filters_select_on_demand_linux_shared_tenancy():
         "capacitystatus": "Used",
         "marketoption": "OnDemand",
     }
+
+
+def test_cli_refresh_warns_about_a_denied_part_naming_the_permission(tmp_path, capsys, monkeypatch):
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
+    pricing_stub.add_response("get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
+    ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
+    offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")]}
+    ec2_stub.add_response("describe_instance_type_offerings", offerings, OFFERING_PARAMS)
+    ec2_stub.add_client_error("describe_spot_price_history", "UnauthorizedOperation", http_status_code=403)
+    refresh_with(monkeypatch, ec2, pricing)
+    output = tmp_path / "tokyo.json"
+    with ec2_stub, pricing_stub:
+        code = cli.main(["catalog", "refresh", "--region", REGION, "--output", str(output)])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.startswith(f"wrote {output}: 1 instance type, 1 with on-demand prices, 0 with")
+    assert captured.err == (
+        "warning: spot prices: DescribeSpotPriceHistory was denied; grant ec2:DescribeSpotPriceHistory and "
+        "refresh again\n"
+    )
+    assert read_catalog(output).info.gaps == (captured.err[len("warning: ") :].strip(),)

@@ -44,12 +44,25 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    Pods still unplaced go to the back of the queue and are tried again,
    soft constraints back on, while a round places any (Karpenter's `Queue`):
    this is how a pod with affinity to pods scheduled after it lands.
-7. At the end each NodeClaim launches its cheapest remaining type (ties by
-   name). Karpenter sends the cheapest 60 types to EC2 Fleet, and for
-   on-demand the lowest-price strategy takes the cheapest of them.
-   For spot Karpenter asks for price-capacity-optimized, which weighs
+7. At the end each NodeClaim launches its cheapest remaining offering
+   (ties by name). The capacity type comes first: spot when the NodeClaim
+   allows it and some candidate has a spot offering in its zones, else
+   on-demand (aws/karpenter-provider-aws v1.14 `pkg/providers/instance/instance.go`,
+   `getCapacityType`); when both are allowed, spot offerings dearer than the
+   cheapest on-demand one are dropped first (`pkg/providers/instance/filter/filter.go`,
+   `SpotOfferingFilter`, skipped under minValues). Karpenter orders the types by
+   their cheapest compatible offering (kubernetes-sigs/karpenter v1.14
+   `pkg/cloudprovider/types.go`, `OrderByPrice` / `Truncate`) and sends the
+   cheapest 60 to EC2 Fleet; for on-demand the lowest-price strategy takes the
+   cheapest. For spot Karpenter asks for price-capacity-optimized, which weighs
    capacity pools and is not strictly the cheapest; this simulation models
    the cheapest.
+8. Offerings (`NodeOption.offerings`): a NodeClaim keeps only types with an
+   offering of one of its capacity types in one of its zones, as Karpenter's
+   scheduler keeps only types with a compatible available offering
+   (`pkg/controllers/provisioning/scheduling/nodeclaim.go`,
+   `filterInstanceTypesByRequirements`). A NodeClaim committing to a zone takes
+   one where some candidate is offered, and drops the types offered elsewhere.
 
 Within one batch subtractMax keeps the launched capacity within the limits.
 The overshoot Karpenter's documentation warns about comes from successive
@@ -59,11 +72,12 @@ launched and its capacity is known. Model such a claim as a running node with
 in topology spread, pod (anti-)affinity and host ports, as the pods of an
 earlier batch do in Karpenter's cluster state.
 
-Not modelled: volumes and their topology, instance-type offerings missing in a zone,
-minValues on zone or capacity type, the pods of a running node given
-without `pods` (then only its requests count), the
-host IP of a host port (any two pods binding the same port and protocol
-conflict), and zone anti-affinity's one-pod-per-batch late commitment (see `topology`).
+Not modelled: volumes and their topology, capacity that runs out (insufficient
+capacity errors, which make Karpenter mark an offering unavailable for a
+while), minValues on zone or capacity type, the pods of a running node given
+without `pods` (then only its requests count), the host IP of a host port (any
+two pods binding the same port and protocol conflict), and zone
+anti-affinity's one-pod-per-batch late commitment (see `topology`).
 
 Units: cpu in millicores, memory in MiB, pods as a count, prices in
 USD/hour (or whatever unit the caller's prices use).
@@ -76,6 +90,7 @@ Constrained runs keep a heap per zone and topology counts per zone.
 """
 
 from sizing.karpenter.simulation.model import (
+    ANY_ZONE,
     CAPACITY_TYPE_PRIORITY,
     LIMIT_KEYS,
     NodeOption,
@@ -92,6 +107,7 @@ from sizing.karpenter.simulation.model import (
 from sizing.karpenter.simulation.scheduler import Simulator
 
 __all__ = [
+    "ANY_ZONE",
     "CAPACITY_TYPE_PRIORITY",
     "LIMIT_KEYS",
     "NodeOption",

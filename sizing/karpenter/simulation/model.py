@@ -5,13 +5,17 @@ Units: cpu in millicores, memory in MiB, pods as a count, prices per hour.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
 
 CAPACITY_TYPE_PRIORITY = ("reserved", "spot", "on-demand")
+# The zone key of an offering priced the same in every zone (no per-zone facts known).
+ANY_ZONE = ""
 LIMIT_KEYS = ("cpu", "memory", "pods", "nodes")
 HOSTNAME = "hostname"
 ZONE = "zone"
@@ -56,7 +60,10 @@ class NodeOption:
     each; daemon_ports: (protocol, port) pairs those DaemonSet pods bind on
     the node, so no pod binding one of them lands there; price: on-demand
     cost per hour; spot_price: spot cost per hour, or None to price spot like
-    on-demand.
+    on-demand; offerings: capacity type -> zone -> cost per hour where the type
+    can be launched (zone ANY_ZONE: every zone at that cost), as Karpenter's
+    offerings: a capacity type or zone missing there is not offered; None:
+    offered in every zone at `price` / `spot_price` (offerings not modelled).
     """
 
     name: str
@@ -66,12 +73,49 @@ class NodeOption:
     daemon_overhead: Resources = Resources()
     spot_price: float | None = None
     daemon_ports: frozenset[tuple[str, int]] = frozenset()
+    offerings: Mapping[str, Mapping[str, float]] | None = field(default=None, hash=False)
+
+    def __post_init__(self) -> None:
+        if self.offerings is not None:
+            frozen = {kind: MappingProxyType(dict(by_zone)) for kind, by_zone in self.offerings.items()}
+            object.__setattr__(self, "offerings", MappingProxyType(frozen))
 
     def price_for(self, capacity_type: str) -> float:
         """Cost per hour of one node launched with this capacity type."""
         if capacity_type == "spot" and self.spot_price is not None:
             return self.spot_price
         return self.price
+
+    def offered_price(self, capacity_type: str, zones: Iterable[str] | None = None) -> float | None:
+        """The cheapest offering of this capacity type in one of `zones` (None: any zone), or
+        None when there is none."""
+        if self.offerings is None:
+            return self.price_for(capacity_type)
+        by_zone = self.offerings.get(capacity_type)
+        if not by_zone:
+            return None
+        if ANY_ZONE in by_zone:
+            return by_zone[ANY_ZONE]
+        if zones is None:
+            return min(by_zone.values())
+        return min((by_zone[zone] for zone in zones if zone in by_zone), default=None)
+
+    def offered_zones(self, capacity_type: str, zones: frozenset[str] | None) -> frozenset[str] | None:
+        """The zones among `zones` with an offering of the capacity type (None: every one of them)."""
+        if self.offerings is None:
+            return zones
+        by_zone = self.offerings.get(capacity_type, {})
+        if ANY_ZONE in by_zone:
+            return zones
+        offered = frozenset(by_zone)
+        return offered if zones is None else offered & zones
+
+    @property
+    def lowest_price(self) -> float:
+        """The cheapest offering of any capacity type and zone: no node of the type costs less."""
+        if self.offerings is None:
+            return min(self.price, self.spot_price if self.spot_price is not None else math.inf)
+        return min((p for by_zone in self.offerings.values() for p in by_zone.values()), default=self.price)
 
     @property
     def room(self) -> Resources:

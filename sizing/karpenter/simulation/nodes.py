@@ -3,11 +3,12 @@
 A NodeClaim keeps every candidate type whose room holds its pods (cpu, memory, pod slots). With
 `minValues` on a key, it must keep at least that many distinct values of the key among those types,
 so the pods it may still take are limited by the minValues-th best value, not the best type.
-At launch it takes the cheapest remaining type (ties by name).
+At launch it takes the cheapest remaining offering (ties by name), spot first when allowed (see `launch`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -113,33 +114,68 @@ def set_candidates(table: TypeTable, claim: Claim, candidates: Candidates) -> No
 
 
 def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: str) -> PlacedNode:
-    """The node a NodeClaim becomes: its cheapest remaining type with the preferred capacity type."""
-    capacity_type = next(
-        (kind for kind in CAPACITY_TYPE_PRIORITY if kind in claim.capacity_types and kind != "reserved"),
-        "on-demand",
-    )
-    candidates = claim.candidates
+    """The node a NodeClaim becomes: its cheapest remaining offering, of the preferred capacity type.
+
+    As aws/karpenter-provider-aws v1.14 `pkg/providers/instance/instance.go` launches: the
+    capacity type is spot when the claim allows spot and some candidate has a spot offering in
+    its zones (`getCapacityType`), else on-demand; with both allowed, spot offerings dearer than
+    the cheapest on-demand offering are dropped first (`filter.go`, `SpotOfferingFilter`, not
+    applied under minValues), so spot is launched only where it is not dearer. The type is the
+    one with the cheapest offering of that capacity type in the claim's zones (ties by name).
+    """
     options = table.options
-    if len(candidates) == 1:
-        best = int(candidates[0])
-    else:
-        best = min(
-            (int(t) for t in candidates),
-            key=lambda t: (options[t].price_for(capacity_type), table.names[t]),
-        )
-    option = options[best]
-    zones = claim.zones if claim.zones is not None else frozenset()
+    zones = claim.zones
+    kinds = [kind for kind in CAPACITY_TYPE_PRIORITY if kind in claim.capacity_types and kind != "reserved"]
+    if not table.priced_by_offering:
+        # Every type costs the same in every zone and capacity type: the cheapest type, spot first.
+        capacity_type = kinds[0] if kinds else "on-demand"
+        cheapest = min((int(t) for t in claim.candidates), key=lambda t: (options[t].price, table.names[t]))
+        return _placed(table, claim, pods, pool_name, cheapest, capacity_type, options[cheapest].price, zones)
+    candidates = [int(t) for t in claim.candidates]
+    ceiling = math.inf
+    if "spot" in kinds and "on-demand" in kinds and not table.min_values[claim.pool]:
+        on_demand = [options[t].offered_price("on-demand", zones) for t in candidates]
+        ceiling = min((price for price in on_demand if price is not None), default=math.inf)
+
+    def price(t: int, kind: str) -> float | None:
+        found = options[t].offered_price(kind, zones)
+        return None if found is None or (kind == "spot" and found > ceiling) else found
+
+    capacity_type = next((kind for kind in kinds if any(price(t, kind) is not None for t in candidates)), "on-demand")
+
+    def cost(t: int) -> float:
+        found = price(t, capacity_type)
+        # The masks keep only offered types; a claim built without them is priced as before offerings.
+        return found if found is not None else options[t].price_for(capacity_type)
+
+    offered = [t for t in candidates if price(t, capacity_type) is not None] or candidates
+    best = min(offered, key=lambda t: (cost(t), table.names[t]))
+    launch_zones = options[best].offered_zones(capacity_type, zones)
+    return _placed(table, claim, pods, pool_name, best, capacity_type, cost(best), launch_zones)
+
+
+def _placed(
+    table: TypeTable,
+    claim: Claim,
+    pods: Mapping[str, int],
+    pool_name: str,
+    row: int,
+    capacity_type: str,
+    price: float,
+    zones: frozenset[str] | None,
+) -> PlacedNode:
+    option = table.options[row]
     return PlacedNode(
         name=f"nodeclaim-{claim.index + 1}",
         instance_type=option.name,
         capacity_type=capacity_type,
-        price=option.price_for(capacity_type),
+        price=price,
         capacity=option.capacity,
         allocatable=option.allocatable,
         reserved=option.daemon_overhead,
         pod_requests=Resources(*claim.requests),
         pods=pods,
-        zones=tuple(sorted(zones)),
-        options=len(candidates),
+        zones=tuple(sorted(zones if zones is not None else ())),
+        options=len(claim.candidates),
         node_pool=pool_name,
     )

@@ -22,6 +22,7 @@ from sizing.karpenter.simulation.model import (
     HOSTNAME,
     LIMIT_KEYS,
     OUTSIDE_NODE_POOLS,
+    NodeOption,
     PendingPods,
     PlacedNode,
     Placement,
@@ -36,6 +37,7 @@ from sizing.karpenter.simulation.state import (
     LimitsLeft,
     TopologyCounts,
     TypeTable,
+    apply_mask,
     weight_order,
 )
 from sizing.karpenter.simulation.topology import (
@@ -152,7 +154,7 @@ class Simulator:
                 self.placed[workload] = self.placed.get(workload, 0) + count
                 self.counts.record(workload, frozenset({node.zone}) if node.zone else None, count)
         self.pool_capacity_types = [frozenset(pool.capacity_types) for pool in self.pools]
-        self.templates: dict[tuple[Stamp, int], _Template] = {}
+        self.templates: dict[tuple[object, ...], _Template] = {}
         # Why the last constrained pass left pods over, for their PendingPods.
         self.reason: str | None = None
 
@@ -220,18 +222,33 @@ class Simulator:
             return 0
         if not self._pool_allowed(claim.pool, run) or not self._compatible(claim.zones, claim.capacity_types, run):
             return 0
-        return most_pods(self.table, claim.pool, self._matching(claim.candidates, run), claim.requests, requests)
+        candidates = self._matching(claim.candidates, run)
+        if self.table.partial and (run.zones is not None or run.capacity_types is not None):
+            zones, kinds = self._narrowed(claim, run)
+            candidates = apply_mask(candidates, self.table.offer_mask(zones, kinds))
+        return most_pods(self.table, claim.pool, candidates, claim.requests, requests)
+
+    @staticmethod
+    def _narrowed(claim: Claim, run: _Run) -> tuple[frozenset[str] | None, frozenset[str]]:
+        """The claim's zones and capacity types once it takes a pod of the run."""
+        zones = claim.zones
+        if run.zones is not None:
+            zones = run.zones if zones is None else zones & run.zones
+        kinds = claim.capacity_types if run.capacity_types is None else claim.capacity_types & run.capacity_types
+        return zones, kinds
 
     def _narrow(self, claim: Claim, run: _Run) -> None:
-        """Keep the claim's types that hold its pods and match the run's constraints."""
-        set_candidates(self.table, claim, self._matching(claim.candidates, run))
-        if run.zones is not None:
-            claim.zones = run.zones if claim.zones is None else claim.zones & run.zones
-        if run.capacity_types is not None:
-            claim.capacity_types = claim.capacity_types & run.capacity_types
+        """Keep the claim's types that hold its pods and match the run's constraints and, where
+        offerings differ, that are offered in the zones and capacity types left to it."""
+        candidates = self._matching(claim.candidates, run)
+        claim.zones, claim.capacity_types = self._narrowed(claim, run)
+        if self.table.partial:
+            candidates = apply_mask(candidates, self.table.offer_mask(claim.zones, claim.capacity_types))
+        set_candidates(self.table, claim, candidates)
 
-    def _fresh_candidates(self, run: _Run, pool: int) -> np.ndarray:
-        """Rows of `pool` a new NodeClaim for this run could use, before the limits filter."""
+    def _fresh_candidates(self, run: _Run, pool: int, offered: np.ndarray | None = None) -> np.ndarray:
+        """Rows of `pool` a new NodeClaim for this run could use, before the limits filter;
+        offered: the rows offered in the claim's zones and capacity types (None: all)."""
         rows = self.table.pool_rows[pool]
         if not self._pool_allowed(pool, run) or not self._compatible(
             self.pools[pool].zones, self.pool_capacity_types[pool], run
@@ -240,6 +257,8 @@ class Simulator:
         fits = (self.table.room[rows] >= np.array(run.requests, dtype=np.int64)).all(axis=1)
         if run.mask is not None:
             fits &= run.mask[rows]
+        if offered is not None:
+            fits &= offered[rows]
         return rows[fits]
 
     def _open_claim(
@@ -249,36 +268,45 @@ class Simulator:
         or (None, reason)."""
         reasons = []
         for pool in self.order:
-            template = self.templates.get((stamp, pool))
-            if template is None:
-                template = self.templates[(stamp, pool)] = _Template(self._fresh_candidates(run, pool))
-            fresh = template.fresh
-            if not len(fresh):
-                if self._pool_allowed(pool, run):
-                    reasons.append(self._where(pool) + self._no_type_reason(run, pool))
-                continue
             pool_zones = self.pools[pool].zones
             zones = pool_zones if run.zones is None else (run.zones if pool_zones is None else pool_zones & run.zones)
             if zones_wanted is not None:
                 zones = zones_wanted if zones is None else zones & zones_wanted
-                if not zones:
-                    reasons.append(self._where(pool) + "no zone of the NodePool satisfies the pod's topology")
-                    continue
+            kinds = self.pool_capacity_types[pool]
+            if run.capacity_types is not None:
+                kinds = kinds & run.capacity_types
+            # Where offerings differ, the types a new claim starts from depend on its zones and capacity types.
+            offered = self.table.partial and (zones is None or bool(zones))
+            key: tuple[object, ...] = (stamp, pool, zones, kinds) if offered else (stamp, pool)
+            template = self.templates.get(key)
+            if template is None:
+                mask = self.table.offer_mask(zones, kinds) if offered else None
+                template = self.templates[key] = _Template(self._fresh_candidates(run, pool, mask))
+            fresh = template.fresh
+            if not len(fresh):
+                if self._pool_allowed(pool, run):
+                    reasons.append(self._where(pool) + self._no_type_reason(run, pool, zones if offered else None))
+                continue
+            if zones_wanted is not None and not zones:
+                reasons.append(self._where(pool) + "no zone of the NodePool satisfies the pod's topology")
+                continue
             claim = self._claim_from(pool, fresh, template, reasons)
             if claim is None:
                 continue
             claim.zones = zones
-            if run.capacity_types is not None:
-                claim.capacity_types = claim.capacity_types & run.capacity_types
+            claim.capacity_types = kinds
             return claim, None
         return None, "; ".join(reasons) or "no NodePool can take the pod (taints, labels or NodePool selector)"
 
-    def _no_type_reason(self, run: _Run, pool: int) -> str:
+    def _no_type_reason(self, run: _Run, pool: int, zones: frozenset[str] | None = None) -> str:
         ports = self.table.port_mask(run.group.host_ports)
         if ports is not None and not ports[self.table.pool_rows[pool]].any():
             taken = sorted({p for o in self.pools[pool].node_options for p in o.daemon_ports} & run.group.host_ports)
             listed = ", ".join(f"{port}/{protocol}" for protocol, port in taken)
             return f"a DaemonSet on every node of the NodePool binds the pod's host port {listed}"
+        if self.table.partial and len(self._fresh_candidates(run, pool)):
+            where = f"zone {', '.join(sorted(zones))}" if zones else "any zone"
+            return f"no instance type of the NodePool that fits the pod is offered in {where}"
         return "no instance type of the NodePool fits the pod and its node selector"
 
     def _where(self, pool: int) -> str:
@@ -529,6 +557,7 @@ class Simulator:
                 count -= take
                 continue
             best = self._best_claim(buckets, room, valid)
+            just_opened = False
             if best is None:
                 if hostname_cap(group, {}, frozenset(), self.inverse, self.placed) < 1:
                     # Pod affinity by hostname: an empty new node never holds the pods it needs.
@@ -540,6 +569,7 @@ class Simulator:
                     self.reason = reason
                     break
                 claim = opened
+                just_opened = True
                 claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
                 claim_room = min(
                     claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed)
@@ -552,7 +582,28 @@ class Simulator:
                 heapq.heappop(buckets[_ANY])
             if valid is not None and best.zone is None:
                 options = valid if best.zones is None else best.zones & valid
+                if self.table.partial:
+                    offered_options = self._zones_with_room(best, run, options, just_opened)
+                    if not offered_options:
+                        # Its types with room for the pod are offered only in zones the topology rules out.
+                        room[best.index] = 0
+                        continue
+                    options = offered_options
+                before = (best.zones, best.candidates, best.headroom)
                 best.zones = frozenset({commit_zone(group, options, self.counts)})
+                if self.table.partial:
+                    offered = self.table.offer_mask(best.zones, best.capacity_types)
+                    set_candidates(self.table, best, apply_mask(best.candidates, offered))
+                    left = min(
+                        self._room_in_claim(best, run),
+                        hostname_cap(group, best.workloads, best.ports, self.inverse, self.placed),
+                    )
+                    if left < 1 and not just_opened:
+                        # Not committed after all: the claim keeps its zones for other pods.
+                        best.zones, best.candidates, best.headroom = before
+                        room[best.index] = 0
+                        continue
+                    room[best.index] = max(min(room[best.index], left), 1)
             take = 1 if by_zone else min(count, room[best.index], self._lead(buckets, best))
             self._add(best, run, group_index, take)
             if by_zone:
@@ -571,6 +622,24 @@ class Simulator:
             single = _Run(run.group, run.requests, run.mask, run.mask_list, [(group_index, 0)])
             self._record_zones(touched.values(), single)
         return count
+
+    def _zones_with_room(self, claim: Claim, run: _Run, zones: frozenset[str], opener: bool) -> frozenset[str]:
+        """The zones among `zones` where some type of the claim is offered and holds one more pod of
+        the run (keeping minValues). A claim just opened for the pod always gets a zone: its types
+        all fit the pod and are offered in one of its zones, though minValues may not hold in one zone."""
+        candidates = self._matching(claim.candidates, run)
+        by_zone = {
+            zone: apply_mask(candidates, self.table.offer_mask(frozenset({zone}), claim.capacity_types))
+            for zone in sorted(zones)
+        }
+        found = frozenset(
+            zone
+            for zone, rows in by_zone.items()
+            if most_pods(self.table, claim.pool, rows, claim.requests, run.requests) > 0
+        )
+        if found or not opener:
+            return found
+        return frozenset(zone for zone, rows in by_zone.items() if len(rows))
 
     @staticmethod
     def _lead(buckets: Mapping[str, list[tuple[int, int, Claim]]], best: Claim) -> int:
@@ -674,7 +743,7 @@ class Simulator:
             name=node.name,
             instance_type=node.option.name,
             capacity_type=node.capacity_type,
-            price=node.option.price_for(node.capacity_type),
+            price=self._running_price(node.option, node.capacity_type, node.zone),
             capacity=node.option.capacity,
             allocatable=node.option.allocatable,
             reserved=node.requested,
@@ -686,6 +755,12 @@ class Simulator:
             in_node_pool=node.in_node_pool,
             node_pool=node.node_pool or self.primary,
         )
+
+    @staticmethod
+    def _running_price(option: NodeOption, capacity_type: str, zone: str | None) -> float:
+        """What a running node costs: its offering in its zone when known, else its type's price."""
+        found = option.offered_price(capacity_type, None if zone is None else (zone,))
+        return found if found is not None else option.price_for(capacity_type)
 
     def run(self) -> ProvisioningResult:
         runs = self._runs()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.simulation.model import LIMIT_KEYS, NodePoolModel, RunningNode
+from sizing.karpenter.simulation.model import ANY_ZONE, LIMIT_KEYS, NodeOption, NodePoolModel, RunningNode
 
 NO_ROOM = (-1, -1, -1)
 Candidates = tuple[int, ...] | np.ndarray
@@ -49,6 +49,16 @@ class TypeTable:
         self.min_values: list[list[tuple[int, np.ndarray]]] = [self._min_values(i, p) for i, p in enumerate(pools)]
         self._masks: dict[frozenset[str], np.ndarray] = {}
         self._port_masks: dict[frozenset[tuple[str, int]], np.ndarray | None] = {}
+        # Only when some row is not offered in every zone and capacity type of its pool do zones
+        # and capacity types narrow a NodeClaim's types; otherwise the masks below are never needed.
+        self.partial = any(
+            not _offered_everywhere(self.options[row], pool)
+            for index, pool in enumerate(pools)
+            for row in self.pool_rows[index]
+        )
+        # Whether a type's price depends on the capacity type or zone; if not, launch takes the cheapest type.
+        self.priced_by_offering = any(o.offerings is not None or o.spot_price is not None for o in self.options)
+        self._offer_masks: dict[tuple[frozenset[str] | None, frozenset[str]], np.ndarray | None] = {}
 
     def _min_values(self, index: int, pool: NodePoolModel) -> list[tuple[int, np.ndarray]]:
         """(minValues, value id per row, -1 outside the pool) for each key the pool sets minValues on."""
@@ -75,12 +85,48 @@ class TypeTable:
             self._port_masks[ports] = None if free.all() else free
         return self._port_masks[ports]
 
+    def offer_mask(self, zones: frozenset[str] | None, kinds: frozenset[str]) -> np.ndarray | None:
+        """Rows with an offering of one of `kinds` in one of `zones` (None: any zone); None when every row has."""
+        key = (zones, kinds)
+        if key not in self._offer_masks:
+            offered = np.array(
+                [any(option.offered_price(kind, zones) is not None for kind in kinds) for option in self.options],
+                dtype=bool,
+            )
+            self._offer_masks[key] = None if offered.all() else offered
+        return self._offer_masks[key]
+
     def mask(self, allowed: frozenset[str] | None) -> np.ndarray | None:
         if allowed is None:
             return None
         if allowed not in self._masks:
             self._masks[allowed] = np.array([name in allowed for name in self.names], dtype=bool)
         return self._masks[allowed]
+
+
+def _offered_everywhere(option: NodeOption, pool: NodePoolModel) -> bool:
+    """Whether the type has an offering of every capacity type of the pool in every zone a claim may take."""
+    if option.offerings is None:
+        return True
+    for kind in pool.capacity_types:
+        if kind == "reserved":
+            continue
+        by_zone = option.offerings.get(kind, {})
+        if ANY_ZONE in by_zone:
+            continue
+        if pool.zones is None or not pool.zones <= set(by_zone):
+            return False
+    return True
+
+
+def apply_mask(candidates: Candidates, mask: np.ndarray | None) -> Candidates:
+    """The candidates whose row the mask keeps."""
+    if mask is None:
+        return candidates
+    if isinstance(candidates, tuple):
+        return tuple(t for t in candidates if mask[t])
+    kept: np.ndarray = candidates[mask[candidates]]
+    return kept
 
 
 class Claim:
