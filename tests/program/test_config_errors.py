@@ -261,7 +261,7 @@ MORE_BAD_INPUTS = [
         [
             "needs about 40",
             "VPC addresses",
-            "1337 nodes with 24009 pods",
+            "1337 nodes with 24012 pods",
             "warm ENI",
             "WARM_ENI_TARGET=1",
             "network.cidr 10.0.0.0/16",
