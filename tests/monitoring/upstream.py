@@ -53,10 +53,11 @@ def known_metric(name: str) -> bool:
 
 
 # PromQL words that are not series names: aggregations and their modifiers, operators, keywords.
-_PROMQL_WORDS = frozenset(
-    "sum min max avg group stddev stdvar count count_values bottomk topk quantile limitk limit_ratio "
-    "by without on ignoring group_left group_right bool and or unless offset atan2 inf nan".split()
-)
+_PROMQL_WORDS = frozenset({
+    "sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values", "bottomk", "topk", "quantile",
+    "limitk", "limit_ratio", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or",
+    "unless", "offset", "atan2", "inf", "nan",
+})  # fmt: skip
 _COMMENT = re.compile(r"#[^\n]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _MATCHERS = re.compile(r"\{[^{}]*\}")
