@@ -85,6 +85,13 @@ class PrometheusConfig(ConfigSection):
     def _is_quantity(cls, value: str) -> str:
         return positive_quantity(value)
 
+    @field_validator("storage_limit")
+    @classmethod
+    def _storage_at_least_a_gibibyte(cls, value: str) -> str:
+        if parse_quantity(value) < 2**30:
+            raise ValueError(f"{value!r} is below 1Gi, too small for a day of samples")
+        return value
+
     @model_validator(mode="after")
     def _limit_covers_request(self) -> PrometheusConfig:
         if parse_quantity(self.memory_limit) < parse_quantity(self.memory_request):
@@ -92,8 +99,6 @@ class PrometheusConfig(ConfigSection):
                 f"memoryLimit ({self.memory_limit}) is below memoryRequest ({self.memory_request}); "
                 "a limit must be at least the request"
             )
-        if parse_quantity(self.storage_limit) < 2**30:
-            raise ValueError(f"storageLimit {self.storage_limit!r} is below 1Gi, too small for a day of samples")
         return self
 
     @property

@@ -99,8 +99,8 @@ def check_architecture(names: Sequence[str], ami_type: str) -> None:
 
 
 def check_system_nodes_hold_their_pods(node_group: Any, addons: Any, monitoring: Any) -> None:
-    """One node of the smallest listed type must hold the largest system pod next to the DaemonSets
-    (the controllers spread one replica per node), and `minSize` such nodes must hold them all."""
+    """One node of the smallest listed type must hold each system pod next to the DaemonSets (the
+    controllers spread one replica per node), and `minSize` such nodes must hold them all."""
     known = catalog_by_name(load_catalog())
     types = [known[name] for name in node_group.instance_types if name in known]
     if not types:
@@ -108,18 +108,19 @@ def check_system_nodes_hold_their_pods(node_group: Any, addons: Any, monitoring:
     smallest = min(types, key=lambda instance: (allocatable(instance).cpu, allocatable(instance).memory))
     room = allocatable(smallest) - daemon_set_requests()
     pods = system_pods(addons, monitoring)
-    largest = max(pods, key=lambda pod: (pod.requests.cpu, pod.requests.memory))
+    # Every pod must fit one node: the largest by cpu may not be the largest by memory.
+    too_large = next((pod for pod in pods if not pod.requests.fits_in(room)), None)
     # Monitoring is the one part of the system pods a stack can leave out or shrink.
     or_monitoring = (
         ", or lower monitoring.prometheus.cpuRequest / memoryRequest (or set monitoring.enabled: false)"
         if monitoring.enabled
         else ""
     )
-    if not largest.requests.fits_in(room):
+    if too_large is not None:
         raise ValueError(
             f"nodeGroup.instanceTypes: {smallest.name} leaves {_show(room)} for pods after the kubelet's "
-            f"reservations and the EKS DaemonSets, less than one {largest.name} replica requests "
-            f"({_show(largest.requests)}); list types with at least {_show(largest.requests + daemon_set_requests())} "
+            f"reservations and the EKS DaemonSets, less than one {too_large.name} replica requests "
+            f"({_show(too_large.requests)}); list types with at least {_show(too_large.requests + daemon_set_requests())} "
             f"allocatable, such as m5.large{or_monitoring}"
         )
     total = Resources()

@@ -44,12 +44,13 @@ def _names(path: Path) -> list[str]:
 
 
 def known_metric(name: str) -> bool:
-    """Whether a series name is exported by the pinned Karpenter, kube-state-metrics (and not only
-    on opt-in) or Prometheus itself, counting histogram and summary series under their family."""
+    """Whether a series name is exported by the pinned Karpenter (histogram and summary series
+    counted under their family, as its list names families), by kube-state-metrics (gauges only,
+    and not only on opt-in) or by Prometheus itself."""
     families = {name} | {name.removesuffix(suffix) for suffix in SAMPLE_SUFFIXES if name.endswith(suffix)}
     if families & karpenter_metrics() or name in PROMETHEUS_SERIES:
         return True
-    return any(family in kube_state_metrics() and "opt-in" not in kube_state_metrics()[family] for family in families)
+    return name in kube_state_metrics() and "opt-in" not in kube_state_metrics()[name]
 
 
 # PromQL words that are not series names: aggregations and their modifiers, operators, keywords.
