@@ -136,7 +136,7 @@ class Monitoring(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=GRAFANA_REPOSITORY),
             values=grafana_values(config, node_selector),
         )
-        self.grafana_admin_password = pulumi.Output.secret(self.grafana_password.result)
+        self.grafana_admin_password: pulumi.Output[str] = pulumi.Output.secret(self.grafana_password.result)
         self.register_outputs(
             {
                 "namespace": namespace,

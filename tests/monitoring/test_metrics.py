@@ -25,7 +25,7 @@ NODE_EXPORTER_ONLY = {"node_time_seconds", "node_boot_time_seconds"}
 
 def dashboard_queries(dashboard: dict) -> list[str]:
     """Every PromQL expression of a dashboard: its panels' (nested rows too) and its variables'."""
-    queries = []
+    queries: list[str] = []
 
     def walk(panels: list[dict]) -> None:
         for panel in panels:
