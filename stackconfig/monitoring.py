@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from pydantic import Field, field_validator, model_validator
 
-from stackconfig.app import DNS_LABEL, MAX_LABEL_LENGTH, parse_quantity, positive_quantity
+from stackconfig.app import check_limit_covers_request, check_namespace_name, parse_quantity, positive_quantity
 from stackconfig.base import ConfigSection
 
 # The charts the program was written and checked against (tests/monitoring/upstream/).
@@ -94,11 +94,7 @@ class PrometheusConfig(ConfigSection):
 
     @model_validator(mode="after")
     def _limit_covers_request(self) -> PrometheusConfig:
-        if parse_quantity(self.memory_limit) < parse_quantity(self.memory_request):
-            raise ValueError(
-                f"memoryLimit ({self.memory_limit}) is below memoryRequest ({self.memory_request}); "
-                "a limit must be at least the request"
-            )
+        check_limit_covers_request("memory", self.memory_request, self.memory_limit)
         return self
 
     @property
@@ -149,11 +145,7 @@ class MonitoringConfig(ConfigSection):
     @field_validator("namespace")
     @classmethod
     def _namespace_is_dns_label(cls, value: str) -> str:
-        if len(value) > MAX_LABEL_LENGTH or not DNS_LABEL.match(value):
-            raise ValueError(
-                f"{value!r} is not a namespace name: 1 to 63 lowercase letters, digits or '-', "
-                "starting and ending with a letter or digit"
-            )
+        check_namespace_name(value)
         if value == "default" or value.startswith("kube-"):
             raise ValueError(f"{value!r} is a namespace of Kubernetes' own; the stack creates and deletes this one")
         return value
