@@ -61,10 +61,10 @@ def _usage_rule(figures: PlannedFigures, limit: Any, percent: int) -> dict:
         "annotations": {
             "summary": f"NodePool {pool} uses more than {percent} % of its {limit.resource} limit of {limit.quantity}",
             "description": (
-                f"Checks the NodePool limit {limit.resource} = {limit.quantity} ({origin}). NodePool {pool} has "
-                f"provisioned more than {percent} % of it ({number(limit.value)} {LIMIT_UNITS[limit.resource]} in "
-                "Karpenter's metric); Karpenter launches no node beyond the limit, so the next scale-out may leave "
-                "pods Pending. If the workload has grown past what the plan assumed, update app.hpa.maxReplicas or "
+                f"Checks the NodePool limit {limit.resource} = {limit.quantity} ({origin}), "
+                f"{number(limit.value)} {LIMIT_UNITS[limit.resource]} as Karpenter's metrics count it. NodePool "
+                f"{pool} has provisioned more than {percent} % of it; Karpenter launches no node beyond the limit, "
+                "so the next scale-out may leave pods Pending. If the workload has grown past what the plan assumed, update app.hpa.maxReplicas or "
                 f"capacity.workloads, re-plan with `{figures.replan_command}` and apply the new limits with "
                 "pulumi up."
             ),
