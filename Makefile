@@ -9,7 +9,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install test bench up preview destroy plan plan-diff schema sizing-docs
+.PHONY: help install promtool test bench up preview destroy plan plan-diff schema sizing-docs
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -22,7 +22,11 @@ $(VENV)/.installed: requirements-dev.lock
 	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --requirement requirements-dev.lock
 	@touch $@
 
-install: $(VENV)/.installed ## Create the virtualenv and install the locked requirements (requirements-dev.lock)
+install: $(VENV)/.installed ## Create the virtualenv and install the locked requirements (requirements-dev.lock), and promtool where it can
+	@scripts/install-promtool.sh || echo "warning: no promtool, so the tests of the alert rules are skipped; 'make promtool' says why" >&2
+
+promtool: ## Install promtool (Debian's prometheus package), which the tests of the alert rules run
+	scripts/install-promtool.sh
 
 test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
 	$(PY) -m pytest -q

@@ -293,6 +293,60 @@ class Capacity(TypedDict, total=False):
     """Units of solver work (about 1 ms each) for the search of the cheapest fleet, 1 to 100000 (default 2000): bounded by work, so the plan is the same on any machine."""
 
 
+class Prometheus(TypedDict, total=False):
+    """Prometheus, from the prometheus-community `prometheus` chart with kube-state-metrics."""
+
+    version: str
+    """Chart version (default 29.27.0, the one its values are checked against)."""
+    retention: str
+    """How long samples are kept, a Prometheus duration of at least 1h such as 12h or 7d (default 7d)."""
+    storage_limit: str
+    """Size limit of its emptyDir on the system node's root volume, at least 1Gi and at most half of nodeGroup.diskSize (default 4Gi); 80 % of it is the retention size."""
+    scrape_interval: str
+    """How often targets are scraped and rules evaluated, 10s to 5m (default 30s)."""
+    cpu_request: str
+    """CPU request of the server (default 250m), counted on the system nodes."""
+    memory_request: str
+    """Memory request of the server (default 512Mi), counted on the system nodes."""
+    memory_limit: str
+    """Memory limit of the server, at least the request (default 1Gi)."""
+
+
+class Grafana(TypedDict, total=False):
+    """Grafana, from the grafana-community `grafana` chart."""
+
+    version: str
+    """Chart version (default 12.11.1, the one its values are checked against)."""
+
+
+class Alerts(TypedDict, total=False):
+    """How the alerts generated from the capacity plan judge the live cluster."""
+
+    node_pool_usage_percent: int
+    """Alert when a NodePool uses more than this percentage of a limit, 1 to 100 (default 80)."""
+    node_startup_seconds: int
+    """Seconds a new node may take to run its pods, added to the plan's HPA ramp before a Pending pod is an alert, 0 to 3600 (default 300)."""
+    hpa_at_max_seconds: int
+    """Seconds the HPA may stay at the planned peak before that is an alert, 60 to 86400 (default 900)."""
+    unplanned_instance_type_seconds: int
+    """Seconds a node of a type the plan did not launch may run before that is an alert, 60 to 86400 (default 600)."""
+
+
+class Monitoring(TypedDict, total=False):
+    """Prometheus and Grafana on the system nodes with Karpenter's dashboards and alerts that check the capacity plan."""
+
+    enabled: bool
+    """Install them (default false; the dev stack turns them on)."""
+    namespace: str
+    """Their namespace, created and deleted with them (default monitoring)."""
+    prometheus: Prometheus
+    """Prometheus and kube-state-metrics."""
+    grafana: Grafana
+    """Grafana."""
+    alerts: Alerts
+    """The alerts generated from the capacity plan."""
+
+
 class EksAutoscalingArgs(TypedDict, total=False):
     """The inputs of EksAutoscaling. Every input is optional; defaults reproduce the reference setup."""
 
@@ -330,3 +384,5 @@ class EksAutoscalingArgs(TypedDict, total=False):
     """IAM role the cluster's kubeconfig assumes to sign in: the role the AWS provider assumes, if any."""
     deploy_test_app: bool
     """Deploy the test app (default true). With false the NodePool is planned from `capacity.workloads` alone."""
+    monitoring: Monitoring
+    """Prometheus and Grafana with Karpenter's dashboards and alerts from the capacity plan (off by default)."""

@@ -232,6 +232,13 @@ class ProjectMocks(pulumi.runtime.Mocks):
         )
         return f"{args.name}-id", {"nodeGroup": node_group}
 
+    def _random_index_randomPassword_RandomPassword(self, args):
+        # A stand-in of the requested length and alphabet, the same on every run; the provider
+        # marks `result` secret, and the plan shows it as such.
+        length = int(args.inputs.get("length", 16))
+        result = self._invent(("offline" + _short_hash(args.name, length=64))[:length], f"<password of {args.name}>")
+        return f"{args.name}-id", {**args.inputs, "result": result}
+
     def _fake(self, type_: str, name: str, resource_id: str, state: dict) -> ResourceRef:
         """A resource the real component would create, known to the monitor but not recorded
         as one of the program's own registrations."""

@@ -48,6 +48,22 @@ def parse_quantity(text: str) -> Decimal:
     return number
 
 
+def check_namespace_name(value: str) -> str:
+    if len(value) > MAX_LABEL_LENGTH or not DNS_LABEL.match(value):
+        raise ValueError(
+            f"{value!r} is not a namespace name: 1 to 63 lowercase letters, digits or '-', "
+            "starting and ending with a letter or digit"
+        )
+    return value
+
+
+def check_limit_covers_request(resource: str, request: str, limit: str) -> None:
+    if parse_quantity(limit) < parse_quantity(request):
+        raise ValueError(
+            f"{resource}Limit ({limit}) is below {resource}Request ({request}); a limit must be at least the request"
+        )
+
+
 def positive_quantity(text: str) -> str:
     if parse_quantity(text) <= 0:
         raise ValueError(f"{text!r} must be greater than zero")
@@ -194,12 +210,7 @@ class AppConfig(ConfigSection):
     @field_validator("namespace")
     @classmethod
     def _namespace_is_dns_label(cls, value: str) -> str:
-        if len(value) > MAX_LABEL_LENGTH or not DNS_LABEL.match(value):
-            raise ValueError(
-                f"{value!r} is not a namespace name: 1 to 63 lowercase letters, digits or '-', "
-                "starting and ending with a letter or digit"
-            )
-        return value
+        return check_namespace_name(value)
 
     @field_validator("name")
     @classmethod
@@ -243,9 +254,5 @@ class AppConfig(ConfigSection):
             ("cpu", self.cpu_request, self.cpu_limit),
             ("memory", self.memory_request, self.memory_limit),
         ):
-            if parse_quantity(limit) < parse_quantity(request):
-                raise ValueError(
-                    f"{resource}Limit ({limit}) is below {resource}Request ({request}); "
-                    "a limit must be at least the request"
-                )
+            check_limit_covers_request(resource, request, limit)
         return self

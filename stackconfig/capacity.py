@@ -112,7 +112,7 @@ def peak_nodes(config: Any, plan: CapacityPlan) -> list[tuple[str, int]]:
     maxSize with the system pods spread over it, then the planned fleet with its pods and the
     configured DaemonSets (the EKS DaemonSets use the host's network and take no address)."""
     group = config.node_group
-    system_pod_count = sum(pod.replicas for pod in system_pods(config.addons))
+    system_pod_count = sum(pod.replicas for pod in system_pods(config.addons, config.monitoring))
     per_system_node = math.ceil(system_pod_count / group.max_size)
     daemon_pods = len(config.capacity.daemon_sets)
     return [(group.instance_types[0], per_system_node + daemon_pods)] * group.max_size + [

@@ -7,7 +7,7 @@ from pydantic import Field, field_validator, model_validator
 from iam.errors import IamInputError
 from iam.karpenter import require_karpenter_supports_kubernetes
 from stackconfig.addons import AddonsConfig, IdentityMode
-from stackconfig.app import AppConfig, check_alb_tags
+from stackconfig.app import AppConfig, check_alb_tags, parse_quantity
 from stackconfig.base import ConfigSection
 from stackconfig.capacity_config import CapacityConfig
 from stackconfig.errors import StackConfigError
@@ -19,6 +19,8 @@ from stackconfig.foundation import (
     validate_tags,
 )
 from stackconfig.karpenter_objects import check_node_class_tags
+from stackconfig.monitoring import MonitoringConfig
+from stackconfig.monitoring_dashboards import check_karpenter_dashboards_bundled
 from stackconfig.nodepool import NodePoolConfig, validate_zones
 from stackconfig.regions import check_region
 from stackconfig.system_pods import check_system_nodes_hold_their_pods
@@ -42,6 +44,7 @@ class StackConfig(ConfigSection):
     app: AppConfig = AppConfig()
     node_pool: NodePoolConfig = NodePoolConfig()
     capacity: CapacityConfig = CapacityConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
     # False: no test app; the NodePool stays, for the workloads listed under `capacity.workloads`.
     deploy_test_app: bool = True
 
@@ -83,7 +86,28 @@ class StackConfig(ConfigSection):
 
     @model_validator(mode="after")
     def _system_nodes_hold_the_controllers(self) -> StackConfig:
-        check_system_nodes_hold_their_pods(self.node_group, self.addons)
+        check_system_nodes_hold_their_pods(self.node_group, self.addons, self.monitoring)
+        return self
+
+    @model_validator(mode="after")
+    def _monitoring_fits_the_stack(self) -> StackConfig:
+        monitoring = self.monitoring
+        if not monitoring.enabled:
+            return self
+        check_karpenter_dashboards_bundled(self.addons.karpenter.version)
+        if self.deploy_test_app and monitoring.namespace == self.app.namespace:
+            raise ValueError(
+                f"monitoring.namespace and app.namespace are both {monitoring.namespace!r}; each is created and "
+                "deleted with its own part of the stack, so give them different names"
+            )
+        # Prometheus' emptyDir lives on the system node's root volume, beside the images and logs.
+        storage_gib = parse_quantity(monitoring.prometheus.storage_limit) / 2**30
+        if storage_gib * 2 > self.node_group.disk_size:
+            raise ValueError(
+                f"monitoring.prometheus.storageLimit {monitoring.prometheus.storage_limit} is more than half of "
+                f"nodeGroup.diskSize ({self.node_group.disk_size} GiB), the system node's root volume that also "
+                "holds the images and logs; lower storageLimit or raise nodeGroup.diskSize"
+            )
         return self
 
     @model_validator(mode="after")

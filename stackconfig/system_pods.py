@@ -1,8 +1,9 @@
 """The pods the system node group must hold, and whether its instance types can.
 
 The requests come from where they are set: the Karpenter controller's from the Helm values the
-program passes (`KARPENTER_CONTROLLER_RESOURCES`), the replica counts from the `addons` config, the
-rest from the charts' and EKS add-ons' defaults, which the program does not override.
+program passes (`KARPENTER_CONTROLLER_RESOURCES`), the monitoring pods' from theirs
+(`stackconfig.monitoring`), the replica counts from the `addons` config, the rest from the charts'
+and EKS add-ons' defaults, which the program does not override.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sizing.karpenter.catalog import catalog_by_name, load_catalog
 from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
+from stackconfig.monitoring import monitoring_pods
 
 # Passed to the karpenter chart as controller.resources; requests equal limits (Guaranteed QoS),
 # as Karpenter's documentation recommends for the controller.
@@ -41,8 +43,13 @@ class SystemPod:
     requests: Resources
 
 
-def system_pods(addons: Any) -> tuple[SystemPod, ...]:
-    """The Deployments on the system nodes, with their replica counts from the `addons` config."""
+def system_pods(addons: Any, monitoring: Any) -> tuple[SystemPod, ...]:
+    """The Deployments on the system nodes, with their replica counts from the `addons` config,
+    and those of `monitoring` when it is on."""
+    monitoring_deployments = tuple(
+        SystemPod(name, replicas, _pod_requests(containers, name))
+        for name, replicas, containers in monitoring_pods(monitoring)
+    )
     return (
         SystemPod(
             "karpenter", addons.karpenter.replicas, _requests(KARPENTER_CONTROLLER_RESOURCES["requests"], "karpenter")
@@ -56,6 +63,7 @@ def system_pods(addons: Any) -> tuple[SystemPod, ...]:
             _requests(LOAD_BALANCER_CONTROLLER_REQUESTS, "aws-load-balancer-controller"),
         ),
         SystemPod("coredns", COREDNS_REPLICAS, _requests(COREDNS_REQUESTS, "coredns")),
+        *monitoring_deployments,
     )
 
 
@@ -90,23 +98,30 @@ def check_architecture(names: Sequence[str], ami_type: str) -> None:
         )
 
 
-def check_system_nodes_hold_their_pods(node_group: Any, addons: Any) -> None:
-    """One node of the smallest listed type must hold the largest system pod next to the DaemonSets
-    (the controllers spread one replica per node), and `minSize` such nodes must hold them all."""
+def check_system_nodes_hold_their_pods(node_group: Any, addons: Any, monitoring: Any) -> None:
+    """One node of the smallest listed type must hold each system pod next to the DaemonSets (the
+    controllers spread one replica per node), and `minSize` such nodes must hold them all."""
     known = catalog_by_name(load_catalog())
     types = [known[name] for name in node_group.instance_types if name in known]
     if not types:
         return
     smallest = min(types, key=lambda instance: (allocatable(instance).cpu, allocatable(instance).memory))
     room = allocatable(smallest) - daemon_set_requests()
-    pods = system_pods(addons)
-    largest = max(pods, key=lambda pod: (pod.requests.cpu, pod.requests.memory))
-    if not largest.requests.fits_in(room):
+    pods = system_pods(addons, monitoring)
+    # Every pod must fit one node: the largest by cpu may not be the largest by memory.
+    too_large = next((pod for pod in pods if not pod.requests.fits_in(room)), None)
+    # Monitoring is the one part of the system pods a stack can leave out or shrink.
+    or_monitoring = (
+        ", or lower monitoring.prometheus.cpuRequest / memoryRequest (or set monitoring.enabled: false)"
+        if monitoring.enabled
+        else ""
+    )
+    if too_large is not None:
         raise ValueError(
             f"nodeGroup.instanceTypes: {smallest.name} leaves {_show(room)} for pods after the kubelet's "
-            f"reservations and the EKS DaemonSets, less than one {largest.name} replica requests "
-            f"({_show(largest.requests)}); list types with at least {_show(largest.requests + daemon_set_requests())} "
-            "allocatable, such as m5.large"
+            f"reservations and the EKS DaemonSets, less than one {too_large.name} replica requests "
+            f"({_show(too_large.requests)}); list types with at least {_show(too_large.requests + daemon_set_requests())} "
+            f"allocatable, such as m5.large{or_monitoring}"
         )
     total = Resources()
     for pod in pods:
@@ -117,7 +132,7 @@ def check_system_nodes_hold_their_pods(node_group: Any, addons: Any) -> None:
             f"nodeGroup: {node_group.min_size} node(s) of {smallest.name} (nodeGroup.minSize, smallest of "
             f"nodeGroup.instanceTypes) leave {_show(capacity)} for pods, less than the system pods request "
             f"({_show(total)}: {', '.join(f'{pod.name} x{pod.replicas}' for pod in pods)}); "
-            "raise nodeGroup.minSize or list larger instance types"
+            f"raise nodeGroup.minSize or list larger instance types{or_monitoring}"
         )
 
 
@@ -127,6 +142,14 @@ def _requests(requests: Mapping[str, str], where: str) -> Resources:
         memory_mib(requests["memory"], where) if "memory" in requests else 0,
         1,
     )
+
+
+def _pod_requests(containers: Sequence[Mapping[str, str]], where: str) -> Resources:
+    """One pod of several containers: their requests summed, one pod slot."""
+    total = Resources()
+    for container in containers:
+        total += _requests(container, where)
+    return Resources(total.cpu, total.memory, 1)
 
 
 def _show(resources: Resources) -> str:

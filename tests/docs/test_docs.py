@@ -181,7 +181,8 @@ def test_architecture_has_a_diagram_of_every_component():
     blocks = mermaid_blocks((PROJECT_DIR / "docs" / "architecture.md").read_text())
     block = next((block for block in blocks if "network.Network" in block), "")
     for component in ("network.Network", "cluster.Cluster", "karpenter.NodeInfrastructure",
-                      "identities.ControllerIdentities", "addons.Addons", "karpenter.NodeClass", "workload.Workload"):  # fmt: skip
+                      "identities.ControllerIdentities", "addons.Addons", "karpenter.NodeClass", "workload.Workload",
+                      "monitoring.Monitoring"):  # fmt: skip
         assert component in block, component
 
 

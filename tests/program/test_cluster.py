@@ -204,8 +204,9 @@ def test_outputs(dev):
 
 
 def test_kubeconfig_is_the_only_secret_output(dev):
+    # With monitoring on (the dev stack), Grafana's admin password is the other one.
     assert "kubeconfig" in dev.secret_outputs
-    assert dev.secret_outputs == {"kubeconfig"}
+    assert dev.secret_outputs == {"kubeconfig", "grafanaAdminPassword"}
 
 
 def test_cluster_is_destroyed_before_the_network(dev):

@@ -283,7 +283,7 @@ MORE_BAD_INPUTS = [
         [
             "needs about 40",
             "VPC addresses",
-            "1337 nodes with 24009 pods",
+            "1337 nodes with 24012 pods",
             "warm ENI",
             "WARM_ENI_TARGET=1",
             "network.cidr 10.0.0.0/16",
@@ -457,3 +457,97 @@ def test_the_program_reports_a_malformed_stack_file_without_a_traceback(tmp_path
         run_program("t", project_dir=tmp_path)
     assert "YAML syntax error at line 2, column 1" in str(failure.value)
     assert failure.value.recording.resources == []
+
+
+MONITORING_BAD_INPUTS = [
+    pytest.param({"enabled": "yes"}, ["monitoring.enabled", "valid boolean", "'yes'"], id="enabled-not-a-bool"),
+    pytest.param({"prometeus": {}}, ["unknown key `monitoring.prometeus`", "prometheus"], id="typo"),
+    pytest.param(
+        {"namespace": "Monitoring"},
+        ["monitoring.namespace", "'Monitoring' is not a namespace name"],
+        id="namespace-case",
+    ),
+    pytest.param(
+        {"namespace": "kube-monitoring"}, ["monitoring.namespace", "Kubernetes' own"], id="namespace-kube-prefix"
+    ),
+    pytest.param({"namespace": "default"}, ["monitoring.namespace", "'default'"], id="namespace-default"),
+    pytest.param(
+        {"namespace": "test-app"}, ["monitoring.namespace and app.namespace are both 'test-app'"], id="namespace-of-app"
+    ),
+    pytest.param(
+        {"prometheus": {"retention": "7 days"}},
+        ["monitoring.prometheus.retention", "not a Prometheus duration", "7d"],
+        id="retention-not-a-duration",
+    ),
+    pytest.param(
+        {"prometheus": {"retention": "30m"}},
+        ["monitoring.prometheus.retention", "shorter than an hour"],
+        id="retention-short",
+    ),
+    pytest.param(
+        {"prometheus": {"storageLimit": "12Gi"}},
+        ["monitoring.prometheus.storageLimit 12Gi", "half of nodeGroup.diskSize (20 GiB)"],
+        id="storage-beyond-the-disk",
+    ),
+    pytest.param(
+        {"prometheus": {"storageLimit": "512Mi"}},
+        ["monitoring.prometheus.storageLimit", "below 1Gi"],
+        id="storage-small",
+    ),
+    pytest.param(
+        {"prometheus": {"scrapeInterval": "5s"}},
+        ["monitoring.prometheus.scrapeInterval", "'5s'", "from 10s to 5m"],
+        id="scrape-interval-short",
+    ),
+    pytest.param(
+        {"prometheus": {"memoryRequest": "2Gi"}},
+        ["monitoring.prometheus", "memoryLimit (1Gi) is below memoryRequest (2Gi)"],
+        id="memory-limit-below-request",
+    ),
+    pytest.param(
+        {"prometheus": {"cpuRequest": "lots"}},
+        ["monitoring.prometheus.cpuRequest", "not a Kubernetes quantity"],
+        id="cpu-not-a-quantity",
+    ),
+    pytest.param(
+        {"prometheus": {"version": "latest"}}, ["monitoring.prometheus.version", "chart version"], id="chart-not-pinned"
+    ),
+    pytest.param({"grafana": {"version": "12"}}, ["monitoring.grafana.version", "'12'"], id="grafana-chart-not-pinned"),
+    pytest.param(
+        {"alerts": {"nodePoolUsagePercent": 150}},
+        ["monitoring.alerts.nodePoolUsagePercent", "less than or equal to 100", "150"],
+        id="usage-percent-above-100",
+    ),
+    pytest.param(
+        {"alerts": {"nodeStartupSeconds": -1}},
+        ["monitoring.alerts.nodeStartupSeconds", "greater than or equal to 0"],
+        id="negative-node-startup",
+    ),
+    pytest.param(
+        {"alerts": {"hpaAtMaxSeconds": 10}},
+        ["monitoring.alerts.hpaAtMaxSeconds", "greater than or equal to 60"],
+        id="hpa-for-short",
+    ),
+]
+
+
+@pytest.mark.parametrize("monitoring, fragments", MONITORING_BAD_INPUTS)
+def test_bad_monitoring_input_stops_before_any_resource(monitoring, fragments):
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", {"monitoring": {"enabled": True, **monitoring}})
+    message = str(failure.value)
+    assert message.startswith("invalid stack configuration")
+    for fragment in fragments:
+        assert fragment in message
+    assert failure.value.recording.resources == []
+
+
+def test_a_karpenter_version_without_bundled_dashboards_is_refused_with_monitoring(monkeypatch):
+    from stackconfig import monitoring_dashboards
+
+    monkeypatch.setattr(monitoring_dashboards, "bundled_karpenter_minors", lambda: ("1.13",))
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev")
+    assert "Karpenter's dashboards are bundled for Karpenter 1.13 only" in str(failure.value)
+    assert "monitoring.enabled: false" in str(failure.value)
+    run_program("dev", {"monitoring": {"enabled": False}})

@@ -24,10 +24,10 @@ def release(recording, name):
 
 def test_every_workload_object_is_registered_with_the_cluster_provider(dev):
     provider = dev.one("pulumi:providers:kubernetes")
+    workload = dev.one("eks-autoscaling:workload:Workload")
     for kind in WORKLOAD_KINDS | {NODEPOOL}:
-        resource = dev.one(kind)
+        (resource,) = [r for r in dev.of_type(kind) if r.parent == workload.urn]
         assert resource.provider == provider.urn, kind
-        assert resource.parent == dev.one("eks-autoscaling:workload:Workload").urn
 
 
 def test_deployment_reference_behaviour(dev):

@@ -154,7 +154,7 @@ def test_an_unsafe_test_app_pod_fails(recording_of, change, expected):
 
 def test_a_namespace_that_does_not_enforce_restricted_fails(recording_of):
     recording = recording_of("dev")
-    namespace = recording.one(NAMESPACE)
+    namespace = recording.one(NAMESPACE, "workload-namespace")
     inputs = copy.deepcopy(namespace.inputs)
     inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "baseline"
     (finding,) = pod_security_restricted(with_inputs(recording, NAMESPACE, namespace.name, inputs)).findings
