@@ -199,8 +199,13 @@ class EksAutoscaling(pulumi.ComponentResource):
                 load_balancer_controller=ReleaseIdentity(
                     identities.load_balancer_controller.service_account_annotations,
                     identities.load_balancer_controller.ready,
+                    identities.load_balancer_controller.pod_annotations,
                 ),
-                karpenter=ReleaseIdentity(identities.karpenter.service_account_annotations, identities.karpenter.ready),
+                karpenter=ReleaseIdentity(
+                    identities.karpenter.service_account_annotations,
+                    identities.karpenter.ready,
+                    identities.karpenter.pod_annotations,
+                ),
                 karpenter_prerequisites=karpenter_nodes.ready,
                 cluster_ready=[cluster.system_nodes, *cluster.addons],
             ),
