@@ -24,6 +24,13 @@ ADDONS_AFTER_NODES = ("coredns",)
 # version), Kubernetes 1.25 or later and a 5.10+ kernel with the BPF file system (AL2023 has both);
 # it uses the CNI's own permissions, so no IAM changes.
 ADDON_CONFIGURATION = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+# The system nodes' instance metadata: IMDSv2 only, answered two hops away, so that a pod (one hop
+# past the node) reaches it. The controllers there need it: under Pod Identity nothing tells
+# Karpenter its region, and it reads it from IMDS. Karpenter's own nodes keep one hop
+# (EC2NodeClass), which keeps their pods from the node role's credentials.
+SYSTEM_NODE_IMDS_HOP_LIMIT = 2
+# The AL2023 AMIs' root device.
+AL2023_ROOT_DEVICE = "/dev/xvda"
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,7 @@ class Cluster(pulumi.ComponentResource):
         ]
 
         node_group = args.node_group
+        self.system_launch_template = self._system_launch_template(name, args, child)
         self.system_nodes = eks.ManagedNodeGroup(
             f"{name}-system-nodes",
             cluster=self.eks,
@@ -142,14 +150,18 @@ class Cluster(pulumi.ComponentResource):
             instance_types=list(node_group.instance_types),
             capacity_type=node_group.capacity_type,
             ami_type=node_group.ami_type,
-            disk_size=node_group.disk_size,
+            # The launch template sets the root volume and the metadata options; pulumi-eks's own
+            # (enableIMDSv2, diskSize) would set a hop limit this program does not own.
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=self.system_launch_template.id,
+                version=self.system_launch_template.latest_version.apply(str),
+            ),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=node_group.min_size,
                 desired_size=node_group.desired_size,
                 max_size=node_group.max_size,
             ),
             labels=dict(node_group.labels),
-            enable_imd_sv2=True,
             tags=args.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -186,6 +198,36 @@ class Cluster(pulumi.ComponentResource):
                 "nodeSecurityGroupId": self.node_security_group.id,
                 "logGroupName": self.log_group.name if self.log_group else None,
             }
+        )
+
+    def _system_launch_template(
+        self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions
+    ) -> aws.ec2.LaunchTemplate:
+        """The system nodes' launch template: IMDSv2 with SYSTEM_NODE_IMDS_HOP_LIMIT hops and an
+        encrypted gp3 root volume of `nodeGroup.diskSize` GiB. No AMI and no user data: EKS
+        fills both in from the node group's AMI type and version."""
+        return aws.ec2.LaunchTemplate(
+            f"{name}-system-nodes",
+            description=f"System nodes of EKS cluster {args.cluster_name}",
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=SYSTEM_NODE_IMDS_HOP_LIMIT,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=AL2023_ROOT_DEVICE,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=args.node_group.disk_size,
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            update_default_version=True,
+            tags=args.tags,
+            opts=child,
         )
 
     def _secrets_key(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions):

@@ -116,6 +116,10 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 resource_id = f"sg-{_short_hash(args.name, length=17)}"
             if kind == "Queue":
                 state.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{physical_name}")
+            if kind == "LaunchTemplate":
+                resource_id = f"lt-{_short_hash(args.name, length=17)}"
+                state.setdefault("latestVersion", 1)
+                state.setdefault("defaultVersion", 1)
             if kind == "Role":
                 state.setdefault("uniqueId", f"AROA{_short_hash(args.name, length=16).upper()}")
         elif package == "kubernetes" and isinstance(state.get("metadata"), dict):

@@ -168,7 +168,10 @@ def test_a_reviewer_sees_what_matters_before_up(plan_dir):
     assert cluster["version"] == "1.35"
     assert cluster["endpointPrivateAccess"] is True
     nodes = _resource_file(plan_dir, "eks:index:ManagedNodeGroup", "cluster-system-nodes")
-    assert nodes["inputs"]["instanceTypes"] == ["m5.large"] and nodes["inputs"]["diskSize"] == 20
+    assert nodes["inputs"]["instanceTypes"] == ["m5.large"]
+    template = _resource_file(plan_dir, "aws:ec2/launchTemplate:LaunchTemplate", "cluster-system-nodes")["inputs"]
+    assert template["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 20
+    assert template["metadataOptions"]["httpPutResponseHopLimit"] == 2
     assert nodes["inputs"]["nodeRole"] == {"resource": "aws:iam/role:Role::cluster-system-node-role"}
     assert "eks:index:Cluster::cluster-eks" in nodes["dependsOn"]
     vpc = _resource_file(plan_dir, "awsx:ec2:Vpc", "network-vpc")["inputs"]

@@ -126,9 +126,8 @@ def test_system_node_group(dev):
     assert nodes.input("scalingConfig") == {"minSize": 2, "desiredSize": 2, "maxSize": 3}
     assert nodes.input("amiType") == "AL2023_x86_64_STANDARD"
     assert nodes.input("labels") == {"node-role": "system"}
-    assert nodes.input("enableIMDSv2") is True
     assert nodes.input("subnetIds") == dev.outputs["privateSubnetIds"]
-    assert nodes.input("diskSize") == 20
+    assert system_root_volume(dev)["volumeSize"] == 20
     # A reference to a remote component records no edge, so the wiring is asserted on the input.
     assert nodes.input("cluster").urn == dev.one("eks:index:Cluster").urn
 
@@ -170,8 +169,42 @@ def test_node_group_sizes_and_types_from_config():
     nodes = recording.one("eks:index:ManagedNodeGroup")
     assert nodes.input("instanceTypes") == ["m6i.large", "m5.large"]
     assert nodes.input("scalingConfig") == {"minSize": 3, "desiredSize": 3, "maxSize": 6}
-    assert nodes.input("diskSize") == 50
+    assert system_root_volume(recording)["volumeSize"] == 50
     assert nodes.input("labels") == {"node-role": "system", "team": "platform"}
+
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def system_root_volume(recording) -> dict:
+    (mapping,) = recording.one(LAUNCH_TEMPLATE, "cluster-system-nodes").input("blockDeviceMappings")
+    assert mapping["deviceName"] == "/dev/xvda"
+    return mapping["ebs"]
+
+
+def test_the_system_nodes_answer_imds_two_hops_away(dev):
+    # Pods are one hop past their node; under Pod Identity Karpenter reads its region from IMDS.
+    template = dev.one(LAUNCH_TEMPLATE, "cluster-system-nodes")
+    assert template.input("metadataOptions") == {
+        "httpEndpoint": "enabled",
+        "httpTokens": "required",
+        "httpPutResponseHopLimit": 2,
+    }
+    nodes = dev.one("eks:index:ManagedNodeGroup")
+    assert nodes.input("launchTemplate.id").startswith("lt-") and nodes.input("launchTemplate.version") == "1"
+    assert template.urn in nodes.property_dependencies["launchTemplate"]
+    assert dev.depends_on(nodes, template)
+    # pulumi-eks would make a template of its own for these, with a hop limit this program does not set.
+    for owned_by_the_template in ("enableIMDSv2", "diskSize", "userData", "amiId"):
+        assert nodes.input(owned_by_the_template, None) is None, owned_by_the_template
+
+
+def test_the_system_root_volume_is_encrypted_gp3(dev):
+    volume = system_root_volume(dev)
+    assert (volume["volumeType"], volume["encrypted"], volume["deleteOnTermination"]) == ("gp3", "true", "true")
+    # EKS fills in the AMI and its user data from the node group's AMI type.
+    template = dev.one(LAUNCH_TEMPLATE, "cluster-system-nodes")
+    assert template.input("imageId", None) is None and template.input("userData", None) is None
 
 
 def test_kubernetes_provider_uses_the_cluster_kubeconfig(dev):
