@@ -27,6 +27,7 @@ from stackconfig.deployment import (
     EXISTING_VPC_INPUTS,
     check_existing_vpc,
     config_from_args,
+    kubeconfig_sign_in,
     plan_deployment,
 )
 from stackconfig.errors import StackConfigError
@@ -89,6 +90,7 @@ class EksAutoscaling(pulumi.ComponentResource):
         try:
             _require_plain(inputs)
             existing_vpc = check_existing_vpc(inputs)
+            sign_in = kubeconfig_sign_in(inputs)
         except StackConfigError as error:
             raise pulumi.RunError(str(error)) from None
         super().__init__(TYPE_TOKEN, name, None, opts)
@@ -150,8 +152,7 @@ class EksAutoscaling(pulumi.ComponentResource):
                 private_subnet_ids=private_subnet_ids,
                 partition=partition,
                 tags=tags,
-                kubeconfig_profile=inputs.get("aws_profile"),
-                kubeconfig_role_arn=inputs.get("aws_role_arn"),
+                sign_in=sign_in,
             ),
             opts=child,
         )

@@ -324,5 +324,9 @@ class EksAutoscalingArgs(TypedDict, total=False):
     """AWS profile the cluster's kubeconfig signs in with: the profile of the AWS provider the component runs with, if it has one."""
     aws_role_arn: str
     """IAM role the cluster's kubeconfig assumes to sign in: the role the AWS provider assumes, if any."""
+    aws_shared_config_file: str
+    """AWS CLI config file the kubeconfig signs in with (its AWS_CONFIG_FILE), absolute or under ~/: the AWS provider's shared config file, if it has one."""
+    aws_shared_credentials_file: str
+    """AWS CLI credentials file the kubeconfig signs in with (its AWS_SHARED_CREDENTIALS_FILE), absolute or under ~/: the AWS provider's shared credentials file, if it has one."""
     deploy_test_app: bool
     """Deploy the test app (default true). With false the NodePool is planned from `capacity.workloads` alone."""

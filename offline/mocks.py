@@ -40,6 +40,8 @@ class ProjectMocks(pulumi.runtime.Mocks):
         self.invented: dict[str, str] = {}
         # (token, provider URN or None) of every invoke, in order.
         self.invokes: list[tuple[str, str | None]] = []
+        # Resource name of each pulumi-eks cluster -> (cluster name, endpoint), for its methods.
+        self.clusters: dict[str, tuple[str, str]] = {}
 
     def _invent(self, value: str, label: str) -> str:
         self.invented.setdefault(value, label)
@@ -79,8 +81,17 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 "endpoint": f"ec2.{self.region}.amazonaws.com",
             }
         if token == "eks:index:Cluster/getKubeconfig":
-            self._invent(FAKE_CERTIFICATE_AUTHORITY, "<certificate-authority-data of cluster>")
-            return {"result": _kubeconfig("cluster")}
+            # As pulumi-eks's generateKubeconfig renders it for the cluster the method is called on.
+            name, endpoint = self.clusters[args.args["__self__"].urn.rsplit("::", 1)[-1]]
+            return {
+                "result": _kubeconfig(
+                    name,
+                    endpoint,
+                    self.region,
+                    profile=args.args.get("profileName"),
+                    role_arn=args.args.get("roleArn"),
+                )
+            }
         return {}
 
     # Resources
@@ -204,7 +215,11 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 "identities": [{"oidcs": [{"issuer": f"https://{issuer}"}]}],
             },
         )
-        kubeconfig = _kubeconfig(name, endpoint)
+        # pulumi-eks's `kubeconfig` output leaves the profile out on purpose (its includeProfile false).
+        kubeconfig = _kubeconfig(
+            name, endpoint, self.region, role_arn=(args.inputs.get("providerCredentialOpts") or {}).get("roleArn")
+        )
+        self.clusters[args.name] = (name, endpoint)
         self._invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
         self._invent(oidc_id, f"<OIDC id of {args.name}>")
         self._invent(endpoint, f"<endpoint of {args.name}>")
@@ -249,27 +264,43 @@ def _python_name(type_token: str) -> str:
     return type_token.replace(":", "_").replace("/", "_").replace(".", "_").replace("-", "_")
 
 
-def _kubeconfig(name: str, endpoint: str = "https://example.eks.amazonaws.com") -> str:
+def _kubeconfig(
+    name: str, endpoint: str, region: str, *, profile: str | None = None, role_arn: str | None = None
+) -> str:
+    """A kubeconfig as pulumi-eks renders one (nodejs/eks/cluster/cluster.ts, generateKubeconfig):
+    one cluster `kubernetes`, one user `aws` whose token comes from `aws eks get-token`, with the
+    role and the profile as its arguments."""
+    token_args = ["--region", region, "eks", "get-token", "--cluster-name", name, "--output", "json"]
+    if role_arn:
+        token_args += ["--role", role_arn]
+    if profile:
+        token_args += ["--profile", profile]
     return json.dumps(
         {
             "apiVersion": "v1",
-            "kind": "Config",
             "clusters": [
                 {
-                    "name": name,
                     "cluster": {"server": endpoint, "certificate-authority-data": FAKE_CERTIFICATE_AUTHORITY},
+                    "name": "kubernetes",
                 }
             ],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-            "current-context": name,
+            "contexts": [{"context": {"cluster": "kubernetes", "user": "aws"}, "name": "aws"}],
+            "current-context": "aws",
+            "kind": "Config",
             "users": [
                 {
-                    "name": name,
+                    "name": "aws",
                     "user": {
                         "exec": {
                             "apiVersion": "client.authentication.k8s.io/v1beta1",
                             "command": "aws",
-                            "args": ["eks", "get-token", "--cluster-name", name],
+                            "args": token_args,
+                            "env": [
+                                {
+                                    "name": "KUBERNETES_EXEC_INFO",
+                                    "value": '{"apiVersion": "client.authentication.k8s.io/v1beta1"}',
+                                }
+                            ],
                         }
                     },
                 }

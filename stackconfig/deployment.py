@@ -14,7 +14,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from sizing.planning.planner import CapacityPlan
-from stackconfig.aws_provider import AwsProviderSettings
+from stackconfig.aws_provider import AwsProviderSettings, KubeconfigSignIn, check_credential_file_path
 from stackconfig.capacity import node_pool_limits, plan_for
 from stackconfig.errors import StackConfigError
 from stackconfig.load import PROJECT, REGION_KEY, parse_stack_config, select_zones
@@ -23,8 +23,9 @@ from stackconfig.model import StackConfig
 # Inputs of the component that are not keys of the stack configuration: the region comes from
 # `aws:region` in a stack, and a stack always builds its own VPC.
 EXISTING_VPC_INPUTS = ("vpc_id", "public_subnet_ids", "private_subnet_ids")
-# The kubeconfig signs in as the AWS provider does; a stack takes both from `aws:profile` / `aws:assumeRoles`.
-KUBECONFIG_INPUTS = ("aws_profile", "aws_role_arn")
+# The kubeconfig signs in as the AWS provider does; a stack takes these from `aws:profile`,
+# `aws:assumeRoles`, `aws:sharedConfigFiles` and `aws:sharedCredentialsFiles`.
+KUBECONFIG_INPUTS = ("aws_profile", "aws_role_arn", "aws_shared_config_file", "aws_shared_credentials_file")
 COMPONENT_ONLY_INPUTS = ("region", *EXISTING_VPC_INPUTS, *KUBECONFIG_INPUTS)
 
 
@@ -82,14 +83,40 @@ def args_from_config(config: StackConfig, aws_settings: AwsProviderSettings | No
     program builds its component from them)."""
     args = {"region": config.region, **config.model_dump(mode="json", exclude={"region"}, exclude_none=True)}
     if aws_settings is not None:
+        sign_in = aws_settings.kubeconfig_sign_in
         args.update(
             {
                 key: value
-                for key, value in (("aws_profile", aws_settings.profile), ("aws_role_arn", aws_settings.role_arn))
+                for key, value in (
+                    ("aws_profile", sign_in.profile),
+                    ("aws_role_arn", sign_in.role_arn),
+                    ("aws_shared_config_file", sign_in.config_file),
+                    ("aws_shared_credentials_file", sign_in.credentials_file),
+                )
                 if value
             }
         )
     return args
+
+
+def kubeconfig_sign_in(args: Mapping[str, Any]) -> KubeconfigSignIn:
+    """How the component's kubeconfig signs in, from its inputs; StackConfigError for a file the
+    kubeconfig could not find from elsewhere."""
+    problems = []
+    for name in ("aws_shared_config_file", "aws_shared_credentials_file"):
+        if args.get(name) is not None:
+            try:
+                check_credential_file_path(str(args[name]))
+            except ValueError as error:
+                problems.append(f"`{to_camel(name)}`: {error}")
+    if problems:
+        raise StackConfigError(problems)
+    return KubeconfigSignIn(
+        profile=args.get("aws_profile"),
+        role_arn=args.get("aws_role_arn"),
+        config_file=args.get("aws_shared_config_file"),
+        credentials_file=args.get("aws_shared_credentials_file"),
+    )
 
 
 def check_existing_vpc(args: Mapping[str, Any]) -> bool:

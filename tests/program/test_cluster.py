@@ -210,8 +210,11 @@ def test_the_system_root_volume_is_encrypted_gp3(dev):
 def test_kubernetes_provider_uses_the_cluster_kubeconfig(dev):
     provider = dev.one("pulumi:providers:kubernetes")
     eks = dev.one("eks:index:Cluster")
-    assert eks.urn in provider.property_dependencies["kubeconfig"]
-    assert provider.input("kubeconfig")["current-context"] == "karpenter-test"
+    assert dev.depends_on(provider, eks, via=["dependency"])
+    assert dev.depends_on(provider, dev.one("eks:index:ManagedNodeGroup"), via=["dependency"])
+    kubeconfig = provider.input("kubeconfig")
+    assert kubeconfig["clusters"][0]["cluster"]["server"] == dev.outputs["endpoint"]
+    assert "--cluster-name" in kubeconfig["users"][0]["user"]["exec"]["args"]
 
 
 def test_outputs(dev):
@@ -328,7 +331,8 @@ def test_the_vpc_cni_enforces_network_policies(dev):
             assert addon.input("configurationValues", None) is None, addon
 
 
-def test_the_kubeconfig_signs_in_as_the_aws_provider_does():
+def test_pulumi_eks_signs_in_as_the_aws_provider_does_too():
+    # pulumi-eks's own Kubernetes provider (inside its component) takes the same profile and role.
     role = "arn:aws:iam::111122223333:role/deployer"
     recording = run_program("dev", {"aws:profile": "work", "aws:assumeRoles": [{"roleArn": role}]})
     eks = recording.one("eks:index:Cluster")
