@@ -42,11 +42,13 @@ class Cluster(TypedDict, total=False):
     version: str
     """Kubernetes version in EKS support: 1.33, 1.34, 1.35 (default) or 1.36."""
     endpoint_public_access: bool
-    """Whether the API server has a public endpoint (default true); the private endpoint is always on."""
+    """Whether the API server has a public endpoint (default true); the private endpoint is always on. False on a VPC the component builds needs `deployFromInsideVpc`."""
     public_access_cidrs: list[str]
     """IPv4 CIDR blocks allowed to reach the public endpoint (default 0.0.0.0/0, which needs `acknowledgeOpenEndpoint`)."""
     acknowledge_open_endpoint: bool
     """Set true to accept a public endpoint open to 0.0.0.0/0 (default false)."""
+    deploy_from_inside_vpc: bool
+    """Set true when `pulumi up` runs inside the VPC or a network routed into it (default false); without it a private-only endpoint on a VPC the component builds is refused, since the first Helm release could not reach the API server."""
     log_types: list[str]
     """Control-plane log types: any of api, audit, authenticator, controllerManager, scheduler (default api, audit, authenticator)."""
     log_retention_days: int

@@ -43,7 +43,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         # Resource name of each pulumi-eks cluster -> (cluster name, endpoint), for its methods.
         self.clusters: dict[str, tuple[str, str]] = {}
 
-    def _invent(self, value: str, label: str) -> str:
+    def invent(self, value: str, label: str) -> str:
         self.invented.setdefault(value, label)
         return value
 
@@ -65,8 +65,8 @@ class ProjectMocks(pulumi.runtime.Mocks):
         if token == "aws:index/getPartition:getPartition":
             return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            self._invent(ACCOUNT_ID, "<account id>")
-            self._invent("AIDAEXAMPLE", "<caller user id>")
+            self.invent(ACCOUNT_ID, "<account id>")
+            self.invent("AIDAEXAMPLE", "<caller user id>")
             return {
                 "id": ACCOUNT_ID,
                 "accountId": ACCOUNT_ID,
@@ -110,8 +110,8 @@ class ProjectMocks(pulumi.runtime.Mocks):
             return resource_id, state
         for key, value in state.items():
             if key not in args.inputs and isinstance(value, str) and key not in ("tagsAll",):
-                self._invent(value, f"<{key} of {args.name}>")
-        self._invent(resource_id, f"<id of {args.name}>")
+                self.invent(value, f"<{key} of {args.name}>")
+        self.invent(resource_id, f"<id of {args.name}>")
         return resource_id, state
 
     def _custom_state(self, args):
@@ -143,7 +143,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
                     "loadBalancer": {
                         "ingress": [
                             {
-                                "hostname": self._invent(
+                                "hostname": self.invent(
                                     f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com",
                                     f"<ALB hostname of {args.name}>",
                                 )
@@ -177,7 +177,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
             for index, item in enumerate(values):
                 if isinstance(item, str) and key not in ("kubeconfigJson",):
                     suffix = f"[{index}]" if isinstance(value, list) else ""
-                    self._invent(item, f"<{key}{suffix} of {name}>")
+                    self.invent(item, f"<{key}{suffix} of {name}>")
         return outputs
 
     def _awsx_ec2_Vpc(self, args):
@@ -220,9 +220,9 @@ class ProjectMocks(pulumi.runtime.Mocks):
             name, endpoint, self.region, role_arn=(args.inputs.get("providerCredentialOpts") or {}).get("roleArn")
         )
         self.clusters[args.name] = (name, endpoint)
-        self._invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
-        self._invent(oidc_id, f"<OIDC id of {args.name}>")
-        self._invent(endpoint, f"<endpoint of {args.name}>")
+        self.invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
+        self.invent(oidc_id, f"<OIDC id of {args.name}>")
+        self.invent(endpoint, f"<endpoint of {args.name}>")
         return f"{args.name}-id", self._remote_outputs(
             args.name,
             {
@@ -238,7 +238,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         )
 
     def _eks_index_ManagedNodeGroup(self, args):
-        group_name = self._invent(f"{args.name}-{_short_hash(args.name)}", f"<name of {args.name}>")
+        group_name = self.invent(f"{args.name}-{_short_hash(args.name)}", f"<name of {args.name}>")
         node_group = self._fake(
             "aws:eks/nodeGroup:NodeGroup",
             f"{args.name}-nodeGroup",

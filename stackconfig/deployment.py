@@ -41,12 +41,42 @@ class Deployment:
     limits: Mapping[str, str]
 
 
+def check_api_endpoint(config: StackConfig, *, existing_vpc: bool = False) -> None:
+    """StackConfigError unless the program can reach the API server it creates: Helm releases and
+    Kubernetes objects are applied from where `pulumi up` runs, right after the cluster exists.
+
+    A stack file may leave `cluster.publicAccessCidrs` empty for its operator to fill in (prod
+    does): the configuration is valid, for planning and review, but not deployable until then."""
+    cluster = config.cluster
+    problems = []
+    if cluster.endpoint_public_access and not cluster.public_access_cidrs:
+        problems.append(
+            "`cluster.publicAccessCidrs` is empty while `cluster.endpointPublicAccess` is true: list the public "
+            "addresses that run `pulumi up` and kubectl (yours: `curl https://checkip.amazonaws.com`, with /32), "
+            "in the stack file or with `pulumi config set --path 'eks-autoscaling:cluster.publicAccessCidrs[0]' "
+            "<address>/32`; or set endpointPublicAccess to false (docs/upgrades.md, \"A private API endpoint\")"
+        )
+    if not cluster.endpoint_public_access and not existing_vpc and not cluster.deploy_from_inside_vpc:
+        problems.append(
+            "`cluster.endpointPublicAccess` is false on a stack that builds its own VPC: the API server then "
+            "answers only inside that VPC, which this `up` creates, so the first Helm release fails after the NAT "
+            "gateways, the control plane and the nodes are running and billed, and `make destroy` cannot drain "
+            "the cluster from outside. Create the stack with endpointPublicAccess true and publicAccessCidrs "
+            "limited to your address, then switch to private in a second step (docs/upgrades.md, \"A private API "
+            "endpoint\"); or, if `pulumi up` runs inside that VPC or a network routed into it, set "
+            "`cluster.deployFromInsideVpc: true`"
+        )
+    if problems:
+        raise StackConfigError(problems)
+
+
 def plan_deployment(config: StackConfig, region_zones: Sequence[str], *, existing_vpc: bool = False) -> Deployment:
     """Zones, capacity plan and limits of a validated configuration; StackConfigError when the
-    region cannot host it or the plan refuses it.
+    region cannot host it, the API server would be out of reach, or the plan refuses it.
 
     With an existing VPC the NodePool may use every zone of the region unless `nodePool.zones`
     narrows it: Karpenter only launches into the private subnets it is given anyway."""
+    check_api_endpoint(config, existing_vpc=existing_vpc)
     if existing_vpc:
         outside = [zone for zone in config.node_pool.zones or () if zone not in region_zones]
         if outside:

@@ -148,6 +148,9 @@ class ClusterConfig(ConfigSection):
     log_kms_key_arn: str | None = None
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
     secrets_encryption: SecretsEncryptionConfig = SecretsEncryptionConfig()
+    # `pulumi up` applies the Helm releases and Kubernetes objects from where it runs. Without a
+    # public endpoint that must be inside the VPC (or a network routed into it): true says so.
+    deploy_from_inside_vpc: bool = False
 
     @field_validator("version")
     @classmethod
@@ -195,15 +198,6 @@ class ClusterConfig(ConfigSection):
                 f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>"
             )
         return value
-
-    @model_validator(mode="after")
-    def _public_access_has_cidrs(self) -> ClusterConfig:
-        if self.endpoint_public_access and not self.public_access_cidrs:
-            raise ValueError(
-                "publicAccessCidrs is empty while endpointPublicAccess is true; list the CIDRs that may reach "
-                "the API server, or set endpointPublicAccess to false"
-            )
-        return self
 
     @property
     def endpoint_open_to_internet(self) -> bool:

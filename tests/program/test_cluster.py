@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from offline.program import PROJECT_DIR
 from stackconfig.foundation import NON_PUBLIC_RANGES, non_public_range
 from stackconfig.load import parse_stack_config
 from tests.harness import ProgramFailed, run_program
@@ -55,7 +56,7 @@ def test_restricted_private_endpoint_settings():
 
 
 def test_private_only_endpoint():
-    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False}})
+    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False, "deployFromInsideVpc": True}})
     eks = recording.one("eks:index:Cluster")
     assert eks.input("endpointPublicAccess") is False
     assert eks.input("publicAccessCidrs", None) is None
@@ -311,13 +312,59 @@ def test_no_log_types_no_log_group():
     assert recording.one("eks:index:Cluster").input("enabledClusterLogTypes") == []
 
 
-def test_the_prod_stack_keeps_a_year_of_logs_and_a_private_endpoint():
+def test_the_prod_stack_keeps_a_year_of_logs_and_an_endpoint_for_its_operators():
     recording = run_program("prod")
     assert recording.one(LOG_GROUP).input("name") == "/aws/eks/autoscaling-prod/cluster"
     assert recording.one(LOG_GROUP).input("retentionInDays") == 365
     eks = recording.one("eks:index:Cluster")
-    assert eks.input("endpointPublicAccess") is False
+    # Its first `up` runs from outside the VPC it creates: the public endpoint stays, for the
+    # operator's addresses only (stood in for here).
+    assert eks.input("endpointPublicAccess") is True
     assert eks.input("endpointPrivateAccess") is True
+    assert eks.input("publicAccessCidrs") == ["192.0.0.9/32"]
+    assert recording.stood_in == {"192.0.0.9/32": "<the operator's address: cluster.publicAccessCidrs>"}
+
+
+def test_the_prod_stack_refuses_to_start_until_its_operator_sets_the_endpoint_cidrs():
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("prod", operator_values=False)
+    message = str(failure.value)
+    assert "`cluster.publicAccessCidrs` is empty while `cluster.endpointPublicAccess` is true" in message
+    assert "checkip.amazonaws.com" in message
+    assert "pulumi config set --path 'eks-autoscaling:cluster.publicAccessCidrs[0]' <address>/32" in message
+    # Before anything, the AWS provider included.
+    assert failure.value.recording.resources == []
+    text = (PROJECT_DIR / "Pulumi.prod.yaml").read_text()
+    assert "publicAccessCidrs: []" in text and "--stack prod" in text
+
+
+def test_the_prod_stack_starts_once_its_operator_has_set_them():
+    recording = run_program("prod", {"cluster": {"publicAccessCidrs": ["52.94.0.0/22"]}}, operator_values=False)
+    assert recording.one("eks:index:Cluster").input("publicAccessCidrs") == ["52.94.0.0/22"]
+    assert recording.stood_in == {}
+
+
+def test_a_private_endpoint_on_a_vpc_the_stack_creates_is_refused():
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", {"cluster": {"endpointPublicAccess": False}})
+    message = str(failure.value)
+    for fragment in (
+        "`cluster.endpointPublicAccess` is false on a stack that builds its own VPC",
+        "the first Helm release fails",
+        "`make destroy` cannot drain",
+        "switch to private in a second step",
+        "docs/upgrades.md",
+        "`cluster.deployFromInsideVpc: true`",
+    ):
+        assert fragment in message, message
+    assert failure.value.recording.resources == []
+
+
+def test_a_stack_that_deploys_from_inside_its_vpc_may_go_private():
+    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False, "deployFromInsideVpc": True}})
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("endpointPublicAccess") is False
+    assert any("needs a route into the VPC" in warning for warning in recording.warnings)
 
 
 def test_the_vpc_cni_enforces_network_policies(dev):

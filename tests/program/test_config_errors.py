@@ -66,7 +66,19 @@ BAD_INPUTS = [
         id="bad-endpoint-cidr",
     ),
     pytest.param(
-        {"cluster": {"publicAccessCidrs": []}}, ["publicAccessCidrs is empty"], id="public-endpoint-without-cidrs"
+        {"cluster": {"publicAccessCidrs": []}},
+        ["`cluster.publicAccessCidrs` is empty", "checkip.amazonaws.com"],
+        id="public-endpoint-without-cidrs",
+    ),
+    pytest.param(
+        {"cluster": {"endpointPublicAccess": False}},
+        ["`cluster.endpointPublicAccess` is false on a stack that builds its own VPC", "deployFromInsideVpc"],
+        id="private-endpoint-on-the-stacks-own-vpc",
+    ),
+    pytest.param(
+        {"cluster": {"deployFromInsideVpc": "yes"}},
+        ["cluster.deployFromInsideVpc", "valid boolean"],
+        id="deploy-from-inside-vpc-not-a-bool",
     ),
     pytest.param(
         {"cluster": {"logTypes": ["api", "audits"]}}, ["cluster.logTypes[1]", "audits"], id="unknown-log-type"
