@@ -54,7 +54,7 @@ def check_api_endpoint(config: StackConfig, *, existing_vpc: bool = False) -> No
             "`cluster.publicAccessCidrs` is empty while `cluster.endpointPublicAccess` is true: list the public "
             "addresses that run `pulumi up` and kubectl (yours: `curl https://checkip.amazonaws.com`, with /32), "
             "in the stack file or with `pulumi config set --path 'eks-autoscaling:cluster.publicAccessCidrs[0]' "
-            "<address>/32`; or set endpointPublicAccess to false (docs/upgrades.md, \"A private API endpoint\")"
+            '<address>/32`; or set endpointPublicAccess to false (docs/upgrades.md, "A private API endpoint")'
         )
     if not cluster.endpoint_public_access and not existing_vpc and not cluster.deploy_from_inside_vpc:
         problems.append(
@@ -62,8 +62,8 @@ def check_api_endpoint(config: StackConfig, *, existing_vpc: bool = False) -> No
             "answers only inside that VPC, which this `up` creates, so the first Helm release fails after the NAT "
             "gateways, the control plane and the nodes are running and billed, and `make destroy` cannot drain "
             "the cluster from outside. Create the stack with endpointPublicAccess true and publicAccessCidrs "
-            "limited to your address, then switch to private in a second step (docs/upgrades.md, \"A private API "
-            "endpoint\"); or, if `pulumi up` runs inside that VPC or a network routed into it, set "
+            'limited to your address, then switch to private in a second step (docs/upgrades.md, "A private API '
+            'endpoint"); or, if `pulumi up` runs inside that VPC or a network routed into it, set '
             "`cluster.deployFromInsideVpc: true`"
         )
     if problems:

@@ -17,7 +17,9 @@ SETTINGS = {
     "config": {"aws:sharedConfigFiles": ["/etc/aws/team-config"]},
     "credentials": {"aws:sharedCredentialsFiles": ["~/.aws/ci-credentials"]},
 }
-COMBINATIONS = [combination for size in range(len(SETTINGS) + 1) for combination in itertools.combinations(SETTINGS, size)]
+COMBINATIONS = [
+    combination for size in range(len(SETTINGS) + 1) for combination in itertools.combinations(SETTINGS, size)
+]
 
 
 def _exec(kubeconfig: dict) -> dict:
@@ -105,7 +107,10 @@ def test_files_the_kubeconfig_could_not_use_are_refused(overrides, fragments):
 def test_the_exec_environment_replaces_a_variable_of_the_same_name():
     kubeconfig = {
         "users": [
-            {"name": "aws", "user": {"exec": {"command": "aws", "env": [{"name": "AWS_CONFIG_FILE", "value": "/old"}]}}},
+            {
+                "name": "aws",
+                "user": {"exec": {"command": "aws", "env": [{"name": "AWS_CONFIG_FILE", "value": "/old"}]}},
+            },
             {"name": "token", "user": {"token": "abc"}},
         ]
     }
