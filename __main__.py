@@ -26,7 +26,8 @@ except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
 aws_provider = stack_aws_provider("aws", config.region, aws_settings, config.resource_tags)
 try:
-    plan_deployment(config, look_up_account(aws_provider).region_zones)
+    account = look_up_account(aws_provider, config.region, config.node_group.instance_types)
+    plan_deployment(config, account.region_zones)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
 

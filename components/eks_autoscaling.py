@@ -11,6 +11,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.addons import Addons, AddonsArgs, ReleaseIdentity
+from components.aws_provider import look_up_zones
 from components.cluster import Cluster, ClusterArgs
 from components.eks_autoscaling_args import EksAutoscalingArgs
 from components.identities import ControllerIdentities, ControllerIdentitiesArgs
@@ -102,11 +103,11 @@ class EksAutoscaling(pulumi.ComponentResource):
             # A region that does not exist is named as such before it is compared with the provider's.
             config = config_from_args(inputs, region)
             _require_provider_region(region, provider_region)
-            zones = aws.get_availability_zones(state="available", opts=invoke).names
+            zones = look_up_zones(invoke, config.region, () if existing_vpc else config.node_group.instance_types)
             deployment = plan_deployment(config, zones, existing_vpc=existing_vpc)
         except StackConfigError as error:
             raise pulumi.RunError(str(error)) from None
-        for warning in capacity_warnings(config, deployment.plan):
+        for warning in (*deployment.warnings, *capacity_warnings(config, deployment.plan)):
             pulumi.log.warn(warning, resource=self)
         partition = aws.get_partition(opts=invoke).partition
         account_id = aws.get_caller_identity(opts=invoke).account_id

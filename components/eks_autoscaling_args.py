@@ -22,7 +22,9 @@ class Network(TypedDict, total=False):
     cidr: str
     """IPv4 CIDR block of the VPC, /16 to /24 (default 10.0.0.0/16). With `vpcId`, give your VPC's block: the test app admits the ALB's traffic from it."""
     availability_zones: int
-    """Number of availability zones, 2 to 6 (default 2): the first zones of the region by name. With `vpcId`, the number of zones your private subnets span."""
+    """Number of availability zones, 2 to 6 (default 2): without `zoneIds`, the first zones of the region by name that EKS supports and that offer the system node group's instance types. With `vpcId`, the number of zones your private subnets span."""
+    zone_ids: list[str]
+    """The VPC's zones by zone ID (use1-az1), as many as `availabilityZones`, in subnet order: pin them once (the component warns with the IDs it chose) so that a zone leaving the region's list never re-addresses the subnets. Not allowed with `vpcId`."""
     nat_gateways: str
     """`single` (default) or `onePerAz`. Not allowed with `vpcId`."""
 

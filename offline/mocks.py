@@ -22,7 +22,24 @@ from offline.wire import ResourceRef
 ACCOUNT_ID = "123456789012"
 # Stands in for the cluster's CA bundle; a plan shows it as the placeholder it is registered with.
 FAKE_CERTIFICATE_AUTHORITY = base64.b64encode(b"no certificate authority: offline evaluation").decode()
-ZONE_LETTERS = {"ap-northeast-1": "acd", "us-east-1": "abcdef"}
+# The availability zones of the regions the stacks use, name -> zone ID. Names map to zones per
+# account; these are one account's mapping. us-east-1c is use1-az3, where EKS refuses cluster
+# subnets; ap-northeast-1 has three zones for new accounts (apne1-az3 is closed to them).
+REGION_ZONES = {
+    "ap-northeast-1": {"ap-northeast-1a": "apne1-az4", "ap-northeast-1c": "apne1-az1", "ap-northeast-1d": "apne1-az2"},
+    "us-east-1": {
+        "us-east-1a": "use1-az2",
+        "us-east-1b": "use1-az4",
+        "us-east-1c": "use1-az3",
+        "us-east-1d": "use1-az6",
+        "us-east-1e": "use1-az1",
+        "us-east-1f": "use1-az5",
+    },
+}
+# What tests change to stand for a zone that is impaired at the moment (its ID), and instance
+# types EC2 does not offer in a zone (zone ID -> types); EC2 offers every other type everywhere.
+UNAVAILABLE_ZONE_IDS: set[str] = set()
+NOT_OFFERED: dict[str, set[str]] = {}
 
 
 def _short_hash(*parts: str, length: int = 8) -> str:
@@ -53,14 +70,30 @@ class ProjectMocks(pulumi.runtime.Mocks):
         token = args.token
         self.invokes.append((token, args.provider.rsplit("::", 1)[0] if args.provider else None))
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            letters = ZONE_LETTERS.get(self.region, "abc")
-            names = [f"{self.region}{letter}" for letter in letters]
+            zones = self.zones()
+            if args.args.get("state") == "available":
+                zones = {name: zone_id for name, zone_id in zones.items() if zone_id not in UNAVAILABLE_ZONE_IDS}
             return {
                 "id": self.region,
-                "names": names,
-                "zoneIds": [f"apne1-az{index + 1}" for index in range(len(names))],
-                "state": "available",
-                "groupNames": [self.region] * len(names),
+                "names": list(zones),
+                "zoneIds": list(zones.values()),
+                "groupNames": [self.region] * len(zones),
+                **({"state": args.args["state"]} if args.args.get("state") else {}),
+            }
+        if token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            (wanted,) = [entry["values"] for entry in args.args["filters"] if entry["name"] == "instance-type"]
+            assert args.args.get("locationType") == "availability-zone-id", args.args
+            offers = [
+                (zone_id, instance_type)
+                for zone_id in sorted(self.zones().values())
+                for instance_type in wanted
+                if instance_type not in NOT_OFFERED.get(zone_id, set())
+            ]
+            return {
+                "id": self.region,
+                "locations": [zone_id for zone_id, _ in offers],
+                "instanceTypes": [instance_type for _, instance_type in offers],
+                "locationTypes": ["availability-zone-id"] * len(offers),
             }
         if token == "aws:index/getPartition:getPartition":
             return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
@@ -93,6 +126,12 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 )
             }
         return {}
+
+    def zones(self) -> dict[str, str]:
+        return REGION_ZONES.get(self.region) or {
+            f"{self.region}{letter}": f"{self.region.replace('-', '')[:6]}-az{index + 1}"
+            for index, letter in enumerate("abc")
+        }
 
     # Resources
 

@@ -17,8 +17,9 @@ from sizing.planning.planner import CapacityPlan
 from stackconfig.aws_provider import AwsProviderSettings, KubeconfigSignIn, check_credential_file_path
 from stackconfig.capacity import node_pool_limits, plan_for
 from stackconfig.errors import StackConfigError
-from stackconfig.load import PROJECT, REGION_KEY, parse_stack_config, select_zones
+from stackconfig.load import PROJECT, REGION_KEY, parse_stack_config
 from stackconfig.model import StackConfig
+from stackconfig.zones import RegionZones, vpc_zones
 
 # Inputs of the component that are not keys of the stack configuration: the region comes from
 # `aws:region` in a stack, and a stack always builds its own VPC.
@@ -31,14 +32,17 @@ COMPONENT_ONLY_INPUTS = ("region", *EXISTING_VPC_INPUTS, *KUBECONFIG_INPUTS)
 
 @dataclass(frozen=True)
 class Deployment:
-    """config: the validated configuration. vpc_zones: the zones of the VPC the component
-    builds (empty with an existing VPC). node_pool_zones: the zones the NodePool may use."""
+    """config: the validated configuration. vpc_zones: the names of the zones of the VPC the
+    component builds (empty with an existing VPC), vpc_zone_ids their IDs. node_pool_zones: the
+    zones the NodePool may use. warnings: for the operator, about the zones."""
 
     config: StackConfig
     vpc_zones: tuple[str, ...]
     node_pool_zones: tuple[str, ...]
     plan: CapacityPlan
     limits: Mapping[str, str]
+    vpc_zone_ids: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def check_api_endpoint(config: StackConfig, *, existing_vpc: bool = False) -> None:
@@ -70,30 +74,44 @@ def check_api_endpoint(config: StackConfig, *, existing_vpc: bool = False) -> No
         raise StackConfigError(problems)
 
 
-def plan_deployment(config: StackConfig, region_zones: Sequence[str], *, existing_vpc: bool = False) -> Deployment:
+def plan_deployment(config: StackConfig, region_zones: RegionZones, *, existing_vpc: bool = False) -> Deployment:
     """Zones, capacity plan and limits of a validated configuration; StackConfigError when the
     region cannot host it, the API server would be out of reach, or the plan refuses it.
 
-    With an existing VPC the NodePool may use every zone of the region unless `nodePool.zones`
-    narrows it: Karpenter only launches into the private subnets it is given anyway."""
+    The VPC takes the pinned `network.zoneIds`, or else the first usable zones by name
+    (stackconfig/zones.py). With an existing VPC the NodePool may use every available zone of
+    the region unless `nodePool.zones` narrows it: Karpenter only launches into the private
+    subnets it is given anyway."""
     check_api_endpoint(config, existing_vpc=existing_vpc)
     if existing_vpc:
-        outside = [zone for zone in config.node_pool.zones or () if zone not in region_zones]
+        region_names = region_zones.available_names
+        outside = [zone for zone in config.node_pool.zones or () if zone not in region_names]
         if outside:
             raise StackConfigError(
                 [
                     f"`nodePool.zones`: {', '.join(outside)} not among the available zones of {config.region} "
-                    f"({', '.join(sorted(region_zones))})"
+                    f"({', '.join(region_names)})"
                 ]
             )
-        vpc_zones: tuple[str, ...] = ()
-        default_zones = sorted(region_zones)
+        names: tuple[str, ...] = ()
+        zone_ids: tuple[str, ...] = ()
+        warnings: tuple[str, ...] = ()
+        default_zones = region_names
     else:
-        vpc_zones = tuple(select_zones(config, list(region_zones)))
-        default_zones = list(vpc_zones)
+        chosen = vpc_zones(region_zones, config.network.availability_zones, config.network.zone_ids)
+        names, zone_ids, warnings = chosen.names, chosen.zone_ids, chosen.warnings
+        outside = [zone for zone in config.node_pool.zones or () if zone not in names]
+        if outside:
+            raise StackConfigError(
+                [
+                    f"`nodePool.zones`: {', '.join(outside)} not among the VPC's zones ({', '.join(names)}); "
+                    "raise network.availabilityZones or choose among those"
+                ]
+            )
+        default_zones = list(names)
     node_pool_zones = tuple(config.node_pool.zones or default_zones)
-    plan = plan_for(config, vpc_zones or node_pool_zones)
-    return Deployment(config, vpc_zones, node_pool_zones, plan, node_pool_limits(config, plan))
+    plan = plan_for(config, names or node_pool_zones)
+    return Deployment(config, names, node_pool_zones, plan, node_pool_limits(config, plan), zone_ids, warnings)
 
 
 def config_from_args(args: Mapping[str, Any], region: str) -> StackConfig:
@@ -165,10 +183,11 @@ def check_existing_vpc(args: Mapping[str, Any]) -> bool:
         )
     network = args.get("network") or {}
     if isinstance(network, Mapping):
-        if network.get("nat_gateways") is not None:
-            problems.append(
-                "`network.natGateways` applies to a VPC the component builds, not to an existing one (vpcId)"
-            )
+        for key in ("nat_gateways", "zone_ids"):
+            if network.get(key) is not None:
+                problems.append(
+                    f"`network.{to_camel(key)}` applies to a VPC the component builds, not to an existing one (vpcId)"
+                )
         if args.get("deploy_test_app", True) and network.get("cidr") is None:
             problems.append(
                 "`network.cidr` is required with vpcId while the test app is deployed: give your VPC's CIDR "

@@ -181,6 +181,16 @@ BAD_INPUTS = [
         id="unknown-key-in-the-first-workload",
     ),
     pytest.param(
+        {
+            "vpc_id": "vpc-1",
+            "public_subnet_ids": ["subnet-1"],
+            "private_subnet_ids": ["subnet-2"],
+            "network": {"cidr": "10.0.0.0/16", "zone_ids": ["apne1-az1", "apne1-az2"]},
+        },
+        ["`network.zoneIds` applies to a VPC the component builds, not to an existing one (vpcId)"],
+        id="zone-ids-with-an-existing-vpc",
+    ),
+    pytest.param(
         {"aws_shared_config_file": "aws/config"},
         ["`awsSharedConfigFile`: 'aws/config' is a relative path", "under ~/"],
         id="relative-aws-config-file",
