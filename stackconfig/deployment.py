@@ -7,7 +7,7 @@ stack file and a component's inputs are refused for the same reasons with the sa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

@@ -8,7 +8,7 @@ that form first, so that a stack file and a real run are validated the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 

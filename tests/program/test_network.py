@@ -108,7 +108,9 @@ def test_zones_that_do_not_offer_the_system_nodes_types_are_left_out(monkeypatch
         run_program("dev", {"network": {"availabilityZones": 3}})
     message = str(failure.value)
     assert "ap-northeast-1 has only 2 zones the cluster can use (apne1-az4 (ap-northeast-1a), apne1-az2" in message
-    assert "left out: apne1-az1 (ap-northeast-1c): EC2 does not offer m5.large (nodeGroup.instanceTypes) there" in message
+    assert (
+        "left out: apne1-az1 (ap-northeast-1c): EC2 does not offer m5.large (nodeGroup.instanceTypes) there" in message
+    )
 
 
 def test_a_zone_that_is_not_available_now_is_not_chosen_but_a_pinned_one_stays(monkeypatch):
