@@ -93,7 +93,7 @@ esac
     def log(self) -> list[str]:
         return self.calls.read_text().splitlines() if self.calls.exists() else []
 
-    def pinned(self) -> list[str]:
+    def pinned(self) -> list[list[str]]:
         return [line.split()[4:6] for line in self.log() if line.startswith("pulumi config set")]
 
 
