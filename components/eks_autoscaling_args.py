@@ -301,7 +301,7 @@ class EksAutoscalingArgs(TypedDict, total=False):
     cluster_name: str
     """Name of the EKS cluster, 1 to 40 letters, digits, - or _ (default karpenter-test)."""
     tags: dict[str, str]
-    """Tags for every AWS resource (keys must not start with aws:)."""
+    """Tags for every AWS resource (keys must not start with aws:). Karpenter's nodes get them through the EC2NodeClass, whose drift hash includes them: changing them on a live cluster replaces every node Karpenter launched."""
     vpc_id: pulumi.Input[str]
     """An existing VPC to build the cluster in; give the subnets too. Without it the component builds a VPC."""
     public_subnet_ids: pulumi.Input[list[str]]
