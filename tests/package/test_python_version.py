@@ -19,6 +19,17 @@ def _requirement_lines() -> list[str]:
     return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
+def _pip_dry_run(directory):
+    """pip as `pulumi package add` runs it (in the directory of requirements.txt), installing nothing."""
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "-r", "requirements.txt"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_the_guard_comes_before_the_pinned_requirements_on_an_older_python_only():
     guard, *rest = _requirement_lines()
     path, _, marker = guard.partition(" ; ")
@@ -31,13 +42,7 @@ def test_the_guard_comes_before_the_pinned_requirements_on_an_older_python_only(
 def test_pip_stops_at_the_guard_with_its_message(tmp_path):
     # The guard as an older Python would see it (its marker true), before a pin no index has.
     (tmp_path / "requirements.txt").write_text(f"{GUARD} ; python_version >= '3'\nnumpy==0.0.1\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "-r", "requirements.txt"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _pip_dry_run(tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert f"the eks-autoscaling component package {NEEDS}" in output
@@ -46,13 +51,7 @@ def test_pip_stops_at_the_guard_with_its_message(tmp_path):
 
 
 def test_on_this_python_pip_skips_the_guard():
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "-r", "requirements.txt"],
-        cwd=PROVIDER,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _pip_dry_run(PROVIDER)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "markers 'python_version < \"3.11\"' don't match your environment" in result.stdout + result.stderr
 

@@ -167,6 +167,17 @@ def project_with_profile(tmp_path):
     return project
 
 
+def up_in(project, env):
+    """`scripts/stack.sh --dry-run up team` in a copy of the project."""
+    return subprocess.run(
+        [str(project / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+
+
 def _aws_that_knows_one_profile(env, tmp_path):
     """An `aws` whose default credentials fail and whose profile team-admin works, logging its calls."""
     log = tmp_path / "aws-calls"
@@ -184,13 +195,7 @@ def test_the_credentials_check_uses_the_stacks_aws_profile(project_with_profile,
     env = {key: value for key, value in ready_env.items() if not key.startswith("AWS_")}
     (tmp_path / "home" / ".aws").mkdir()
     (tmp_path / "home" / ".aws" / "config").write_text("[profile team-admin]\nsso_session = team\n")
-    result = subprocess.run(
-        [str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-    )
+    result = up_in(project_with_profile, env)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == ["--profile team-admin sts get-caller-identity"]
 
@@ -198,13 +203,7 @@ def test_the_credentials_check_uses_the_stacks_aws_profile(project_with_profile,
 def test_a_stack_profile_without_credentials_is_named(project_with_profile, ready_env, tmp_path):
     (project_with_profile / "Pulumi.team.yaml").write_text("config:\n  aws:region: us-east-1\n  aws:profile: expired\n")
     _aws_that_knows_one_profile(ready_env, tmp_path)
-    result = subprocess.run(
-        [str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
-        capture_output=True,
-        text=True,
-        env=ready_env,
-        timeout=30,
-    )
+    result = up_in(project_with_profile, ready_env)
     assert result.returncode == 1
     assert "working AWS credentials of profile 'expired', the stack's aws:profile" in result.stderr
     assert "aws sso login --profile expired" in result.stderr and "Pulumi.team.yaml" in result.stderr
@@ -226,13 +225,7 @@ def test_the_credentials_check_reads_the_stacks_aws_files(project_with_profile, 
     (tmp_path / "home" / "team").mkdir()
     (tmp_path / "home" / "team" / "config").write_text("[profile team-admin]\nsso_session = team\n")
     env = {key: value for key, value in ready_env.items() if not key.startswith("AWS_")}
-    result = subprocess.run(
-        [str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-    )
+    result = up_in(project_with_profile, env)
     assert result.returncode == 0, result.stderr
     home = tmp_path / "home"
     assert log.read_text().splitlines() == [
