@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stackconfig.aws_provider import AwsProviderSettings, parse_aws_settings
+from stackconfig.deployment import check_api_endpoint
 from stackconfig.errors import StackConfigError
 from stackconfig.load import PROJECT, parse_stack_config
 from stackconfig.model import StackConfig
@@ -180,6 +181,8 @@ def pin(stack: str, base_env: Mapping[str, str]) -> str:
     """Pin the stack's zones if they are not, or check them against the state; what was done."""
     values = stack_values(stack)
     config = parse_stack_config(values)
+    # What the program would refuse anyway stops `make up` before the stack file is written to.
+    check_api_endpoint(config)
     state_text = run(["pulumi", "stack", "export", "--stack", stack])
     deployed = deployed_zone_ids(json.loads(state_text or "{}"))
     pinned = config.network.zone_ids

@@ -147,11 +147,12 @@ def vpc_zones(region_zones: RegionZones, count: int, zone_ids: Sequence[str]) ->
         warnings=(
             f"the VPC's zones are not pinned: chose {', '.join(chosen.zone_ids)} ({', '.join(chosen.names)}). "
             "Pin them before anything depends on them, so that a zone leaving the region's list never "
-            "re-addresses the subnets: `make up` does it, or "
+            "re-addresses the subnets: `make up` does it for a stack of this project, or "
             + " && ".join(
                 f"pulumi config set --path 'eks-autoscaling:network.zoneIds[{index}]' {zone_id}"
                 for index, zone_id in enumerate(chosen.zone_ids)
-            ),
+            )
+            + "; a program that uses the component sets its input network.zoneIds to them",
         ),
     )
 

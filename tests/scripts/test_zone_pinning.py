@@ -217,6 +217,14 @@ def test_a_count_change_on_pinned_zones_is_refused_before_any_look_up(fakes, cap
     assert [line for line in fakes.log() if not line.startswith("pulumi config --show-secrets")] == []
 
 
+def test_a_stack_the_program_would_refuse_is_not_written_to(fakes, capsys):
+    fakes.config({**prod_like(), "eks-autoscaling:cluster": {"publicAccessCidrs": []}})
+    assert zones.main(["pin", "--stack", "dev"]) == 1
+    assert "`cluster.publicAccessCidrs` is empty" in capsys.readouterr().err
+    assert [line.split()[1] for line in fakes.log()] == ["config"]
+    assert fakes.pinned() == []
+
+
 def test_too_few_usable_zones_are_named(fakes, capsys):
     fakes.config(prod_like(availabilityZones=5))
     assert zones.main(["pin", "--stack", "dev"]) == 1
