@@ -51,14 +51,14 @@ schema: install ## Regenerate schema.json of the component package and the input
 sizing-docs: install ## Regenerate the dev stack's capacity report quoted in docs/sizing.md
 	$(PY) -m scripts.generate_sizing_docs
 
-up: install ## Create or update the stack (STACK=dev by default): needs the Pulumi CLI and AWS credentials
+up: install ## Create or update the stack (STACK=dev by default), refreshed first; pins its zones on first use
 	scripts/stack.sh up $(STACK)
 
 preview: install ## Show what `make up` would change
 	scripts/stack.sh preview $(STACK)
 
-destroy: ## Delete every resource of the stack
-	scripts/stack.sh destroy $(STACK)
+destroy: ## Delete every resource of the stack; asks first (YES=1: do not ask)
+	scripts/stack.sh $(if $(filter 1 yes true,$(YES)),--yes) destroy $(STACK)
 
 # Targets of their own concern: security gates (security.mk) and operating a cluster (operate.mk).
 include $(wildcard make/*.mk)

@@ -12,7 +12,7 @@ from components.aws_provider import look_up_account, stack_aws_provider
 from components.eks_autoscaling import EksAutoscaling
 from components.eks_autoscaling_args import EksAutoscalingArgs
 from stackconfig.aws_provider import parse_aws_settings
-from stackconfig.deployment import args_from_config, plan_deployment
+from stackconfig.deployment import args_from_config, check_api_endpoint, plan_deployment
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_from_pulumi, pulumi_config_values
 
@@ -21,11 +21,13 @@ from stackconfig.load import load_from_pulumi, pulumi_config_values
 try:
     config = load_from_pulumi()
     aws_settings = parse_aws_settings(pulumi_config_values())
+    check_api_endpoint(config)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
 aws_provider = stack_aws_provider("aws", config.region, aws_settings, config.resource_tags)
 try:
-    plan_deployment(config, look_up_account(aws_provider).region_zones)
+    account = look_up_account(aws_provider, config.region, config.node_group.instance_types)
+    plan_deployment(config, account.region_zones)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
 

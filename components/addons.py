@@ -25,10 +25,13 @@ RELEASE_TIMEOUT_SECONDS = 600
 
 @dataclass(frozen=True)
 class ReleaseIdentity:
-    """A service account's role as a release needs it: annotations and what must exist first."""
+    """A service account's role as a release needs it: the service account's annotations, the
+    pods' annotations (which roll the pods when the role or the way they get it changes), and
+    what must exist first."""
 
     annotations: pulumi.Input[Mapping[str, str]]
     ready: Sequence[pulumi.Resource]
+    pod_annotations: pulumi.Input[Mapping[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,8 @@ class Addons(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=EKS_CHARTS_REPOSITORY),
             values={
                 "clusterName": args.cluster_name,
-                # Nodes allow one IMDS hop, so the controller cannot discover these itself.
+                # Given, not discovered through IMDS: the controller then needs neither the
+                # metadata service nor a hop limit that lets a pod reach it.
                 "region": args.region,
                 "vpcId": args.vpc_id,
                 "replicaCount": config.load_balancer_controller.replicas,
@@ -87,6 +91,7 @@ class Addons(pulumi.ComponentResource):
                     "name": LOAD_BALANCER_CONTROLLER_SERVICE_ACCOUNT,
                     "annotations": args.load_balancer_controller.annotations,
                 },
+                "podAnnotations": args.load_balancer_controller.pod_annotations,
                 "nodeSelector": node_selector,
                 # The chart's Service mutator intercepts the creation of every Service in the cluster
                 # and fails it (failurePolicy Fail) until the controller is ready, which races the
@@ -115,6 +120,7 @@ class Addons(pulumi.ComponentResource):
             values={
                 "settings": {"clusterName": args.cluster_name, "interruptionQueue": args.interruption_queue_name},
                 "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT, "annotations": args.karpenter.annotations},
+                "podAnnotations": args.karpenter.pod_annotations,
                 "replicas": config.karpenter.replicas,
                 "controller": {"resources": KARPENTER_CONTROLLER_RESOURCES},
                 # On top of the chart's own affinity, which keeps Karpenter off the nodes it launches.

@@ -6,18 +6,22 @@ and zones the program computes with belong to the account the resources are crea
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from stackconfig.aws_provider import AwsProviderSettings
+from stackconfig.zones import RegionZones, region_zones_from
+
+# Availability Zones only: Local and Wavelength Zones cannot hold an EKS cluster's subnets.
+AVAILABILITY_ZONES_ONLY = [aws.GetAvailabilityZonesFilterArgs(name="zone-type", values=["availability-zone"])]
 
 
 @dataclass(frozen=True)
 class AccountFacts:
-    region_zones: list[str]
+    region_zones: RegionZones
     partition: str
     account_id: str
 
@@ -42,10 +46,26 @@ def stack_aws_provider(name: str, region: str, settings: AwsProviderSettings, ta
     )
 
 
-def look_up_account(provider: aws.Provider) -> AccountFacts:
+def look_up_account(provider: aws.Provider, region: str, instance_types: Sequence[str]) -> AccountFacts:
     through = pulumi.InvokeOptions(provider=provider)
     return AccountFacts(
-        region_zones=list(aws.get_availability_zones(state="available", opts=through).names),
+        region_zones=look_up_zones(through, region, instance_types),
         partition=aws.get_partition(opts=through).partition,
         account_id=aws.get_caller_identity(opts=through).account_id,
     )
+
+
+def look_up_zones(through: pulumi.InvokeOptions, region: str, instance_types: Sequence[str]) -> RegionZones:
+    """The region's availability zones in this account: every one (a pinned zone stays usable
+    while it is impaired), which are `available`, and where EC2 offers `instance_types`."""
+    every = aws.get_availability_zones(filters=AVAILABILITY_ZONES_ONLY, opts=through)
+    available = aws.get_availability_zones(state="available", filters=AVAILABILITY_ZONES_ONLY, opts=through)
+    offerings: list[tuple[str, str]] = []
+    if instance_types:
+        offered = aws.ec2.get_instance_type_offerings(
+            location_type="availability-zone-id",
+            filters=[aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=list(instance_types))],
+            opts=through,
+        )
+        offerings = list(zip(offered.locations, offered.instance_types, strict=True))
+    return region_zones_from(region, every.names, every.zone_ids, available.zone_ids, offerings, tuple(instance_types))

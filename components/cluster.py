@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from iam.karpenter import node_role_managed_policy_arns
 from iam.trust import ec2_trust_policy
+from stackconfig.aws_provider import KubeconfigSignIn
 from stackconfig.foundation import ClusterConfig, NodeGroupConfig
 
 # Add-ons that run as DaemonSets become ACTIVE without nodes and must exist before the nodes
@@ -24,6 +25,28 @@ ADDONS_AFTER_NODES = ("coredns",)
 # version), Kubernetes 1.25 or later and a 5.10+ kernel with the BPF file system (AL2023 has both);
 # it uses the CNI's own permissions, so no IAM changes.
 ADDON_CONFIGURATION = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+# The system nodes' instance metadata: IMDSv2 only, answered two hops away, so that a pod (one hop
+# past the node) reaches it. The controllers there need it: under Pod Identity nothing tells
+# Karpenter its region, and it reads it from IMDS. Karpenter's own nodes keep one hop
+# (EC2NodeClass), which keeps their pods from the node role's credentials.
+SYSTEM_NODE_IMDS_HOP_LIMIT = 2
+# The AL2023 AMIs' root device.
+AL2023_ROOT_DEVICE = "/dev/xvda"
+
+
+def with_exec_environment(kubeconfig_json: str, environment: dict[str, str]) -> str:
+    """The kubeconfig with `environment` added to the exec environment of every user: the AWS
+    CLI's files, which `aws eks get-token` takes from there only."""
+    if not environment:
+        return kubeconfig_json
+    kubeconfig = json.loads(kubeconfig_json)
+    for user in kubeconfig.get("users") or []:
+        command = (user.get("user") or {}).get("exec")
+        if command is None:
+            continue
+        kept = [entry for entry in command.get("env") or [] if entry.get("name") not in environment]
+        command["env"] = kept + [{"name": name, "value": value} for name, value in environment.items()]
+    return json.dumps(kubeconfig)
 
 
 @dataclass(frozen=True)
@@ -36,10 +59,10 @@ class ClusterArgs:
     private_subnet_ids: pulumi.Input[Sequence[str]]
     partition: str
     tags: dict
-    # How the kubeconfig signs in (`aws eks get-token --profile/--role-arn`): as the AWS provider
-    # does, so that the identity that created the cluster, its admin, applies the Kubernetes objects.
-    kubeconfig_profile: str | None = None
-    kubeconfig_role_arn: str | None = None
+    # How the kubeconfig signs in (`aws eks get-token` with a profile, a role and the AWS CLI's
+    # files): as the AWS provider does, so that the identity that created the cluster, its admin,
+    # applies the Kubernetes objects.
+    sign_in: KubeconfigSignIn = KubeconfigSignIn()
 
 
 class Cluster(pulumi.ComponentResource):
@@ -81,8 +104,8 @@ class Cluster(pulumi.ComponentResource):
             kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
             encryption_config_key_arn=self.secrets_key_arn,
             provider_credential_opts=(
-                eks.KubeconfigOptionsArgs(profile_name=args.kubeconfig_profile, role_arn=args.kubeconfig_role_arn)
-                if args.kubeconfig_profile or args.kubeconfig_role_arn
+                eks.KubeconfigOptionsArgs(profile_name=args.sign_in.profile, role_arn=args.sign_in.role_arn)
+                if args.sign_in.profile or args.sign_in.role_arn
                 else None
             ),
             tags=args.tags,
@@ -134,6 +157,7 @@ class Cluster(pulumi.ComponentResource):
         ]
 
         node_group = args.node_group
+        self.system_launch_template = self._system_launch_template(name, args, child)
         self.system_nodes = eks.ManagedNodeGroup(
             f"{name}-system-nodes",
             cluster=self.eks,
@@ -142,14 +166,18 @@ class Cluster(pulumi.ComponentResource):
             instance_types=list(node_group.instance_types),
             capacity_type=node_group.capacity_type,
             ami_type=node_group.ami_type,
-            disk_size=node_group.disk_size,
+            # The launch template sets the root volume and the metadata options; pulumi-eks's own
+            # (enableIMDSv2, diskSize) would set a hop limit this program does not own.
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=self.system_launch_template.id,
+                version=self.system_launch_template.latest_version.apply(str),
+            ),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=node_group.min_size,
                 desired_size=node_group.desired_size,
                 max_size=node_group.max_size,
             ),
             labels=dict(node_group.labels),
-            enable_imd_sv2=True,
             tags=args.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -161,18 +189,24 @@ class Cluster(pulumi.ComponentResource):
             self._addon(name, addon, args, [self.system_nodes]) for addon in ADDONS_AFTER_NODES
         ]
 
+        # Not pulumi-eks's `kubeconfigJson`: that one leaves the profile out on purpose, for other
+        # users of the cluster, and would sign in as whatever identity the environment holds.
+        self.kubeconfig_json = self.eks.get_kubeconfig(
+            profile_name=args.sign_in.profile, role_arn=args.sign_in.role_arn
+        ).apply(lambda text: with_exec_environment(text, args.sign_in.environment))
         self.kubernetes_provider = k8s.Provider(
             f"{name}-kubernetes",
-            kubeconfig=self.eks.kubeconfig_json,
+            kubeconfig=self.kubeconfig_json,
             enable_server_side_apply=True,
             # Every Kubernetes object goes through this provider; depending on the system nodes
             # keeps them, and the controllers whose finalizers they need, alive until those
-            # objects are deleted.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_nodes]),
+            # objects are deleted. The kubeconfig comes from a method call, whose result carries
+            # no dependency on the cluster: the edge is written here.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.eks, self.system_nodes]),
         )
 
         self.endpoint = self.eks.eks_cluster.endpoint
-        self.kubeconfig = pulumi.Output.secret(self.eks.kubeconfig_json)
+        self.kubeconfig = pulumi.Output.secret(self.kubeconfig_json)
         self.oidc_provider_arn = self.eks.oidc_provider_arn
         self.oidc_issuer_url = self.eks.oidc_provider_url
         self.register_outputs(
@@ -186,6 +220,36 @@ class Cluster(pulumi.ComponentResource):
                 "nodeSecurityGroupId": self.node_security_group.id,
                 "logGroupName": self.log_group.name if self.log_group else None,
             }
+        )
+
+    def _system_launch_template(
+        self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions
+    ) -> aws.ec2.LaunchTemplate:
+        """The system nodes' launch template: IMDSv2 with SYSTEM_NODE_IMDS_HOP_LIMIT hops and an
+        encrypted gp3 root volume of `nodeGroup.diskSize` GiB. No AMI and no user data: EKS
+        fills both in from the node group's AMI type and version."""
+        return aws.ec2.LaunchTemplate(
+            f"{name}-system-nodes",
+            description=f"System nodes of EKS cluster {args.cluster_name}",
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=SYSTEM_NODE_IMDS_HOP_LIMIT,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=AL2023_ROOT_DEVICE,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=args.node_group.disk_size,
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            update_default_version=True,
+            tags=args.tags,
+            opts=child,
         )
 
     def _secrets_key(self, name: str, args: ClusterArgs, child: pulumi.ResourceOptions):

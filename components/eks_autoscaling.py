@@ -11,6 +11,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.addons import Addons, AddonsArgs, ReleaseIdentity
+from components.aws_provider import look_up_zones
 from components.cluster import Cluster, ClusterArgs
 from components.eks_autoscaling_args import EksAutoscalingArgs
 from components.identities import ControllerIdentities, ControllerIdentitiesArgs
@@ -28,6 +29,7 @@ from stackconfig.deployment import (
     EXISTING_VPC_INPUTS,
     check_existing_vpc,
     config_from_args,
+    kubeconfig_sign_in,
     plan_deployment,
 )
 from stackconfig.errors import StackConfigError
@@ -97,6 +99,7 @@ class EksAutoscaling(pulumi.ComponentResource):
         try:
             _require_plain(inputs)
             existing_vpc = check_existing_vpc(inputs)
+            sign_in = kubeconfig_sign_in(inputs)
         except StackConfigError as error:
             raise pulumi.RunError(str(error)) from None
         super().__init__(TYPE_TOKEN, name, None, opts)
@@ -108,11 +111,11 @@ class EksAutoscaling(pulumi.ComponentResource):
             # A region that does not exist is named as such before it is compared with the provider's.
             config = config_from_args(inputs, region)
             _require_provider_region(region, provider_region)
-            zones = aws.get_availability_zones(state="available", opts=invoke).names
+            zones = look_up_zones(invoke, config.region, () if existing_vpc else config.node_group.instance_types)
             deployment = plan_deployment(config, zones, existing_vpc=existing_vpc)
         except StackConfigError as error:
             raise pulumi.RunError(str(error)) from None
-        for warning in capacity_warnings(config, deployment.plan):
+        for warning in (*deployment.warnings, *capacity_warnings(config, deployment.plan)):
             pulumi.log.warn(warning, resource=self)
         partition = aws.get_partition(opts=invoke).partition
         account_id = aws.get_caller_identity(opts=invoke).account_id
@@ -158,8 +161,7 @@ class EksAutoscaling(pulumi.ComponentResource):
                 private_subnet_ids=private_subnet_ids,
                 partition=partition,
                 tags=tags,
-                kubeconfig_profile=inputs.get("aws_profile"),
-                kubeconfig_role_arn=inputs.get("aws_role_arn"),
+                sign_in=sign_in,
             ),
             opts=child,
         )
@@ -207,8 +209,13 @@ class EksAutoscaling(pulumi.ComponentResource):
                 load_balancer_controller=ReleaseIdentity(
                     identities.load_balancer_controller.service_account_annotations,
                     identities.load_balancer_controller.ready,
+                    identities.load_balancer_controller.pod_annotations,
                 ),
-                karpenter=ReleaseIdentity(identities.karpenter.service_account_annotations, identities.karpenter.ready),
+                karpenter=ReleaseIdentity(
+                    identities.karpenter.service_account_annotations,
+                    identities.karpenter.ready,
+                    identities.karpenter.pod_annotations,
+                ),
                 karpenter_prerequisites=karpenter_nodes.ready,
                 cluster_ready=[cluster.system_nodes, *cluster.addons],
             ),

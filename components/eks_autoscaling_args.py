@@ -22,7 +22,9 @@ class Network(TypedDict, total=False):
     cidr: str
     """IPv4 CIDR block of the VPC, /16 to /24 (default 10.0.0.0/16). With `vpcId`, give your VPC's block: the test app admits the ALB's traffic from it."""
     availability_zones: int
-    """Number of availability zones, 2 to 6 (default 2): the first zones of the region by name. With `vpcId`, the number of zones your private subnets span."""
+    """Number of availability zones, 2 to 6 (default 2): without `zoneIds`, the first zones of the region by name that EKS supports and that offer the system node group's instance types. With `vpcId`, the number of zones your private subnets span."""
+    zone_ids: list[str]
+    """The VPC's zones by zone ID (use1-az1), as many as `availabilityZones`, in subnet order: pin them once (the component warns with the IDs it chose) so that a zone leaving the region's list never re-addresses the subnets. Not allowed with `vpcId`."""
     nat_gateways: str
     """`single` (default) or `onePerAz`. Not allowed with `vpcId`."""
 
@@ -42,11 +44,13 @@ class Cluster(TypedDict, total=False):
     version: str
     """Kubernetes version in EKS support: 1.33, 1.34, 1.35 (default) or 1.36."""
     endpoint_public_access: bool
-    """Whether the API server has a public endpoint (default true); the private endpoint is always on."""
+    """Whether the API server has a public endpoint (default true); the private endpoint is always on. False on a VPC the component builds needs `deployFromInsideVpc`."""
     public_access_cidrs: list[str]
     """IPv4 CIDR blocks allowed to reach the public endpoint (default 0.0.0.0/0, which needs `acknowledgeOpenEndpoint`)."""
     acknowledge_open_endpoint: bool
     """Set true to accept a public endpoint open to 0.0.0.0/0 (default false)."""
+    deploy_from_inside_vpc: bool
+    """Set true when `pulumi up` runs inside the VPC or a network routed into it (default false); without it a private-only endpoint on a VPC the component builds is refused, since the first Helm release could not reach the API server."""
     log_types: list[str]
     """Control-plane log types: any of api, audit, authenticator, controllerManager, scheduler (default api, audit, authenticator)."""
     log_retention_days: int
@@ -355,7 +359,7 @@ class EksAutoscalingArgs(TypedDict, total=False):
     cluster_name: str
     """Name of the EKS cluster, 1 to 40 letters, digits, - or _ (default karpenter-test)."""
     tags: dict[str, str]
-    """Tags for every AWS resource (keys must not start with aws:)."""
+    """Tags for every AWS resource (keys must not start with aws:). Karpenter's nodes get them through the EC2NodeClass, whose drift hash includes them: changing them on a live cluster replaces every node Karpenter launched."""
     vpc_id: pulumi.Input[str]
     """An existing VPC to build the cluster in; give the subnets too. Without it the component builds a VPC."""
     public_subnet_ids: pulumi.Input[list[str]]
@@ -382,6 +386,10 @@ class EksAutoscalingArgs(TypedDict, total=False):
     """AWS profile the cluster's kubeconfig signs in with: the profile of the AWS provider the component runs with, if it has one."""
     aws_role_arn: str
     """IAM role the cluster's kubeconfig assumes to sign in: the role the AWS provider assumes, if any."""
+    aws_shared_config_file: str
+    """AWS CLI config file the kubeconfig signs in with (its AWS_CONFIG_FILE), absolute or under ~/: the AWS provider's shared config file, if it has one."""
+    aws_shared_credentials_file: str
+    """AWS CLI credentials file the kubeconfig signs in with (its AWS_SHARED_CREDENTIALS_FILE), absolute or under ~/: the AWS provider's shared credentials file, if it has one."""
     deploy_test_app: bool
     """Deploy the test app (default true). With false the NodePool is planned from `capacity.workloads` alone."""
     monitoring: Monitoring

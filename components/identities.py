@@ -28,6 +28,10 @@ from iam.load_balancer_controller import controller_policy_text as load_balancer
 from iam.trust import irsa_trust_policy, pod_identity_trust_policy
 
 IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
+# On the controllers' pods: credentials are injected only into a pod being created (by the IRSA
+# webhook or the Pod Identity agent's), and neither chart restarts its pods when only the service
+# account changes. A pod-template annotation naming the mode and the role rolls them on a switch.
+IDENTITY_ANNOTATION = "eks-autoscaling/aws-identity"
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,8 @@ class ServiceAccountRole(pulumi.ComponentResource):
 
     `ready` lists what must exist before a pod may use the role; a Helm release depends on it.
     `service_account_annotations` is what the service account must carry (nothing under Pod
-    Identity).
+    Identity). `pod_annotations` is what the pods must carry, so that a change of mode or role
+    replaces them.
     """
 
     role: aws.iam.Role
@@ -109,9 +114,17 @@ class ServiceAccountRole(pulumi.ComponentResource):
             self.service_account_annotations: pulumi.Input[Mapping[str, str]] = {}
         else:
             self.service_account_annotations = self.role.arn.apply(lambda arn: {IRSA_ANNOTATION: arn})
+        self.pod_annotations: pulumi.Output[Mapping[str, str]] = self.role.arn.apply(
+            lambda arn: {IDENTITY_ANNOTATION: identity_annotation(args.mode, arn)}
+        )
         self.ready = ready
         self.role_arn = self.role.arn
         self.register_outputs({"roleArn": self.role.arn})
+
+
+def identity_annotation(mode: str, role_arn: str) -> str:
+    """The value of the pods' identity annotation: the mode and the role, as `podIdentity <arn>`."""
+    return f"{mode} {role_arn}"
 
 
 KARPENTER_POLICY_NAMES = (NODE_LIFECYCLE, IAM_INTEGRATION, EKS_INTEGRATION, INTERRUPTION, RESOURCE_DISCOVERY)

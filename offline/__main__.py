@@ -57,6 +57,12 @@ def main(argv=None) -> int:
         return 2
     for warning in recording.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    for placeholder in sorted(set(recording.stood_in.values())):
+        print(
+            f"note: Pulumi.{args.stack}.yaml leaves {placeholder} to its operator; the plan stands in for it, "
+            "and `make up` refuses until it is set",
+            file=sys.stderr,
+        )
     print(
         f"wrote the plan of stack {args.stack} to {directory} ({len(written)} files, {len(recording.resources)} resources)"
     )

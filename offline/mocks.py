@@ -22,7 +22,24 @@ from offline.wire import ResourceRef
 ACCOUNT_ID = "123456789012"
 # Stands in for the cluster's CA bundle; a plan shows it as the placeholder it is registered with.
 FAKE_CERTIFICATE_AUTHORITY = base64.b64encode(b"no certificate authority: offline evaluation").decode()
-ZONE_LETTERS = {"ap-northeast-1": "acd", "us-east-1": "abcdef"}
+# The availability zones of the regions the stacks use, name -> zone ID. Names map to zones per
+# account; these are one account's mapping. us-east-1c is use1-az3, where EKS refuses cluster
+# subnets; ap-northeast-1 has three zones for new accounts (apne1-az3 is closed to them).
+REGION_ZONES = {
+    "ap-northeast-1": {"ap-northeast-1a": "apne1-az4", "ap-northeast-1c": "apne1-az1", "ap-northeast-1d": "apne1-az2"},
+    "us-east-1": {
+        "us-east-1a": "use1-az2",
+        "us-east-1b": "use1-az4",
+        "us-east-1c": "use1-az3",
+        "us-east-1d": "use1-az6",
+        "us-east-1e": "use1-az1",
+        "us-east-1f": "use1-az5",
+    },
+}
+# What tests change to stand for a zone that is impaired at the moment (its ID), and instance
+# types EC2 does not offer in a zone (zone ID -> types); EC2 offers every other type everywhere.
+UNAVAILABLE_ZONE_IDS: set[str] = set()
+NOT_OFFERED: dict[str, set[str]] = {}
 
 
 def _short_hash(*parts: str, length: int = 8) -> str:
@@ -40,8 +57,10 @@ class ProjectMocks(pulumi.runtime.Mocks):
         self.invented: dict[str, str] = {}
         # (token, provider URN or None) of every invoke, in order.
         self.invokes: list[tuple[str, str | None]] = []
+        # Resource name of each pulumi-eks cluster -> (cluster name, endpoint), for its methods.
+        self.clusters: dict[str, tuple[str, str]] = {}
 
-    def _invent(self, value: str, label: str) -> str:
+    def invent(self, value: str, label: str) -> str:
         self.invented.setdefault(value, label)
         return value
 
@@ -51,20 +70,36 @@ class ProjectMocks(pulumi.runtime.Mocks):
         token = args.token
         self.invokes.append((token, args.provider.rsplit("::", 1)[0] if args.provider else None))
         if token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            letters = ZONE_LETTERS.get(self.region, "abc")
-            names = [f"{self.region}{letter}" for letter in letters]
+            zones = self.zones()
+            if args.args.get("state") == "available":
+                zones = {name: zone_id for name, zone_id in zones.items() if zone_id not in UNAVAILABLE_ZONE_IDS}
             return {
                 "id": self.region,
-                "names": names,
-                "zoneIds": [f"apne1-az{index + 1}" for index in range(len(names))],
-                "state": "available",
-                "groupNames": [self.region] * len(names),
+                "names": list(zones),
+                "zoneIds": list(zones.values()),
+                "groupNames": [self.region] * len(zones),
+                **({"state": args.args["state"]} if args.args.get("state") else {}),
+            }
+        if token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            (wanted,) = [entry["values"] for entry in args.args["filters"] if entry["name"] == "instance-type"]
+            assert args.args.get("locationType") == "availability-zone-id", args.args
+            offers = [
+                (zone_id, instance_type)
+                for zone_id in sorted(self.zones().values())
+                for instance_type in wanted
+                if instance_type not in NOT_OFFERED.get(zone_id, set())
+            ]
+            return {
+                "id": self.region,
+                "locations": [zone_id for zone_id, _ in offers],
+                "instanceTypes": [instance_type for _, instance_type in offers],
+                "locationTypes": ["availability-zone-id"] * len(offers),
             }
         if token == "aws:index/getPartition:getPartition":
             return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
         if token == "aws:index/getCallerIdentity:getCallerIdentity":
-            self._invent(ACCOUNT_ID, "<account id>")
-            self._invent("AIDAEXAMPLE", "<caller user id>")
+            self.invent(ACCOUNT_ID, "<account id>")
+            self.invent("AIDAEXAMPLE", "<caller user id>")
             return {
                 "id": ACCOUNT_ID,
                 "accountId": ACCOUNT_ID,
@@ -79,9 +114,24 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 "endpoint": f"ec2.{self.region}.amazonaws.com",
             }
         if token == "eks:index:Cluster/getKubeconfig":
-            self._invent(FAKE_CERTIFICATE_AUTHORITY, "<certificate-authority-data of cluster>")
-            return {"result": _kubeconfig("cluster")}
+            # As pulumi-eks's generateKubeconfig renders it for the cluster the method is called on.
+            name, endpoint = self.clusters[args.args["__self__"].urn.rsplit("::", 1)[-1]]
+            return {
+                "result": _kubeconfig(
+                    name,
+                    endpoint,
+                    self.region,
+                    profile=args.args.get("profileName"),
+                    role_arn=args.args.get("roleArn"),
+                )
+            }
         return {}
+
+    def zones(self) -> dict[str, str]:
+        return REGION_ZONES.get(self.region) or {
+            f"{self.region}{letter}": f"{self.region.replace('-', '')[:6]}-az{index + 1}"
+            for index, letter in enumerate("abc")
+        }
 
     # Resources
 
@@ -99,8 +149,8 @@ class ProjectMocks(pulumi.runtime.Mocks):
             return resource_id, state
         for key, value in state.items():
             if key not in args.inputs and isinstance(value, str) and key not in ("tagsAll",):
-                self._invent(value, f"<{key} of {args.name}>")
-        self._invent(resource_id, f"<id of {args.name}>")
+                self.invent(value, f"<{key} of {args.name}>")
+        self.invent(resource_id, f"<id of {args.name}>")
         return resource_id, state
 
     def _custom_state(self, args):
@@ -116,6 +166,10 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 resource_id = f"sg-{_short_hash(args.name, length=17)}"
             if kind == "Queue":
                 state.setdefault("url", f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT_ID}/{physical_name}")
+            if kind == "LaunchTemplate":
+                resource_id = f"lt-{_short_hash(args.name, length=17)}"
+                state.setdefault("latestVersion", 1)
+                state.setdefault("defaultVersion", 1)
             if kind == "Role":
                 state.setdefault("uniqueId", f"AROA{_short_hash(args.name, length=16).upper()}")
         elif package == "kubernetes" and isinstance(state.get("metadata"), dict):
@@ -128,7 +182,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
                     "loadBalancer": {
                         "ingress": [
                             {
-                                "hostname": self._invent(
+                                "hostname": self.invent(
                                     f"k8s-{metadata['name']}-{_short_hash(args.name)}.{self.region}.elb.amazonaws.com",
                                     f"<ALB hostname of {args.name}>",
                                 )
@@ -162,7 +216,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
             for index, item in enumerate(values):
                 if isinstance(item, str) and key not in ("kubeconfigJson",):
                     suffix = f"[{index}]" if isinstance(value, list) else ""
-                    self._invent(item, f"<{key}{suffix} of {name}>")
+                    self.invent(item, f"<{key}{suffix} of {name}>")
         return outputs
 
     def _awsx_ec2_Vpc(self, args):
@@ -200,10 +254,14 @@ class ProjectMocks(pulumi.runtime.Mocks):
                 "identities": [{"oidcs": [{"issuer": f"https://{issuer}"}]}],
             },
         )
-        kubeconfig = _kubeconfig(name, endpoint)
-        self._invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
-        self._invent(oidc_id, f"<OIDC id of {args.name}>")
-        self._invent(endpoint, f"<endpoint of {args.name}>")
+        # pulumi-eks's `kubeconfig` output leaves the profile out on purpose (its includeProfile false).
+        kubeconfig = _kubeconfig(
+            name, endpoint, self.region, role_arn=(args.inputs.get("providerCredentialOpts") or {}).get("roleArn")
+        )
+        self.clusters[args.name] = (name, endpoint)
+        self.invent(FAKE_CERTIFICATE_AUTHORITY, f"<certificate-authority-data of {args.name}>")
+        self.invent(oidc_id, f"<OIDC id of {args.name}>")
+        self.invent(endpoint, f"<endpoint of {args.name}>")
         return f"{args.name}-id", self._remote_outputs(
             args.name,
             {
@@ -219,7 +277,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         )
 
     def _eks_index_ManagedNodeGroup(self, args):
-        group_name = self._invent(f"{args.name}-{_short_hash(args.name)}", f"<name of {args.name}>")
+        group_name = self.invent(f"{args.name}-{_short_hash(args.name)}", f"<name of {args.name}>")
         node_group = self._fake(
             "aws:eks/nodeGroup:NodeGroup",
             f"{args.name}-nodeGroup",
@@ -236,7 +294,7 @@ class ProjectMocks(pulumi.runtime.Mocks):
         # A stand-in of the requested length and alphabet, the same on every run; the provider
         # marks `result` secret, and the plan shows it as such.
         length = int(args.inputs.get("length", 16))
-        result = self._invent(("offline" + _short_hash(args.name, length=64))[:length], f"<password of {args.name}>")
+        result = self.invent(("offline" + _short_hash(args.name, length=64))[:length], f"<password of {args.name}>")
         return f"{args.name}-id", {**args.inputs, "result": result}
 
     def _fake(self, type_: str, name: str, resource_id: str, state: dict) -> ResourceRef:
@@ -252,27 +310,43 @@ def _python_name(type_token: str) -> str:
     return type_token.replace(":", "_").replace("/", "_").replace(".", "_").replace("-", "_")
 
 
-def _kubeconfig(name: str, endpoint: str = "https://example.eks.amazonaws.com") -> str:
+def _kubeconfig(
+    name: str, endpoint: str, region: str, *, profile: str | None = None, role_arn: str | None = None
+) -> str:
+    """A kubeconfig as pulumi-eks renders one (nodejs/eks/cluster/cluster.ts, generateKubeconfig):
+    one cluster `kubernetes`, one user `aws` whose token comes from `aws eks get-token`, with the
+    role and the profile as its arguments."""
+    token_args = ["--region", region, "eks", "get-token", "--cluster-name", name, "--output", "json"]
+    if role_arn:
+        token_args += ["--role", role_arn]
+    if profile:
+        token_args += ["--profile", profile]
     return json.dumps(
         {
             "apiVersion": "v1",
-            "kind": "Config",
             "clusters": [
                 {
-                    "name": name,
                     "cluster": {"server": endpoint, "certificate-authority-data": FAKE_CERTIFICATE_AUTHORITY},
+                    "name": "kubernetes",
                 }
             ],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-            "current-context": name,
+            "contexts": [{"context": {"cluster": "kubernetes", "user": "aws"}, "name": "aws"}],
+            "current-context": "aws",
+            "kind": "Config",
             "users": [
                 {
-                    "name": name,
+                    "name": "aws",
                     "user": {
                         "exec": {
                             "apiVersion": "client.authentication.k8s.io/v1beta1",
                             "command": "aws",
-                            "args": ["eks", "get-token", "--cluster-name", name],
+                            "args": token_args,
+                            "env": [
+                                {
+                                    "name": "KUBERNETES_EXEC_INFO",
+                                    "value": '{"apiVersion": "client.authentication.k8s.io/v1beta1"}',
+                                }
+                            ],
                         }
                     },
                 }

@@ -24,6 +24,14 @@ from stackconfig.load import read_stack_file
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 PROJECT = "eks-autoscaling"
 DELETE = object()  # an override value that removes the key
+# Values a stack file leaves empty for its operator to fill in before the first `up`, which the
+# program refuses until then (prod's `cluster.publicAccessCidrs`). The offline evaluation stands in
+# for them, so that the rest of the stack can be reviewed, and the plan shows the placeholder, not
+# the stand-in: (section, key) -> (stand-in, placeholder). 192.0.0.9/32 is an IANA anycast address
+# (RFC 7723), no operator's network.
+OPERATOR_VALUES = {
+    ("cluster", "publicAccessCidrs"): (["192.0.0.9/32"], "<the operator's address: cluster.publicAccessCidrs>"),
+}
 
 
 class ProgramFailed(Exception):
@@ -39,13 +47,23 @@ def stack_config(
     overrides: Mapping[str, Any] | None = None,
     project_dir: Path = PROJECT_DIR,
     project: str = PROJECT,
+    stood_in: dict[str, str] | None = None,
 ) -> dict:
     """The `config:` map of `Pulumi.<stack>.yaml` with overrides merged in.
 
     Override keys without a namespace are project keys; map values merge into the
-    stack's map, other values replace it; `DELETE` removes the key.
+    stack's map, other values replace it; `DELETE` removes the key. stood_in: when given, the
+    operator's values the file leaves empty take their stand-ins (OPERATOR_VALUES), before the
+    overrides, and each stand-in's text is added with its placeholder.
     """
     config = copy.deepcopy(read_stack_file(project_dir / f"Pulumi.{stack}.yaml"))
+    if stood_in is not None:
+        for (section, key), (value, placeholder) in OPERATOR_VALUES.items():
+            values = config.get(f"{project}:{section}")
+            if isinstance(values, dict) and values.get(key) == []:
+                values[key] = copy.deepcopy(value)
+                for text in value:
+                    stood_in[text] = placeholder
     for key, value in (overrides or {}).items():
         full_key = key if ":" in key else f"{project}:{key}"
         if value is DELETE:
@@ -62,16 +80,23 @@ def run_program(
     overrides: Mapping[str, Any] | None = None,
     project_dir: Path = PROJECT_DIR,
     project: str = PROJECT,
+    *,
+    operator_values: bool = True,
 ) -> Recording:
     """Run the real program with a stack's config under mocks; raise ProgramFailed if it stops.
-    project_dir and project: another program (the examples) with its own stack files."""
+    project_dir and project: another program (the examples) with its own stack files.
+    operator_values: stand in for the values the stack file leaves to its operator
+    (OPERATOR_VALUES); False runs the file as it is, as `pulumi up` would."""
+    stood_in: dict[str, str] = {}
     try:
-        config = stack_config(stack, overrides, project_dir, project)
+        config = stack_config(stack, overrides, project_dir, project, stood_in if operator_values else None)
     except StackConfigError as error:
         raise ProgramFailed(str(error), Recording()) from None
     raw = {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     recording = Recording()
     mocks = ProjectMocks(region=str(config.get("aws:region", "us-east-1")), project=project, stack=stack)
+    for text, placeholder in stood_in.items():
+        mocks.invent(text, placeholder)
     monitor = RecordingMonitor(mocks, recording.add)
     mocks.monitor = monitor
 
@@ -97,6 +122,7 @@ def run_program(
         recording.component_outputs = monitor.component_outputs
         recording.invented = dict(mocks.invented)
         recording.invokes = list(mocks.invokes)
+        recording.stood_in = dict(stood_in)
     for name, (value, secret) in outputs.items():
         recording.outputs[name] = value
         if secret:

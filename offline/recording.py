@@ -74,6 +74,8 @@ class Recording:
     component_outputs: dict = field(default_factory=dict)
     # Values the mocks made up (ids, ARNs, the account) -> a placeholder naming what they stand for.
     invented: dict = field(default_factory=dict)
+    # Texts that stand in for values the stack file leaves to its operator -> their placeholders.
+    stood_in: dict = field(default_factory=dict)
     # What the program logged at warning level (pulumi.log.warn), in order.
     warnings: list = field(default_factory=list)
     # (token, provider URN or None) of every invoke the program made.

@@ -6,7 +6,15 @@ code lives in the repository root, next to the stack program, so that is put on 
 """
 
 import sys
-from pathlib import Path
+
+# Before anything that needs it: the component's code uses Python 3.11 (its requirements too).
+if sys.version_info < (3, 11):  # noqa: UP036 -- this file must run on the Python it refuses
+    sys.exit(
+        "error: the eks-autoscaling component package needs Python 3.11 or later, and this is Python "
+        f'{sys.version_info[0]}.{sys.version_info[1]} ({sys.executable}); see docs/component.md, "Requirements"'
+    )
+
+from pathlib import Path  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 if str(PROJECT_DIR) not in sys.path:

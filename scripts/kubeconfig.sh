@@ -20,8 +20,9 @@ Environment:
   PULUMI_CONFIG_PASSPHRASE    passphrase of the stack's secrets on the local backend
                               (or PULUMI_CONFIG_PASSPHRASE_FILE)
 
-kubectl then signs in with `aws eks get-token`: it needs the AWS CLI and the credentials
-that created the cluster, or another IAM principal with an EKS access entry.
+kubectl then signs in with `aws eks get-token`, with the stack's aws:profile, role and
+AWS CLI files if it has them: it needs the AWS CLI and the credentials that created the
+cluster, or another IAM principal with an EKS access entry.
 USAGE
 }
 
@@ -95,4 +96,4 @@ echo "Wrote the kubeconfig of stack '$stack' to $output (mode 600)."
 echo "Use it in this shell:"
 echo "  export KUBECONFIG=$output"
 echo "  kubectl get nodes -L node.kubernetes.io/instance-type,karpenter.sh/nodepool"
-echo "kubectl signs in through 'aws eks get-token': it needs the AWS CLI and the credentials that ran 'make up'."
+echo "kubectl signs in through 'aws eks get-token' as 'make up' did (the stack's aws:profile, role and files, if any): it needs the AWS CLI and those credentials."

@@ -10,7 +10,7 @@ set -eu
 
 usage() {
     cat <<'USAGE'
-Usage: scripts/stack.sh [--dry-run] COMMAND [STACK]
+Usage: scripts/stack.sh [--dry-run] [--yes] COMMAND [STACK]
 
 COMMAND  up | preview | destroy | output
 STACK    the stack to use (default: dev); its settings are in Pulumi.<STACK>.yaml
@@ -19,20 +19,36 @@ Environment:
   PULUMI_BACKEND_URL          state backend (default: file://<project>/.pulumi-state)
   PULUMI_CONFIG_PASSPHRASE    passphrase of the stack's secrets (or PULUMI_CONFIG_PASSPHRASE_FILE)
   AWS_PROFILE, AWS_ACCESS_KEY_ID, ...   AWS credentials, as for the AWS CLI
-  PULUMI_ARGS                 extra arguments for the pulumi command (e.g. --yes)
+  PULUMI_ARGS                 extra arguments for the pulumi command
+  YES=1                       destroy: do not ask first (as --yes); needed without a terminal
+  PROJECT_PYTHON              the project's Python, which pins the zones (default: <project>/.venv/bin/python)
   DESTROY_NODECLAIM_TIMEOUT   destroy: seconds to wait for Karpenter's nodes to go (default 900)
   DESTROY_POLL_SECONDS        destroy: seconds between two looks at them (default 10)
+  DESTROY_LOG_GROUP_WAIT      destroy: seconds to watch for a control-plane log group EKS
+                              creates again after the destroy (default 120)
 
-destroy first deletes the app's Deployments and the NodePools, when the cluster answers, and
-waits until Karpenter has terminated its nodes; then it runs pulumi destroy. When the cluster
-does not answer, it says what to check in AWS and runs pulumi destroy.
+up runs `pulumi up --refresh`, which first reads back what changed outside Pulumi (objects a
+destroy deleted before it was cancelled, for one). Before a stack's first up it pins the VPC's
+zones in Pulumi.<STACK>.yaml (network.zoneIds), and checks pinned zones against the VPC after.
+preview runs `pulumi preview --refresh`.
+
+destroy asks first: type the stack's name (or set YES=1). Then it deletes the app's Deployments
+and the NodePools, when the cluster answers, and waits until Karpenter has terminated its nodes;
+when the cluster does not answer, it says what to check in AWS. Then it runs pulumi destroy, and
+deletes the control-plane log group if EKS creates it again with late log lines.
 
 --dry-run prints the commands instead of running them (prerequisites are still checked).
 USAGE
 }
 
 dry_run=0
-if [ "${1:-}" = "--dry-run" ]; then dry_run=1; shift; fi
+while :; do
+    case "${1:-}" in
+        --dry-run) dry_run=1; shift ;;
+        --yes) YES=1; shift ;;
+        *) break ;;
+    esac
+done
 case "${1:-}" in
     -h|--help) usage; exit 0 ;;
     up|preview|destroy|output) command=$1 ;;
@@ -47,6 +63,14 @@ require_stack_file "$project_dir" "$stack"
 missing=0
 check_pulumi_cli "to run pulumi $command"
 case "$command" in up|preview|destroy) check_aws_cli ;; esac
+python=${PROJECT_PYTHON:-$project_dir/.venv/bin/python}
+if [ "$command" = "up" ] && [ ! -x "$python" ]; then
+    echo "missing: the project's virtualenv ($python), whose Python pins the stack's zones. Run 'make install' (make up does)" >&2
+    missing=1
+fi
+# The AWS CLI reads the files the stack's AWS provider is given, as the kubeconfig does.
+export_aws_cli_files "$(stack_file_first_item "$project_dir" "$stack" aws:sharedConfigFiles)" \
+    "$(stack_file_first_item "$project_dir" "$stack" aws:sharedCredentialsFiles)"
 if [ -z "${AWS_ACCESS_KEY_ID:-}" ] && [ -z "${AWS_PROFILE:-}" ] && [ -z "${AWS_WEB_IDENTITY_TOKEN_FILE:-}" ] \
     && [ ! -f "${AWS_SHARED_CREDENTIALS_FILE:-$HOME/.aws/credentials}" ] && [ ! -f "${AWS_CONFIG_FILE:-$HOME/.aws/config}" ]; then
     echo "missing: AWS credentials. Run 'aws configure' or 'aws sso login', or set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY" >&2
@@ -83,14 +107,34 @@ if [ "$dry_run" -eq 1 ] || ! pulumi stack select "$stack" >/dev/null 2>&1; then
         run pulumi stack select "$stack"
     fi
 fi
-if [ "$command" = "destroy" ]; then
-    if [ "$dry_run" -eq 1 ]; then
-        echo "kubectl delete deployments --all --namespace <app namespace> --wait=false --ignore-not-found"
-        echo "kubectl delete nodepools.karpenter.sh --all --wait=false"
-        echo "kubectl get nodeclaims.karpenter.sh -o name  # until none is left, at most ${DESTROY_NODECLAIM_TIMEOUT:-900}s"
-    else
-        drain_karpenter_nodes "$stack" || exit 1
-    fi
-fi
-# shellcheck disable=SC2086 # PULUMI_ARGS holds several arguments on purpose
-run pulumi "$command" --stack "$stack" ${PULUMI_ARGS:-}
+case "$command" in
+    up)
+        # The zones are pinned before anything is created in them, and a change of them is refused.
+        run "$python" -m scripts.zones pin --stack "$stack" || exit 1
+        # shellcheck disable=SC2086 # PULUMI_ARGS holds several arguments on purpose
+        run pulumi up --refresh --stack "$stack" ${PULUMI_ARGS:-} ;;
+    preview)
+        # shellcheck disable=SC2086
+        run pulumi preview --refresh --stack "$stack" ${PULUMI_ARGS:-} ;;
+    destroy)
+        if [ "$dry_run" -eq 1 ]; then
+            echo "# asks first: type the stack's name, or YES=1"
+            echo "kubectl delete deployments --all --namespace <app namespace> --wait=false --ignore-not-found"
+            echo "kubectl delete nodepools.karpenter.sh --all --wait=false"
+            echo "kubectl get nodeclaims.karpenter.sh -o name  # until none is left, at most ${DESTROY_NODECLAIM_TIMEOUT:-900}s"
+        else
+            # Nothing is deleted before the answer: a "no" to pulumi destroy's own question came too late.
+            confirm_destroy "$stack" || exit $?
+            drain_karpenter_nodes "$stack" || exit 1
+        fi
+        # shellcheck disable=SC2086
+        run pulumi destroy --yes --stack "$stack" ${PULUMI_ARGS:-}
+        if [ "$dry_run" -eq 1 ]; then
+            echo "aws logs delete-log-group --log-group-name /aws/eks/<cluster>/cluster  # if EKS creates it again within ${DESTROY_LOG_GROUP_WAIT:-120}s"
+        else
+            remove_recreated_log_group "$stack" "$cluster" "$region" "$profile" "$role_arn"
+        fi ;;
+    output)
+        # shellcheck disable=SC2086
+        run pulumi stack output --stack "$stack" ${PULUMI_ARGS:-} ;;
+esac

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
@@ -68,6 +69,20 @@ class AwsProviderSettings(ConfigSection):
             )
         return value
 
+    @field_validator("shared_config_files", "shared_credentials_files")
+    @classmethod
+    def _one_file_the_cli_can_read(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # The kubeconfig hands the file to `aws eks get-token` as AWS_CONFIG_FILE or
+        # AWS_SHARED_CREDENTIALS_FILE, which name one file each.
+        if len(value) > 1:
+            raise ValueError(
+                f"{len(value)} files given; give one: the kubeconfig's `aws eks get-token` reads one file, named "
+                "in its environment (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE)"
+            )
+        for path in value:
+            check_credential_file_path(path)
+        return value
+
     @field_validator("allowed_account_ids", "forbidden_account_ids")
     @classmethod
     def _are_account_ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -79,6 +94,45 @@ class AwsProviderSettings(ConfigSection):
     @property
     def role_arn(self) -> str | None:
         return self.assume_roles[0].role_arn if self.assume_roles else None
+
+    @property
+    def kubeconfig_sign_in(self) -> KubeconfigSignIn:
+        """How the kubeconfig signs in to act as this provider does."""
+        return KubeconfigSignIn(
+            profile=self.profile,
+            role_arn=self.role_arn,
+            config_file=self.shared_config_files[0] if self.shared_config_files else None,
+            credentials_file=self.shared_credentials_files[0] if self.shared_credentials_files else None,
+        )
+
+
+@dataclass(frozen=True)
+class KubeconfigSignIn:
+    """How the `aws eks get-token` of a kubeconfig signs in: the profile and role as arguments
+    (`--profile`, `--role`), the AWS CLI's files as its environment. Unset: as the environment
+    of whoever runs it says."""
+
+    profile: str | None = None
+    role_arn: str | None = None
+    config_file: str | None = None
+    credentials_file: str | None = None
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The exec environment that points the AWS CLI at the files."""
+        variables = {"AWS_CONFIG_FILE": self.config_file, "AWS_SHARED_CREDENTIALS_FILE": self.credentials_file}
+        return {name: value for name, value in variables.items() if value}
+
+
+def check_credential_file_path(path: str) -> str:
+    """A file the kubeconfig names must be found from wherever kubectl or the Kubernetes
+    provider runs: absolute, or under the home directory (`~/`, which the AWS CLI expands)."""
+    if not (path.startswith("/") or path.startswith("~/")):
+        raise ValueError(
+            f"{path!r} is a relative path; give an absolute one or one under ~/: the kubeconfig runs "
+            "`aws eks get-token` from wherever kubectl or Pulumi runs"
+        )
+    return path
 
 
 def supported_keys() -> list[str]:

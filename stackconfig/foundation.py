@@ -63,12 +63,46 @@ def validate_tags(tags: dict) -> dict:
     return tags
 
 
+ZONE_ID_PATTERN = re.compile(r"^[a-z]+[0-9]+-az[0-9]+$")
+
+
 class NetworkConfig(ConfigSection):
-    """The VPC: its CIDR, how many availability zones it spans, and its NAT gateways."""
+    """The VPC: its CIDR, how many availability zones it spans, which ones, and its NAT gateways."""
 
     cidr: str = "10.0.0.0/16"
     availability_zones: int = Field(default=2, ge=2, le=6)
+    # The zones by zone ID (the same physical zone in every account, unlike its name), in the
+    # order the VPC allocates its subnets. `make up` pins them on a stack's first use; empty, the
+    # program chooses and says how to pin them.
+    zone_ids: tuple[str, ...] = ()
     nat_gateways: Literal["single", "onePerAz"] = "single"
+
+    @field_validator("zone_ids")
+    @classmethod
+    def _are_zone_ids(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for zone_id in value:
+            if not ZONE_ID_PATTERN.match(zone_id):
+                raise ValueError(
+                    f"{zone_id!r} is not an availability zone ID such as use1-az1 or apne1-az4 "
+                    "(`aws ec2 describe-availability-zones` lists them as ZoneId)"
+                )
+        if len(set(value)) != len(value):
+            raise ValueError(f"{list(value)} lists a zone twice")
+        return value
+
+    @model_validator(mode="after")
+    def _zone_count_matches_the_pinned_zones(self) -> NetworkConfig:
+        if self.zone_ids and len(self.zone_ids) != self.availability_zones:
+            raise ValueError(
+                f"availabilityZones is {self.availability_zones} but zoneIds pins {len(self.zone_ids)} zones "
+                f"({', '.join(self.zone_ids)}), the VPC's since the stack was first deployed. Another count "
+                "re-addresses every subnet (each gets a share of the VPC's CIDR by the number of zones): the update "
+                "would replace every public and private subnet with their route tables and NAT gateways, and with "
+                "them the system node group, the load balancers and every node, and EKS refuses to move the "
+                "cluster to subnets in other zones, so it would fail half-way. Keep availabilityZones at "
+                f"{len(self.zone_ids)}; for another number of zones, create a new stack"
+            )
+        return self
 
     @field_validator("cidr")
     @classmethod
@@ -148,6 +182,9 @@ class ClusterConfig(ConfigSection):
     log_kms_key_arn: str | None = None
     authentication_mode: Literal["API", "API_AND_CONFIG_MAP"] = "API"
     secrets_encryption: SecretsEncryptionConfig = SecretsEncryptionConfig()
+    # `pulumi up` applies the Helm releases and Kubernetes objects from where it runs. Without a
+    # public endpoint that must be inside the VPC (or a network routed into it): true says so.
+    deploy_from_inside_vpc: bool = False
 
     @field_validator("version")
     @classmethod
@@ -195,15 +232,6 @@ class ClusterConfig(ConfigSection):
                 f"{value!r} is not a KMS key ARN such as arn:aws:kms:ap-northeast-1:111122223333:key/<uuid>"
             )
         return value
-
-    @model_validator(mode="after")
-    def _public_access_has_cidrs(self) -> ClusterConfig:
-        if self.endpoint_public_access and not self.public_access_cidrs:
-            raise ValueError(
-                "publicAccessCidrs is empty while endpointPublicAccess is true; list the CIDRs that may reach "
-                "the API server, or set endpointPublicAccess to false"
-            )
-        return self
 
     @property
     def endpoint_open_to_internet(self) -> bool:

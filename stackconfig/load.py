@@ -8,7 +8,7 @@ that form first, so that a stack file and a real run are validated the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
@@ -218,26 +218,3 @@ def _model_at(location: list) -> type[BaseModel] | None:
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
     return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
-
-
-def select_zones(config: StackConfig, region_zones: Sequence[str]) -> list[str]:
-    """The VPC's zones: the first `network.availabilityZones` of the region, by name. The
-    NodePool's zones, when set, must be among them (Karpenter launches into the VPC's subnets)."""
-    wanted = config.network.availability_zones
-    if len(region_zones) < wanted:
-        raise StackConfigError(
-            [
-                f"`network.availabilityZones` is {wanted} but {config.region} has only {len(region_zones)} "
-                f"available zones ({', '.join(sorted(region_zones))})"
-            ]
-        )
-    zones = sorted(region_zones)[:wanted]
-    outside = [zone for zone in config.node_pool.zones or () if zone not in zones]
-    if outside:
-        raise StackConfigError(
-            [
-                f"`nodePool.zones`: {', '.join(outside)} not among the VPC's zones ({', '.join(zones)}); "
-                "raise network.availabilityZones or choose among those"
-            ]
-        )
-    return zones

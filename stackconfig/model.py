@@ -35,6 +35,7 @@ class StackConfig(ConfigSection):
 
     region: str
     cluster_name: str = "karpenter-test"
+    # Also the EC2NodeClass's `spec.tags`, part of its drift hash: a change replaces Karpenter's nodes.
     tags: dict[str, str] = Field(default_factory=dict)
     network: NetworkConfig = NetworkConfig()
     cluster: ClusterConfig = ClusterConfig()

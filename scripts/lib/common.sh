@@ -37,6 +37,44 @@ stack_file_value() {
         -e 's/[[:space:]]*$//' -e "s/^[\"']\\(.*\\)[\"']\$/\\1/" -e p -e q "$1/Pulumi.$2.yaml"
 }
 
+# stack_file_first_item PROJECT_DIR STACK KEY: the first entry of a top-level list KEY
+# (aws:sharedConfigFiles) of Pulumi.STACK.yaml, written `[a, b]` or as `- a` lines under the key,
+# without quotes or a trailing comment; nothing when the file does not set it.
+stack_file_first_item() {
+    awk -v key="$3" '
+        function clean(value) {
+            sub(/[[:space:]]+#.*$/, "", value)
+            gsub(/^[[:space:]"\047]+|[[:space:]"\047]+$/, "", value)
+            return value
+        }
+        listed && /^[[:space:]]*(#.*)?$/ { next }
+        listed && /^[[:space:]]*-[[:space:]]/ { item = $0; sub(/^[[:space:]]*-[[:space:]]*/, "", item); print clean(item); exit }
+        listed { exit }
+        index($0, key ":") && $0 ~ "^[[:space:]]*" key ":" {
+            rest = substr($0, index($0, key ":") + length(key) + 1)
+            if (rest ~ /^[[:space:]]*\[/) { sub(/^[[:space:]]*\[/, "", rest); sub(/[],].*$/, "", rest); print clean(rest); exit }
+            if (clean(rest) == "") { listed = 1; next }
+            exit
+        }
+    ' "$1/Pulumi.$2.yaml"
+}
+
+# expand_home PATH: PATH with a leading ~/ made the home directory.
+expand_home() {
+    # shellcheck disable=SC2088 # the literal ~/ is what is matched
+    case "$1" in
+        "~/"*) printf '%s/%s\n' "$HOME" "${1#"~/"}" ;;
+        *) printf '%s\n' "$1" ;;
+    esac
+}
+
+# export_aws_cli_files CONFIG_FILE CREDENTIALS_FILE: point the AWS CLI at the stack's files (either
+# may be empty), as AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE.
+export_aws_cli_files() {
+    if [ -n "$1" ]; then AWS_CONFIG_FILE=$(expand_home "$1"); export AWS_CONFIG_FILE; fi
+    if [ -n "$2" ]; then AWS_SHARED_CREDENTIALS_FILE=$(expand_home "$2"); export AWS_SHARED_CREDENTIALS_FILE; fi
+}
+
 # The state backend: PULUMI_BACKEND_URL, else a file backend under the project.
 default_backend() {
     printf '%s\n' "${PULUMI_BACKEND_URL:-file://$1/.pulumi-state}"

@@ -7,6 +7,28 @@
 DEFAULT_CLUSTER_NAME=karpenter-test
 DEFAULT_APP_NAMESPACE=test-app
 
+# confirm_destroy STACK: return 0 only with the operator's consent, before anything is deleted: YES=1
+# (or stack.sh --yes, or --yes in PULUMI_ARGS), or the stack's name typed at the prompt. Without a
+# terminal to ask on and without YES, it refuses (2).
+confirm_destroy() {
+    case "${YES:-}" in 1|yes|true) return 0 ;; esac
+    case " ${PULUMI_ARGS:-} " in *" --yes "*|*" -y "*) return 0 ;; esac
+    if [ ! -t 0 ]; then
+        echo "error: destroying stack '$1' deletes its cluster, its nodes, its VPC and everything in them, so it asks first, and there is no terminal to ask on. Say yes beforehand: YES=1 make destroy STACK=$1 (or scripts/stack.sh --yes destroy $1)" >&2
+        return 2
+    fi
+    echo "Stack '$1' (Pulumi.$1.yaml) is about to be destroyed: the app's Deployments and every NodePool"
+    echo "first, and Karpenter's nodes with them, then the cluster, its system nodes, the load balancers,"
+    echo "the IAM roles and the VPC. Nothing has been deleted yet."
+    printf "Type the stack's name (%s) to destroy it: " "$1"
+    answer=""
+    read -r answer || answer=""
+    if [ "$answer" != "$1" ]; then
+        echo "Nothing was deleted."
+        return 1
+    fi
+}
+
 # drain_karpenter_nodes STACK: when the cluster answers, delete the app's Deployments and every
 # NodePool, then wait until no NodeClaim is left. Returns 1 only when NodeClaims outlive the wait;
 # an unreachable cluster or a stack without outputs is said, with what to check in AWS, and is no
@@ -15,8 +37,8 @@ drain_karpenter_nodes() {
     stack=$1
     timeout=${DESTROY_NODECLAIM_TIMEOUT:-900}
     interval=${DESTROY_POLL_SECONDS:-10}
-    case "$timeout$interval" in
-        *[!0-9]*) fail "DESTROY_NODECLAIM_TIMEOUT and DESTROY_POLL_SECONDS are whole seconds, got '$timeout' and '$interval'" ;;
+    case "$timeout$interval${DESTROY_LOG_GROUP_WAIT:-120}" in
+        *[!0-9]*) fail "DESTROY_NODECLAIM_TIMEOUT, DESTROY_POLL_SECONDS and DESTROY_LOG_GROUP_WAIT are whole seconds, got '$timeout', '$interval' and '${DESTROY_LOG_GROUP_WAIT:-120}'" ;;
     esac
     region=$(pulumi config get aws:region --stack "$stack" 2>/dev/null) || region=""
     # The AWS CLI signs in as the program's provider does: the stack's profile and role, if any.
@@ -102,6 +124,66 @@ write_kubeconfig() {
     else
         aws eks update-kubeconfig --name "$2" ${3:+--region "$3"} ${6:+--profile "$6"} ${7:+--role-arn "$7"} \
             --kubeconfig "$4" >/dev/null 2>&1
+    fi
+}
+
+# remove_recreated_log_group STACK CLUSTER REGION PROFILE ROLE_ARN: after pulumi destroy. The stack
+# deletes the control plane's log group after the cluster, but EKS may still deliver the last log
+# lines then, and creates the group again (with no expiry) to hold them; the next `up` of a cluster
+# of that name then fails on the existing group. Watch for DESTROY_LOG_GROUP_WAIT seconds and
+# delete it whenever it appears. Never fails the destroy: it says what to run instead.
+remove_recreated_log_group() {
+    log_types=$(pulumi config get --path eks-autoscaling:cluster.logTypes --stack "$1" 2>/dev/null) || log_types=""
+    case "$log_types" in
+        # No control-plane logs: EKS writes no group, and one of that name is not the stack's.
+        "[]"|"[ ]") return 0 ;;
+    esac
+    group="/aws/eks/$2/cluster"
+    wait_seconds=${DESTROY_LOG_GROUP_WAIT:-120}
+    interval=${DESTROY_POLL_SECONDS:-10}
+    log_region=$3 log_profile=$4 role_key="" role_secret="" role_token=""
+    by_hand="aws logs delete-log-group --log-group-name $group${3:+ --region $3}${4:+ --profile $4}"
+    # As the stack's provider signs in: with its role's credentials, when it assumes one.
+    if [ -n "$5" ]; then
+        if ! credentials=$(aws ${4:+--profile "$4"} sts assume-role --role-arn "$5" \
+            --role-session-name eks-autoscaling-teardown \
+            --query 'Credentials.[AccessKeyId,SecretAccessKey,SessionToken]' --output text 2>/dev/null); then
+            echo "note: could not assume $5 to look for the log group $group; if EKS creates it again, delete it: $by_hand"
+            return 0
+        fi
+        # shellcheck disable=SC2086 # three words: key, secret, token
+        set -- $credentials
+        role_key=${1:-} role_secret=${2:-} role_token=${3:-}
+    fi
+    echo "Watching ${wait_seconds}s for $group, which EKS creates again when the cluster's last log lines arrive late..."
+    start=$(date +%s)
+    while :; do
+        if ! found=$(stack_logs describe-log-groups --log-group-name-prefix "$group" \
+            --query "logGroups[?logGroupName=='$group'].logGroupName" --output text 2>/dev/null); then
+            echo "note: could not look for the log group $group; if it is there, delete it: $by_hand"
+            return 0
+        fi
+        if [ "$found" = "$group" ]; then
+            if stack_logs delete-log-group --log-group-name "$group" >/dev/null 2>&1; then
+                echo "Deleted the log group $group, which EKS had created again after the destroy."
+            else
+                echo "note: could not delete the log group $group, which EKS created again after the destroy; delete it before the next 'make up': $by_hand"
+                return 0
+            fi
+        fi
+        if [ $(($(date +%s) - start)) -ge "$wait_seconds" ]; then break; fi
+        sleep "$interval"
+    done
+}
+
+# stack_logs ARGS...: `aws logs ARGS` as remove_recreated_log_group signs in: its region, and its
+# profile or its role's credentials.
+stack_logs() {
+    if [ -n "$role_key" ]; then
+        AWS_ACCESS_KEY_ID=$role_key AWS_SECRET_ACCESS_KEY=$role_secret AWS_SESSION_TOKEN=$role_token \
+            aws ${log_region:+--region "$log_region"} logs "$@"
+    else
+        aws ${log_region:+--region "$log_region"} ${log_profile:+--profile "$log_profile"} logs "$@"
     fi
 }
 

@@ -132,6 +132,15 @@ def test_the_command_writes_where_it_says(tmp_path):
     assert (tmp_path / "out" / "capacity.txt").read_text().strip()
 
 
+def test_the_prod_plan_names_what_its_operator_must_set(tmp_path, capsys):
+    from offline.__main__ import main
+
+    assert main(["plan", "--stack", "prod", "--output", str(tmp_path / "prod")]) == 0
+    error = capsys.readouterr().err
+    assert "note: Pulumi.prod.yaml leaves <the operator's address: cluster.publicAccessCidrs> to its operator" in error
+    assert "`make up` refuses until it is set" in error
+
+
 def test_unknown_stack(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "offline", "plan", "--stack", "nope"],
@@ -168,7 +177,10 @@ def test_a_reviewer_sees_what_matters_before_up(plan_dir):
     assert cluster["version"] == "1.35"
     assert cluster["endpointPrivateAccess"] is True
     nodes = _resource_file(plan_dir, "eks:index:ManagedNodeGroup", "cluster-system-nodes")
-    assert nodes["inputs"]["instanceTypes"] == ["m5.large"] and nodes["inputs"]["diskSize"] == 20
+    assert nodes["inputs"]["instanceTypes"] == ["m5.large"]
+    template = _resource_file(plan_dir, "aws:ec2/launchTemplate:LaunchTemplate", "cluster-system-nodes")["inputs"]
+    assert template["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 20
+    assert template["metadataOptions"]["httpPutResponseHopLimit"] == 2
     assert nodes["inputs"]["nodeRole"] == {"resource": "aws:iam/role:Role::cluster-system-node-role"}
     assert "eks:index:Cluster::cluster-eks" in nodes["dependsOn"]
     vpc = _resource_file(plan_dir, "awsx:ec2:Vpc", "network-vpc")["inputs"]
@@ -179,7 +191,9 @@ def test_the_prod_plan_shows_its_kms_key_and_restricted_endpoint(tmp_path):
     recording = run_program("prod")
     write_plan(recording, tmp_path / "prod")
     cluster = _resource_file(tmp_path / "prod", "eks:index:Cluster", "cluster-eks")["inputs"]
-    assert cluster["endpointPublicAccess"] is False and cluster["endpointPrivateAccess"] is True
+    assert cluster["endpointPublicAccess"] is True and cluster["endpointPrivateAccess"] is True
+    # The stack file leaves the addresses to its operator: the plan says so instead of a stand-in.
+    assert cluster["publicAccessCidrs"] == ["<the operator's address: cluster.publicAccessCidrs>"]
     assert cluster["encryptionConfigKeyArn"] == "<arn of cluster-secrets>"
     key = _resource_file(tmp_path / "prod", "aws:kms/key:Key", "cluster-secrets")["inputs"]
     assert key["enableKeyRotation"] is True

@@ -180,6 +180,21 @@ BAD_INPUTS = [
         ["unknown key `capacity.workloads[0].replicas`"],
         id="unknown-key-in-the-first-workload",
     ),
+    pytest.param(
+        {
+            "vpc_id": "vpc-1",
+            "public_subnet_ids": ["subnet-1"],
+            "private_subnet_ids": ["subnet-2"],
+            "network": {"cidr": "10.0.0.0/16", "zone_ids": ["apne1-az1", "apne1-az2"]},
+        },
+        ["`network.zoneIds` applies to a VPC the component builds, not to an existing one (vpcId)"],
+        id="zone-ids-with-an-existing-vpc",
+    ),
+    pytest.param(
+        {"aws_shared_config_file": "aws/config"},
+        ["`awsSharedConfigFile`: 'aws/config' is a relative path", "under ~/"],
+        id="relative-aws-config-file",
+    ),
 ]
 
 
@@ -241,3 +256,19 @@ def test_the_example_signs_the_kubeconfig_in_with_the_provider_profile(generated
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))
     recording = run_program("dev", project_dir=tmp_path, project=EXAMPLE_PROJECT)
     assert recording.one("eks:index:Cluster").input("providerCredentialOpts") == {"profileName": "platform-admin"}
+    kubeconfig = recording.one("pulumi:providers:kubernetes").input("kubeconfig")
+    assert kubeconfig["users"][0]["user"]["exec"]["args"][-2:] == ["--profile", "platform-admin"]
+
+
+def test_the_aws_cli_files_reach_the_components_kubeconfig(tmp_path):
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi\nfrom components.eks_autoscaling import EksAutoscaling\n"
+        "c = EksAutoscaling('x', {'cluster': {'acknowledge_open_endpoint': True}, "
+        "'aws_shared_config_file': '/srv/aws/config', 'aws_shared_credentials_file': '~/.aws/credentials'})\n"
+        "pulumi.export('kubeconfig', c.kubeconfig)\n"
+    )
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: ap-northeast-1\n")
+    recording = run_program("dev", project_dir=tmp_path, project="files")
+    env = recording.one("pulumi:providers:kubernetes").input("kubeconfig")["users"][0]["user"]["exec"]["env"]
+    assert {"name": "AWS_CONFIG_FILE", "value": "/srv/aws/config"} in env
+    assert {"name": "AWS_SHARED_CREDENTIALS_FILE", "value": "~/.aws/credentials"} in env

@@ -85,6 +85,20 @@ def test_pod_identity_needs_no_annotation(pod_identity):
         assert release(pod_identity, chart).input("values.serviceAccount.annotations") == {}
 
 
+IDENTITY_ANNOTATION = "eks-autoscaling/aws-identity"
+
+
+@pytest.mark.parametrize("component", ["aws-load-balancer-controller", "karpenter"])
+def test_the_pods_name_their_identity(dev, pod_identity, component):
+    # The charts restart their pods for a pod-template change only; a switch of identity changes
+    # the trust in place and, under IRSA, the service account, neither of which reaches the pods.
+    irsa = release(dev, component).input("values.podAnnotations")
+    switched = release(pod_identity, component).input("values.podAnnotations")
+    assert irsa == {IDENTITY_ANNOTATION: f"irsa {role_of(dev, component).outputs['arn']}"}
+    assert switched == {IDENTITY_ANNOTATION: f"podIdentity {role_of(pod_identity, component).outputs['arn']}"}
+    assert irsa != switched
+
+
 def test_irsa_has_no_association(dev):
     assert dev.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
 

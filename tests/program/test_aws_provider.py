@@ -12,6 +12,7 @@ ACCOUNT_LOOKUPS = {
     "aws:index/getAvailabilityZones:getAvailabilityZones",
     "aws:index/getPartition:getPartition",
     "aws:index/getCallerIdentity:getCallerIdentity",
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings",
 }
 
 

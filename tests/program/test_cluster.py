@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from offline.program import PROJECT_DIR
 from stackconfig.foundation import NON_PUBLIC_RANGES, non_public_range
 from stackconfig.load import parse_stack_config
 from tests.harness import ProgramFailed, run_program
@@ -55,7 +56,7 @@ def test_restricted_private_endpoint_settings():
 
 
 def test_private_only_endpoint():
-    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False}})
+    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False, "deployFromInsideVpc": True}})
     eks = recording.one("eks:index:Cluster")
     assert eks.input("endpointPublicAccess") is False
     assert eks.input("publicAccessCidrs", None) is None
@@ -126,9 +127,8 @@ def test_system_node_group(dev):
     assert nodes.input("scalingConfig") == {"minSize": 2, "desiredSize": 2, "maxSize": 3}
     assert nodes.input("amiType") == "AL2023_x86_64_STANDARD"
     assert nodes.input("labels") == {"node-role": "system"}
-    assert nodes.input("enableIMDSv2") is True
     assert nodes.input("subnetIds") == dev.outputs["privateSubnetIds"]
-    assert nodes.input("diskSize") == 20
+    assert system_root_volume(dev)["volumeSize"] == 20
     # A reference to a remote component records no edge, so the wiring is asserted on the input.
     assert nodes.input("cluster").urn == dev.one("eks:index:Cluster").urn
 
@@ -170,15 +170,52 @@ def test_node_group_sizes_and_types_from_config():
     nodes = recording.one("eks:index:ManagedNodeGroup")
     assert nodes.input("instanceTypes") == ["m6i.large", "m5.large"]
     assert nodes.input("scalingConfig") == {"minSize": 3, "desiredSize": 3, "maxSize": 6}
-    assert nodes.input("diskSize") == 50
+    assert system_root_volume(recording)["volumeSize"] == 50
     assert nodes.input("labels") == {"node-role": "system", "team": "platform"}
+
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def system_root_volume(recording) -> dict:
+    (mapping,) = recording.one(LAUNCH_TEMPLATE, "cluster-system-nodes").input("blockDeviceMappings")
+    assert mapping["deviceName"] == "/dev/xvda"
+    return mapping["ebs"]
+
+
+def test_the_system_nodes_answer_imds_two_hops_away(dev):
+    # Pods are one hop past their node; under Pod Identity Karpenter reads its region from IMDS.
+    template = dev.one(LAUNCH_TEMPLATE, "cluster-system-nodes")
+    assert template.input("metadataOptions") == {
+        "httpEndpoint": "enabled",
+        "httpTokens": "required",
+        "httpPutResponseHopLimit": 2,
+    }
+    nodes = dev.one("eks:index:ManagedNodeGroup")
+    assert nodes.input("launchTemplate.id").startswith("lt-") and nodes.input("launchTemplate.version") == "1"
+    assert template.urn in nodes.property_dependencies["launchTemplate"]
+    assert dev.depends_on(nodes, template)
+    # pulumi-eks would make a template of its own for these, with a hop limit this program does not set.
+    for owned_by_the_template in ("enableIMDSv2", "diskSize", "userData", "amiId"):
+        assert nodes.input(owned_by_the_template, None) is None, owned_by_the_template
+
+
+def test_the_system_root_volume_is_encrypted_gp3(dev):
+    volume = system_root_volume(dev)
+    assert (volume["volumeType"], volume["encrypted"], volume["deleteOnTermination"]) == ("gp3", "true", "true")
+    # EKS fills in the AMI and its user data from the node group's AMI type.
+    template = dev.one(LAUNCH_TEMPLATE, "cluster-system-nodes")
+    assert template.input("imageId", None) is None and template.input("userData", None) is None
 
 
 def test_kubernetes_provider_uses_the_cluster_kubeconfig(dev):
     provider = dev.one("pulumi:providers:kubernetes")
     eks = dev.one("eks:index:Cluster")
-    assert eks.urn in provider.property_dependencies["kubeconfig"]
-    assert provider.input("kubeconfig")["current-context"] == "karpenter-test"
+    assert dev.depends_on(provider, eks, via=["dependency"])
+    assert dev.depends_on(provider, dev.one("eks:index:ManagedNodeGroup"), via=["dependency"])
+    kubeconfig = provider.input("kubeconfig")
+    assert kubeconfig["clusters"][0]["cluster"]["server"] == dev.outputs["endpoint"]
+    assert "--cluster-name" in kubeconfig["users"][0]["user"]["exec"]["args"]
 
 
 def test_outputs(dev):
@@ -276,13 +313,59 @@ def test_no_log_types_no_log_group():
     assert recording.one("eks:index:Cluster").input("enabledClusterLogTypes") == []
 
 
-def test_the_prod_stack_keeps_a_year_of_logs_and_a_private_endpoint():
+def test_the_prod_stack_keeps_a_year_of_logs_and_an_endpoint_for_its_operators():
     recording = run_program("prod")
     assert recording.one(LOG_GROUP).input("name") == "/aws/eks/autoscaling-prod/cluster"
     assert recording.one(LOG_GROUP).input("retentionInDays") == 365
     eks = recording.one("eks:index:Cluster")
-    assert eks.input("endpointPublicAccess") is False
+    # Its first `up` runs from outside the VPC it creates: the public endpoint stays, for the
+    # operator's addresses only (stood in for here).
+    assert eks.input("endpointPublicAccess") is True
     assert eks.input("endpointPrivateAccess") is True
+    assert eks.input("publicAccessCidrs") == ["192.0.0.9/32"]
+    assert recording.stood_in == {"192.0.0.9/32": "<the operator's address: cluster.publicAccessCidrs>"}
+
+
+def test_the_prod_stack_refuses_to_start_until_its_operator_sets_the_endpoint_cidrs():
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("prod", operator_values=False)
+    message = str(failure.value)
+    assert "`cluster.publicAccessCidrs` is empty while `cluster.endpointPublicAccess` is true" in message
+    assert "checkip.amazonaws.com" in message
+    assert "pulumi config set --path 'eks-autoscaling:cluster.publicAccessCidrs[0]' <address>/32" in message
+    # Before anything, the AWS provider included.
+    assert failure.value.recording.resources == []
+    text = (PROJECT_DIR / "Pulumi.prod.yaml").read_text()
+    assert "publicAccessCidrs: []" in text and "--stack prod" in text
+
+
+def test_the_prod_stack_starts_once_its_operator_has_set_them():
+    recording = run_program("prod", {"cluster": {"publicAccessCidrs": ["52.94.0.0/22"]}}, operator_values=False)
+    assert recording.one("eks:index:Cluster").input("publicAccessCidrs") == ["52.94.0.0/22"]
+    assert recording.stood_in == {}
+
+
+def test_a_private_endpoint_on_a_vpc_the_stack_creates_is_refused():
+    with pytest.raises(ProgramFailed) as failure:
+        run_program("dev", {"cluster": {"endpointPublicAccess": False}})
+    message = str(failure.value)
+    for fragment in (
+        "`cluster.endpointPublicAccess` is false on a stack that builds its own VPC",
+        "the first Helm release fails",
+        "`make destroy` cannot drain",
+        "switch to private in a second step",
+        "docs/upgrades.md",
+        "`cluster.deployFromInsideVpc: true`",
+    ):
+        assert fragment in message, message
+    assert failure.value.recording.resources == []
+
+
+def test_a_stack_that_deploys_from_inside_its_vpc_may_go_private():
+    recording = run_program("dev", {"cluster": {"endpointPublicAccess": False, "deployFromInsideVpc": True}})
+    eks = recording.one("eks:index:Cluster")
+    assert eks.input("endpointPublicAccess") is False
+    assert any("needs a route into the VPC" in warning for warning in recording.warnings)
 
 
 def test_the_vpc_cni_enforces_network_policies(dev):
@@ -296,7 +379,8 @@ def test_the_vpc_cni_enforces_network_policies(dev):
             assert addon.input("configurationValues", None) is None, addon
 
 
-def test_the_kubeconfig_signs_in_as_the_aws_provider_does():
+def test_pulumi_eks_signs_in_as_the_aws_provider_does_too():
+    # pulumi-eks's own Kubernetes provider (inside its component) takes the same profile and role.
     role = "arn:aws:iam::111122223333:role/deployer"
     recording = run_program("dev", {"aws:profile": "work", "aws:assumeRoles": [{"roleArn": role}]})
     eks = recording.one("eks:index:Cluster")

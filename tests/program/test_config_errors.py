@@ -24,6 +24,21 @@ BAD_INPUTS = [
         id="too-many-azs",
     ),
     pytest.param(
+        {"network": {"zoneIds": ["ap-northeast-1a", "apne1-az1"]}},
+        ["network.zoneIds", "'ap-northeast-1a' is not an availability zone ID such as use1-az1", "ZoneId"],
+        id="zone-name-for-a-zone-id",
+    ),
+    pytest.param(
+        {"network": {"zoneIds": ["apne1-az1", "apne1-az1"]}},
+        ["network.zoneIds", "lists a zone twice"],
+        id="zone-id-twice",
+    ),
+    pytest.param(
+        {"network": {"zoneIds": ["apne1-az1", "apne1-az2", "apne1-az4"]}},
+        ["availabilityZones is 2 but zoneIds pins 3 zones", "re-addresses every subnet"],
+        id="more-zone-ids-than-zones",
+    ),
+    pytest.param(
         {"network": {"natGateways": "perAz"}},
         ["network.natGateways", "'single' or 'onePerAz'", "perAz"],
         id="unknown-nat-strategy",
@@ -66,7 +81,19 @@ BAD_INPUTS = [
         id="bad-endpoint-cidr",
     ),
     pytest.param(
-        {"cluster": {"publicAccessCidrs": []}}, ["publicAccessCidrs is empty"], id="public-endpoint-without-cidrs"
+        {"cluster": {"publicAccessCidrs": []}},
+        ["`cluster.publicAccessCidrs` is empty", "checkip.amazonaws.com"],
+        id="public-endpoint-without-cidrs",
+    ),
+    pytest.param(
+        {"cluster": {"endpointPublicAccess": False}},
+        ["`cluster.endpointPublicAccess` is false on a stack that builds its own VPC", "deployFromInsideVpc"],
+        id="private-endpoint-on-the-stacks-own-vpc",
+    ),
+    pytest.param(
+        {"cluster": {"deployFromInsideVpc": "yes"}},
+        ["cluster.deployFromInsideVpc", "valid boolean"],
+        id="deploy-from-inside-vpc-not-a-bool",
     ),
     pytest.param(
         {"cluster": {"logTypes": ["api", "audits"]}}, ["cluster.logTypes[1]", "audits"], id="unknown-log-type"
@@ -197,7 +224,7 @@ def test_more_zones_than_the_region_has():
     with pytest.raises(ProgramFailed) as failure:
         run_program("dev", {"network": {"availabilityZones": 4}})
     assert "`network.availabilityZones` is 4" in str(failure.value)
-    assert "has only 3 available zones" in str(failure.value)
+    assert "ap-northeast-1 has only 3 zones the cluster can use" in str(failure.value)
 
 
 def test_every_stack_file_is_valid():
@@ -408,7 +435,7 @@ def test_the_controllers_requests_are_the_ones_the_chart_is_given(dev):
 
 
 def test_the_program_warns_above_the_default_vcpu_quota(dev):
-    (warning,) = dev.warnings
+    (warning,) = [warning for warning in dev.warnings if "quota" in warning]
     assert "8 on-demand vCPUs of standard instance families, above 5" in warning
     assert "Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances" in warning
     assert "the default value for new accounts" in warning

@@ -18,7 +18,8 @@ from stackconfig.load import parse_stack_config
 SCRIPT = PROJECT_DIR / "scripts" / "stack.sh"
 TEARDOWN = PROJECT_DIR / "scripts" / "lib" / "teardown.sh"
 # What stack.sh and scripts/lib/*.sh call; nothing else is on PATH but the fakes.
-SYSTEM_TOOLS = ("cat", "date", "dirname", "grep", "mkdir", "mktemp", "rm", "sed", "sleep", "tr", "wc")
+SYSTEM_TOOLS = ("awk", "cat", "date", "dirname", "grep", "mkdir", "mktemp", "rm", "sed", "sleep", "tr", "wc")
+DESTROYED = "pulumi destroy --yes --stack dev"
 KUBECONFIG = json.dumps({"apiVersion": "v1", "clusters": [{"name": "c", "cluster": {"server": "https://x"}}]})
 
 
@@ -51,6 +52,8 @@ def env(tmp_path, fakes):
         "PULUMI_CONFIG_PASSPHRASE": "pass",
         "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}",
         "DESTROY_POLL_SECONDS": "0",
+        "DESTROY_LOG_GROUP_WAIT": "0",
+        "YES": "1",
     }
 
 
@@ -104,18 +107,48 @@ exit 0
     )
 
 
-def fake_aws(fakes: Path, *, cluster_exists: bool = False) -> None:
+def fake_aws(fakes: Path, *, cluster_exists: bool = False, log_group_comes_back: bool = False) -> None:
+    """log_group_comes_back: the control-plane log group is there at the first look after the
+    destroy (EKS created it again), gone after its deletion."""
+    group = fakes / "log-group"
+    if log_group_comes_back:
+        group.write_text("/aws/eks/karpenter-test/cluster\n")
     _executable(
         fakes / "aws",
         f"""#!/bin/sh
-echo "aws $*" >> "{fakes}/calls"
-if [ "$1 $2" = "eks update-kubeconfig" ]; then
-    [ {int(cluster_exists)} -eq 1 ] || {{ echo "No cluster found" >&2; exit 254; }}
-    while [ "$#" -gt 0 ]; do [ "$1" = "--kubeconfig" ] && echo '{KUBECONFIG}' > "$2"; shift; done
+if [ -n "${{AWS_ACCESS_KEY_ID:-}}" ] && [ "$AWS_ACCESS_KEY_ID" != AKIAEXAMPLE ]; then
+    echo "aws $* [as $AWS_ACCESS_KEY_ID]" >> "{fakes}/calls"
+else
+    echo "aws $*" >> "{fakes}/calls"
 fi
+case "$*" in
+    *"eks update-kubeconfig"*)
+        [ {int(cluster_exists)} -eq 1 ] || {{ echo "No cluster found" >&2; exit 254; }}
+        while [ "$#" -gt 0 ]; do [ "$1" = "--kubeconfig" ] && echo '{KUBECONFIG}' > "$2"; shift; done ;;
+    *"sts assume-role"*) printf 'ASIAROLE\tsecret\ttoken\n' ;;
+    *"logs describe-log-groups"*) [ -f "{group}" ] && cat "{group}" ;;
+    *"logs delete-log-group"*) rm -f "{group}" ;;
+esac
 exit 0
 """,
     )
+
+
+def destroy_asked(env, answer: str | None, timeout=30):
+    """The destroy on a terminal, answering its question with `answer` (None: no answer)."""
+    import os
+    import pty
+
+    main, terminal = pty.openpty()
+    try:
+        if answer is not None:
+            os.write(main, f"{answer}\n".encode())
+        return subprocess.run(
+            [str(SCRIPT), "destroy", "dev"], stdin=terminal, capture_output=True, text=True, env=env, timeout=timeout
+        )
+    finally:
+        os.close(main)
+        os.close(terminal)
 
 
 def calls(fakes: Path) -> list[str]:
@@ -143,8 +176,7 @@ def test_the_nodepools_go_and_their_nodeclaims_are_awaited_before_the_stack(env,
     waits = [i for i, line in enumerate(log) if "get nodeclaims.karpenter.sh -o name" in line]
     assert deployments < nodepools < waits[0]
     assert len(waits) == 3
-    assert log[-1] == "pulumi destroy --stack dev"
-    assert waits[-1] < len(log) - 1
+    assert waits[-1] < log.index(DESTROYED)
     assert "waiting for 2 NodeClaim(s) to terminate" in result.stdout and "test-app-a1 test-app-b2" in result.stdout
     assert "waiting for 1 NodeClaim(s)" in result.stdout
     assert "Karpenter's nodes are gone." in result.stdout
@@ -186,7 +218,7 @@ def test_an_unreachable_cluster_names_what_to_check_and_the_destroy_goes_on(env,
     assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
     log = calls(fakes)
     assert not any("delete" in line for line in log if line.startswith("kubectl"))
-    assert log[-1] == "pulumi destroy --stack dev"
+    assert DESTROYED in log
 
 
 def test_after_a_failed_up_the_cluster_is_found_by_its_configured_name(env, fakes):
@@ -205,7 +237,7 @@ def test_after_a_failed_up_the_cluster_is_found_by_its_configured_name(env, fake
     assert any("delete deployments --all --namespace shop" in line for line in log)
     assert any("delete nodepools.karpenter.sh --all" in line for line in log)
     assert "Karpenter's nodes are gone." in result.stdout
-    assert log[-1] == "pulumi destroy --stack dev"
+    assert DESTROYED in log
 
 
 def test_after_a_failed_up_the_aws_cli_signs_in_as_the_stack_does(env, fakes):
@@ -230,7 +262,7 @@ def test_the_leftover_checks_name_the_stacks_profile(env, fakes):
     assert result.returncode == 0, result.stderr
     assert "aws ec2 describe-instances --region ap-northeast-1 --profile team-admin --filters" in result.stdout
     assert "aws iam list-instance-profiles --profile team-admin --path-prefix" in result.stdout
-    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+    assert DESTROYED in calls(fakes)
 
 
 def test_after_a_failed_up_without_a_cluster_the_destroy_goes_on(env, fakes):
@@ -242,7 +274,7 @@ def test_after_a_failed_up_without_a_cluster_the_destroy_goes_on(env, fakes):
     assert "stack 'dev' has no outputs" in result.stdout
     # No clusterName in the stack file: the default name.
     assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
-    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+    assert DESTROYED in calls(fakes)
 
 
 def test_without_kubectl_the_destroy_says_what_to_check(env, fakes):
@@ -252,7 +284,7 @@ def test_without_kubectl_the_destroy_says_what_to_check(env, fakes):
     assert result.returncode == 0, result.stderr
     assert "no kubectl on PATH" in result.stdout
     assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
-    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+    assert DESTROYED in calls(fakes)
 
 
 def test_a_cluster_without_karpenter_needs_no_wait(env, fakes):
@@ -269,7 +301,7 @@ def test_a_cluster_without_karpenter_needs_no_wait(env, fakes):
     assert result.returncode == 0, result.stderr
     assert "no Karpenter resources" in result.stdout
     assert not any("nodepools" in line or "get nodeclaims" in line for line in calls(fakes))
-    assert calls(fakes)[-1] == "pulumi destroy --stack dev"
+    assert DESTROYED in calls(fakes)
 
 
 def test_the_wait_must_be_whole_seconds(env, fakes):
@@ -299,3 +331,125 @@ def assert_leftover_checks(stdout: str, cluster: str, region: str) -> None:
     assert f'--path-prefix "/karpenter/{region}/{cluster}/"' in stdout
     assert f'"Key=eks-autoscaling:cluster,Values={cluster}"' in stdout
     assert "Continuing with pulumi destroy." in stdout
+
+
+# --- it asks first ---------------------------------------------------------------------------
+
+
+def test_without_a_terminal_and_without_yes_nothing_is_deleted(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["test-app-a1"]])
+    fake_aws(fakes)
+    del env["YES"]
+    result = destroy(env)
+    assert result.returncode == 2
+    assert "asks first, and there is no terminal to ask on" in result.stderr
+    assert "YES=1 make destroy STACK=dev" in result.stderr
+    # The credentials check and the stack's selection, then nothing.
+    assert calls(fakes) == ["aws sts get-caller-identity", "pulumi stack select dev"]
+
+
+def test_a_wrong_answer_deletes_nothing(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["test-app-a1"]])
+    fake_aws(fakes)
+    del env["YES"]
+    result = destroy_asked(env, "yes")
+    assert result.returncode == 1
+    assert "Type the stack's name (dev) to destroy it:" in result.stdout
+    assert "Nothing has been deleted yet." in result.stdout and "Nothing was deleted." in result.stdout
+    assert not any(line.startswith(("kubectl", "pulumi destroy")) for line in calls(fakes))
+
+
+def test_the_stacks_name_as_the_answer_destroys_it_in_order(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["test-app-a1"], []])
+    fake_aws(fakes)
+    del env["YES"]
+    result = destroy_asked(env, "dev")
+    assert result.returncode == 0, result.stderr
+    log = calls(fakes)
+    nodepools = next(i for i, line in enumerate(log) if "delete nodepools.karpenter.sh" in line)
+    # The question comes before the first deletion, and pulumi destroy does not ask again.
+    assert nodepools < log.index(DESTROYED)
+    assert result.stdout.index("Type the stack's name") < result.stdout.index("Deleting the Deployments")
+
+
+@pytest.mark.parametrize(
+    "consent",
+    [{"YES": "1"}, {"PULUMI_ARGS": "--yes"}, {"PULUMI_ARGS": "--skip-preview -y"}],
+    ids=["YES=1", "PULUMI_ARGS=--yes", "PULUMI_ARGS=-y"],
+)
+def test_yes_given_beforehand_needs_no_terminal(env, fakes, consent):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes)
+    del env["YES"]
+    result = destroy({**env, **consent})
+    assert result.returncode == 0, result.stderr
+    assert any(line.startswith(DESTROYED) for line in calls(fakes))
+
+
+def test_the_yes_option_of_the_script(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes)
+    del env["YES"]
+    result = subprocess.run(
+        [str(SCRIPT), "--yes", "destroy", "dev"], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert result.returncode == 0, result.stderr
+    assert DESTROYED in calls(fakes)
+
+
+# --- the log group EKS creates again ----------------------------------------------------------
+
+
+def test_a_log_group_eks_creates_again_after_the_destroy_is_deleted(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes, log_group_comes_back=True)
+    result = destroy({**env, "DESTROY_LOG_GROUP_WAIT": "1", "DESTROY_POLL_SECONDS": "1"})
+    assert result.returncode == 0, result.stderr
+    log = calls(fakes)
+    look = next(i for i, line in enumerate(log) if "logs describe-log-groups" in line)
+    assert log.index(DESTROYED) < look
+    assert log[look].startswith(
+        "aws --region ap-northeast-1 logs describe-log-groups --log-group-name-prefix /aws/eks/karpenter-test/cluster"
+    )
+    assert "aws --region ap-northeast-1 logs delete-log-group --log-group-name /aws/eks/karpenter-test/cluster" in log
+    assert "Deleted the log group /aws/eks/karpenter-test/cluster, which EKS had created again" in result.stdout
+    # It keeps looking for the wait, once the group is gone too.
+    assert sum("logs describe-log-groups" in line for line in log) >= 2
+
+
+def test_the_log_group_is_looked_for_as_the_stacks_role(env, fakes):
+    role = "arn:aws:iam::111122223333:role/deployer"
+    fake_pulumi(fakes, config={"aws:profile": "team-admin", "aws:assumeRoles[0].roleArn": role})
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes, log_group_comes_back=True)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    log = calls(fakes)
+    assume = next(line for line in log if "sts assume-role" in line)
+    assert assume.startswith(f"aws --profile team-admin sts assume-role --role-arn {role} ")
+    deletion = next(line for line in log if "logs delete-log-group" in line)
+    assert deletion.endswith("[as ASIAROLE]") and "--profile" not in deletion
+
+
+def test_a_destroy_that_stops_leaves_the_log_group_alone(env, fakes):
+    fake_pulumi(fakes)
+    fake_kubectl(fakes, [["test-app-a1"]])
+    fake_aws(fakes, log_group_comes_back=True)
+    result = destroy({**env, "DESTROY_NODECLAIM_TIMEOUT": "0"})
+    assert result.returncode == 1
+    assert not any("logs " in line for line in calls(fakes))
+
+
+def test_without_control_plane_logs_no_log_group_is_touched(env, fakes):
+    fake_pulumi(fakes, config={"eks-autoscaling:cluster.logTypes": "[]"})
+    fake_kubectl(fakes, [[]])
+    fake_aws(fakes, log_group_comes_back=True)
+    result = destroy(env)
+    assert result.returncode == 0, result.stderr
+    assert not any("logs " in line for line in calls(fakes))

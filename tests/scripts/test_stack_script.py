@@ -65,7 +65,7 @@ def without_aws_cli(tmp_path, ready_env):
     """Everything but the AWS CLI: the fake pulumi and only the system tools the script uses."""
     tools = tmp_path / "tools"
     tools.mkdir()
-    for name in ("dirname", "mkdir", "cat"):
+    for name in ("awk", "dirname", "mkdir", "cat"):
         (tools / name).symlink_to(shutil.which(name))
     (tmp_path / "bin" / "aws").unlink()
     return {**ready_env, "PATH": f"{tmp_path / 'bin'}:{tools}"}
@@ -95,18 +95,37 @@ def test_up_on_the_local_backend(ready_env):
     assert lines == [
         f"mkdir -p {PROJECT_DIR}/.pulumi-state",
         "pulumi stack select --create dev",
-        "pulumi up --stack dev",
+        # The zones are pinned before the first `up` creates anything in them.
+        f"{PROJECT_DIR}/.venv/bin/python -m scripts.zones pin --stack dev",
+        # And drift is read back first: objects deleted outside Pulumi are created again.
+        "pulumi up --refresh --stack dev",
     ]
 
 
+def test_preview_refreshes_too(ready_env):
+    result = run(["--dry-run", "preview", "dev"], ready_env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "pulumi preview --refresh --stack dev"
+    assert "scripts.zones" not in result.stdout
+
+
+def test_up_needs_the_projects_python(ready_env):
+    result = run(["--dry-run", "up", "dev"], {**ready_env, "PROJECT_PYTHON": "/nowhere/python"})
+    assert result.returncode == 1
+    assert "missing: the project's virtualenv (/nowhere/python), whose Python pins the stack's zones" in result.stderr
+    assert "make install" in result.stderr and result.stdout == ""
+
+
 def test_destroy_does_not_create_a_stack(ready_env):
-    result = run(["--dry-run", "destroy", "dev"], {**ready_env, "PULUMI_ARGS": "--yes"})
+    result = run(["--dry-run", "destroy", "dev"], {**ready_env, "PULUMI_ARGS": "--target-dependents"})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[1] == "pulumi stack select dev"
-    assert lines[-1] == "pulumi destroy --stack dev --yes"
-    # Karpenter's nodes go first.
-    assert any(line.startswith("kubectl delete nodepools.karpenter.sh --all") for line in lines[2:-1])
+    assert lines[2] == "# asks first: type the stack's name, or YES=1"
+    # Karpenter's nodes go first; pulumi destroy does not ask again.
+    destroy = lines.index("pulumi destroy --yes --stack dev --target-dependents")
+    assert any(line.startswith("kubectl delete nodepools.karpenter.sh --all") for line in lines[3:destroy])
+    assert lines[destroy + 1].startswith("aws logs delete-log-group --log-group-name /aws/eks/<cluster>/cluster")
 
 
 def test_unknown_stack_and_command(ready_env):
@@ -140,10 +159,23 @@ def project_with_profile(tmp_path):
     """The scripts beside a stack file that names an AWS profile."""
     project = tmp_path / "project"
     shutil.copytree(PROJECT_DIR / "scripts", project / "scripts")
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
     (project / "Pulumi.team.yaml").write_text(
         'config:\n  aws:region: us-east-1\n  aws:profile: "team-admin"   # SSO profile of the team\n'
     )
     return project
+
+
+def up_in(project, env):
+    """`scripts/stack.sh --dry-run up team` in a copy of the project."""
+    return subprocess.run(
+        [str(project / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
 
 
 def _aws_that_knows_one_profile(env, tmp_path):
@@ -163,13 +195,7 @@ def test_the_credentials_check_uses_the_stacks_aws_profile(project_with_profile,
     env = {key: value for key, value in ready_env.items() if not key.startswith("AWS_")}
     (tmp_path / "home" / ".aws").mkdir()
     (tmp_path / "home" / ".aws" / "config").write_text("[profile team-admin]\nsso_session = team\n")
-    result = subprocess.run(
-        [str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-    )
+    result = up_in(project_with_profile, env)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == ["--profile team-admin sts get-caller-identity"]
 
@@ -177,14 +203,76 @@ def test_the_credentials_check_uses_the_stacks_aws_profile(project_with_profile,
 def test_a_stack_profile_without_credentials_is_named(project_with_profile, ready_env, tmp_path):
     (project_with_profile / "Pulumi.team.yaml").write_text("config:\n  aws:region: us-east-1\n  aws:profile: expired\n")
     _aws_that_knows_one_profile(ready_env, tmp_path)
-    result = subprocess.run(
-        [str(project_with_profile / "scripts" / "stack.sh"), "--dry-run", "up", "team"],
-        capture_output=True,
-        text=True,
-        env=ready_env,
-        timeout=30,
-    )
+    result = up_in(project_with_profile, ready_env)
     assert result.returncode == 1
     assert "working AWS credentials of profile 'expired', the stack's aws:profile" in result.stderr
     assert "aws sso login --profile expired" in result.stderr and "Pulumi.team.yaml" in result.stderr
     assert result.stdout == ""
+
+
+def test_the_credentials_check_reads_the_stacks_aws_files(project_with_profile, ready_env, tmp_path):
+    (project_with_profile / "Pulumi.team.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  aws:profile: team-admin\n"
+        "  aws:sharedConfigFiles:\n    - ~/team/config   # the team's SSO profiles\n"
+        '  aws:sharedCredentialsFiles: ["/srv/aws/credentials"]\n'
+    )
+    log = tmp_path / "aws-calls"
+    _fake(
+        tmp_path / "bin" / "aws",
+        f'#!/bin/sh\necho "$AWS_CONFIG_FILE $AWS_SHARED_CREDENTIALS_FILE $*" >> {log}\n'
+        '[ "$AWS_CONFIG_FILE" = "$HOME/team/config" ] || exit 255\n',
+    )
+    (tmp_path / "home" / "team").mkdir()
+    (tmp_path / "home" / "team" / "config").write_text("[profile team-admin]\nsso_session = team\n")
+    env = {key: value for key, value in ready_env.items() if not key.startswith("AWS_")}
+    result = up_in(project_with_profile, env)
+    assert result.returncode == 0, result.stderr
+    home = tmp_path / "home"
+    assert log.read_text().splitlines() == [
+        f"{home}/team/config /srv/aws/credentials --profile team-admin sts get-caller-identity"
+    ]
+
+
+@pytest.fixture
+def up_env(tmp_path, ready_env):
+    """For a real `up`: a `pulumi` and a project Python that log their calls; the Python fails
+    when PIN_FAILS is set."""
+    log = tmp_path / "calls"
+    _fake(tmp_path / "bin" / "pulumi", f'#!/bin/sh\necho "pulumi $*" >> {log}\n')
+    _fake(
+        tmp_path / "bin" / "project-python",
+        f'#!/bin/sh\necho "python $*" >> {log}\n[ -z "${{PIN_FAILS:-}}" ] || {{ echo "error: zones" >&2; exit 1; }}\n',
+    )
+    return {**ready_env, "PROJECT_PYTHON": str(tmp_path / "bin" / "project-python"), "CALLS": str(log)}
+
+
+def test_up_pins_the_zones_then_runs_pulumi_up_with_a_refresh(up_env, tmp_path):
+    result = run(["up", "dev"], {**up_env, "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}"})
+    assert result.returncode == 0, result.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[-2:] == ["python -m scripts.zones pin --stack dev", "pulumi up --refresh --stack dev"]
+
+
+def test_zones_that_cannot_be_pinned_stop_the_up(up_env, tmp_path):
+    result = run(["up", "dev"], {**up_env, "PIN_FAILS": "1", "PULUMI_BACKEND_URL": f"file://{tmp_path / 'state'}"})
+    assert result.returncode == 1 and "error: zones" in result.stderr
+    assert not any(line.startswith("pulumi up") for line in (tmp_path / "calls").read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        ([], "scripts/stack.sh destroy dev"),
+        (["YES=1", "STACK=prod"], "scripts/stack.sh --yes destroy prod"),
+        (["YES=0"], "scripts/stack.sh destroy dev"),
+    ],
+)
+def test_make_destroy_passes_the_yes_on(arguments, expected):
+    # Without the MAKEFLAGS of a `make test` around it, whose -w would add its directory lines.
+    env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    result = subprocess.run(
+        ["make", "-n", "destroy", *arguments], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=30, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    commands = [line for line in result.stdout.splitlines() if not line.startswith("make")]
+    assert [" ".join(line.split()) for line in commands] == [expected]
