@@ -39,8 +39,8 @@ def workload(entry: WorkloadEntry) -> Workload:
     """A description's workload entry as the planner's Workload."""
     return Workload(
         name=entry.name,
-        cpu_millicores=cpu_millicores(entry.requests.cpu, "requests.cpu"),
-        memory_mib=memory_mib(entry.requests.memory, "requests.memory"),
+        cpu_millicores=0 if entry.requests.cpu is None else cpu_millicores(entry.requests.cpu, "requests.cpu"),
+        memory_mib=0 if entry.requests.memory is None else memory_mib(entry.requests.memory, "requests.memory"),
         replicas=entry.max_replicas,
         max_surge=entry.max_surge,
         node_selector=entry.node_selector,

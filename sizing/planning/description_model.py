@@ -112,8 +112,15 @@ class DescriptionModel(BaseModel):
 
 
 class Requests(DescriptionModel):
-    cpu: CpuQuantity = Field(description="cpu of one pod")
-    memory: MemoryQuantity = Field(description="memory of one pod")
+    """A workload pod's requests; a resource left out is requested as 0, as Kubernetes schedules a container
+    without a request, and the report lists the workload in its warning."""
+
+    cpu: CpuQuantity | None = Field(
+        default=None, description="cpu of one pod; left out: no cpu request (0, named in the report's warning)"
+    )
+    memory: MemoryQuantity | None = Field(
+        default=None, description="memory of one pod; left out: no memory request (0, named in the report's warning)"
+    )
 
 
 class OptionalRequests(DescriptionModel):

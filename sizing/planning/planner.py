@@ -234,6 +234,19 @@ class CapacityPlan:
     def peak_pods(self) -> int:
         return sum(workload.peak_pods for workload in self.input.workloads)
 
+    @property
+    def unrequested(self) -> Mapping[str, tuple[str, ...]]:
+        """"cpu" and "memory" -> the workloads whose pods request none of it, in input order.
+
+        Kubernetes and Karpenter schedule such pods with 0 of the resource, and so does the plan:
+        it cannot size that resource for them. Resources no workload leaves out are absent.
+        """
+        found: dict[str, list[str]] = {}
+        for workload in self.input.workloads:
+            for resource in workload.unrequested:
+                found.setdefault(resource, []).append(workload.name)
+        return MappingProxyType({resource: tuple(found[resource]) for resource in ("cpu", "memory") if resource in found})
+
 
 @dataclass(frozen=True)
 class _Context:

@@ -3,7 +3,8 @@
 Both carry the same content: the peak, the fleet Karpenter would launch
 (one row per node: type, price, pods, cpu and memory requests against
 allocatable), the NodePool limits as a YAML snippet, the optimal fleet and the
-gap, the recommendation, pending pods, and notes such as the price basis.
+gap, the recommendation, pending pods, warnings (workloads whose pods request
+no cpu or no memory) and notes such as the price basis.
 Percentages are requests (DaemonSets included) over allocatable, as
 eks-node-viewer shows them.
 """
@@ -123,6 +124,32 @@ def _header_lines(plan: CapacityPlan) -> list[str]:
     ]
 
 
+MAX_WARNING_NAMES = 20
+
+
+def unrequested_warnings(plan: CapacityPlan) -> list[dict[str, Any]]:
+    """One warning per resource that some workloads' pods do not request, with those workloads."""
+    return [
+        {
+            "resource": resource,
+            "message": f"no {resource} request: the plan cannot size {resource} for them",
+            "workloads": list(workloads),
+        }
+        for resource, workloads in plan.unrequested.items()
+    ]
+
+
+def _warning_lines(plan: CapacityPlan) -> list[str]:
+    lines = []
+    for warning in unrequested_warnings(plan):
+        names = warning["workloads"]
+        shown = ", ".join(names[:MAX_WARNING_NAMES])
+        if len(names) > MAX_WARNING_NAMES:
+            shown += f", … and {len(names) - MAX_WARNING_NAMES} more (all of them are in --json)"
+        lines.append(f"Warning: {warning['message']}: {shown}")
+    return lines
+
+
 def _binding_text(limits: NodePoolLimits) -> str:
     cpu, memory = limits.binding
     if cpu == memory:
@@ -235,7 +262,7 @@ def _pending_lines(plan: CapacityPlan) -> list[str]:
 
 def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """The plan as text for a terminal; at most `max_rows` nodes are listed one per row."""
-    lines = _header_lines(plan)
+    lines = _header_lines(plan) + _warning_lines(plan)
     lines += ["", "Fleet Karpenter would launch at peak with the rollout surge (simulated)"]
     lines += _fleet_lines(plan.fleet, plan.prices.unit, max_rows, bool(plan.input.other_node_pools))
     lines += [""] + _scenario_lines(plan)
@@ -405,5 +432,6 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "candidatesLeftByBudget": plan.recommendation.left_by_budget,
             "limits": _limits_data(plan.recommended_limits),
         },
+        "warnings": unrequested_warnings(plan),
         "notes": list(plan.notes),
     }
