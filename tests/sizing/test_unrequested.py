@@ -187,3 +187,40 @@ def test_a_description_still_needs_requests_and_refuses_negative_ones():
 )
 def test_what_counts_as_a_request_follows_kubernetes(spec, expected):
     assert pod_requests(spec, "pod") == expected
+
+
+POD_LEVEL = textwrap.dedent("""
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: batch}
+    spec:
+      replicas: 2
+      template:
+        metadata: {labels: {app: batch}}
+        spec:
+          resources: {requests: {cpu: 1500m}, limits: {cpu: "2", memory: 3Gi}}
+          overhead: {cpu: 10m, memory: 8Mi}
+          containers: [{name: app, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
+""")
+
+
+def test_pod_level_limits_stand_in_for_missing_pod_level_requests_in_both_doors(tmp_path):
+    """A pod-level request wins over the containers' sum; a resource with only a pod-level limit is
+    requested at that limit (the API server's defaulting of pod-level requests); the pod overhead comes
+    on top of either. The Kubernetes objects door and a description's `manifests` read it alike."""
+    (from_objects,) = read_objects([("batch.yaml", POD_LEVEL)]).workloads
+    manifest = tmp_path / "batch.yaml"
+    manifest.write_text(POD_LEVEL)
+    (from_description,) = plan_input_from_document({"manifests": [str(manifest)]}).workloads
+    for workload in (from_objects, from_description):
+        assert (workload.cpu_millicores, workload.memory_mib) == (1500 + 10, 3072 + 8)
+        assert workload.unrequested == ()
+
+
+def test_an_extended_resource_at_pod_level_is_named_as_unmodelled():
+    text = POD_LEVEL.replace('limits: {cpu: "2", memory: 3Gi}', 'limits: {cpu: "2", hugepages-2Mi: 1Gi}')
+    (unmodelled,) = read_objects([("batch.yaml", text)]).unmodelled
+    assert (unmodelled.what, unmodelled.path) == (
+        "Deployment default/batch",
+        "spec.template.spec.resources.limits.hugepages-2Mi",
+    )

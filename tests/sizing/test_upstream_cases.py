@@ -384,3 +384,50 @@ spec:
     group = PodGroup("pod", Resources(workload.cpu_millicores, workload.memory_mib, 1), 1)
     result = simulate(Scenario(node_options=options, pod_groups=(group,)))
     assert [node.instance_type for node in result.nodes] == ["ten"]
+
+
+RESOURCES = "kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go"
+APP_AND_SIDECAR = {
+    "containers": [{"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+    "initContainers": [
+        {"name": "mesh", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    ],
+}
+
+
+def test_pod_level_requests_replace_the_containers():
+    """kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go, Context("Pod Level Resources"):
+    It("should calculate resource requests when the pod level resources is specified")."""
+    from sizing.kube.manifests import pod_requests
+
+    spec = {
+        "resources": {"limits": {"cpu": "4", "memory": "4Gi"}, "requests": {"cpu": "2", "memory": "2Gi"}},
+        "containers": [
+            {
+                "name": "app",
+                "resources": {"limits": {"cpu": "3", "memory": "3Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}},
+            }
+        ],
+    }
+    assert pod_requests(spec, "pod") == (2000, 2048)
+
+
+def test_pod_level_requests_alone_replace_containers_and_sidecars():
+    """kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go, Context("Pod Level Resources"):
+    It("should calculate resource requests when only the pod level resources request is specified")."""
+    from sizing.kube.manifests import pod_requests
+
+    spec = {**APP_AND_SIDECAR, "resources": {"requests": {"cpu": "2", "memory": "2Gi"}}}
+    assert pod_requests(spec, "pod") == (2000, 2048)
+
+
+def test_pod_level_requests_default_to_the_pod_level_limits():
+    """kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go, Context("Pod Level Resources"):
+    It("should calculate resource requests when the pod level resources requests is defaulted from
+    limits"). The upstream test writes the requests the API server defaults from the limits (10 cpu,
+    10Gi, although app and sidecar request 2 cpu and 2Gi); here the pod is given as a user writes it,
+    limits only, and the planner does that defaulting."""
+    from sizing.kube.manifests import pod_requests
+
+    spec = {**APP_AND_SIDECAR, "resources": {"limits": {"cpu": "10", "memory": "10Gi"}}}
+    assert pod_requests(spec, "pod") == (10_000, 10_240)
