@@ -38,6 +38,15 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# EC2NodeClass `amiSelectorTerms[].alias` family -> `amiFamily`.
+AMI_ALIAS_FAMILIES = {
+    "al2": "AL2",
+    "al2023": "AL2023",
+    "bottlerocket": "Bottlerocket",
+    "windows2019": "Windows2019",
+    "windows2022": "Windows2022",
+    "windows2025": "Windows2025",
+}
 
 
 @dataclass(frozen=True)
@@ -355,9 +364,8 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
                 for term in _list(spec.get("amiSelectorTerms"), f"{what}.spec.amiSelectorTerms"):
                     alias = _mapping(term, what).get("alias")
                     if alias:
-                        family = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket"}.get(
-                            str(alias).split("@")[0], str(alias).split("@")[0]
-                        )
+                        alias_family = str(alias).split("@")[0]
+                        family = AMI_ALIAS_FAMILIES.get(alias_family, alias_family)
                 classes.append(NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family))
             elif kind in ("Node", "NodeClaim"):
                 nodes.append(_node(document, where, kind))

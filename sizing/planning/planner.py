@@ -29,7 +29,7 @@ from typing import Any
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
-from sizing.karpenter.ami_families import launchable
+from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.pricing import PriceTable, price_table
@@ -104,7 +104,7 @@ class NodePoolSpec:
     that select `karpenter.sh/nodepool`; weight: `spec.weight` (higher is
     tried first); taints: `spec.template.spec.taints`; labels:
     `spec.template.metadata.labels`; ami_family: the EC2NodeClass's AMI
-    family (None: unknown, no type filtered).
+    family (default AL2023, the project's; None: unknown, no type filtered).
     """
 
     requirements: tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
@@ -114,7 +114,7 @@ class NodePoolSpec:
     weight: int = 0
     taints: tuple[Taint, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
-    ami_family: str | None = None
+    ami_family: str | None = DEFAULT_AMI_FAMILY
 
 
 @dataclass(frozen=True)
