@@ -135,8 +135,8 @@ BAD_INPUTS = [
         "operator 'Like' is not supported",
     ),
     (
-        "workloads: [{name: api, requests: {cpu: 0m, memory: 1Gi}, maxReplicas: 2}]\n",
-        "workload 'api' requests 0m cpu",
+        "workloads: [{name: api, requests: {cpu: -1m, memory: 1Gi}, maxReplicas: 2}]\n",
+        "workload 'api' requests -1m cpu",
     ),
     ("workloads: [{name: api\n", "not valid YAML"),
     (

@@ -112,7 +112,9 @@ def set_candidates(table: TypeTable, claim: Claim, candidates: Candidates) -> No
     claim.headroom = (headroom[0], headroom[1], headroom[2])
 
 
-def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: str) -> PlacedNode:
+def launch(
+    table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: str, labels: Mapping[str, str] | None = None
+) -> PlacedNode:
     """The node a NodeClaim becomes: its cheapest remaining type with the preferred capacity type."""
     capacity_type = next(
         (kind for kind in CAPACITY_TYPE_PRIORITY if kind in claim.capacity_types and kind != "reserved"),
@@ -142,4 +144,5 @@ def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: s
         zones=tuple(sorted(zones)),
         options=len(candidates),
         node_pool=pool_name,
+        labels=dict(labels or {}),
     )

@@ -24,7 +24,7 @@ which gives the fleet those batches converge to.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
 from sizing.karpenter.simulation.model import (
@@ -32,7 +32,6 @@ from sizing.karpenter.simulation.model import (
     ANTI_AFFINITY,
     HOSTNAME,
     SPREAD,
-    ZONE,
     PodGroup,
     TopologyRule,
 )
@@ -61,6 +60,10 @@ class Inverse:
     def against(self, workload: str, key: str) -> list[str]:
         """Workloads whose anti-affinity on `key` selects `workload`."""
         return [owner for owner, rule in self.by_target.get(workload, ()) if rule.key == key]
+
+    def keys(self, workload: str) -> set[str]:
+        """The keys other than hostname of the anti-affinity rules that select `workload`."""
+        return {rule.key for _, rule in self.by_target.get(workload, ()) if rule.key != HOSTNAME}
 
     def targets(self, workload: str) -> bool:
         return workload in self.by_target
@@ -125,92 +128,92 @@ def hostname_cap(
     return max(cap, 0)
 
 
-def zone_rules(group: PodGroup, inverse: Inverse) -> bool:
-    """Whether where the group's pods go depends on zone counts."""
-    return any(rule.key == ZONE for rule in group.topology) or bool(inverse.against(group.workload, ZONE))
+def domain_keys(group: PodGroup, inverse: Inverse) -> tuple[str, ...]:
+    """The keys other than hostname whose domain counts decide where the group's pods go, sorted."""
+    keys = {rule.key for rule in group.topology if rule.key != HOSTNAME} | inverse.keys(group.workload)
+    return tuple(sorted(keys))
 
 
-def valid_zones(group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse) -> frozenset[str]:
-    """The zones the next pod of `group` may go to now."""
+def valid_domains(
+    group: PodGroup, key: str, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse
+) -> frozenset[str]:
+    """The domains of `key` the next pod of `group` may go to now."""
     valid = set(domains)
     for rule in group.topology:
-        if rule.key != ZONE:
+        if rule.key != key:
             continue
         if rule.kind == AFFINITY:
-            holding = {zone for zone in domains if counts.in_zone(rule.selects, zone, "spread") > 0}
+            holding = {domain for domain in domains if counts.in_domain(rule.selects, key, domain, "spread") > 0}
             if holding:
                 valid &= holding
             elif group.workload not in rule.selects:
                 return frozenset()
         elif rule.kind == SPREAD:
-            per_zone = {zone: counts.in_zone(rule.selects, zone, "spread") for zone in domains}
-            if not per_zone:
+            per_domain = {domain: counts.in_domain(rule.selects, key, domain, "spread") for domain in domains}
+            if not per_domain:
                 return frozenset()
-            lowest = min(per_zone.values())
+            lowest = min(per_domain.values())
             if rule.min_domains is not None and len(domains) < rule.min_domains:
                 lowest = 0
             extra = 1 if group.workload in rule.selects else 0
-            valid &= {zone for zone, count in per_zone.items() if count + extra - lowest <= rule.max_skew}
+            valid &= {domain for domain, count in per_domain.items() if count + extra - lowest <= rule.max_skew}
         else:
-            valid &= {zone for zone in domains if counts.in_zone(rule.selects, zone, "anti") == 0}
-    for owner in inverse.against(group.workload, ZONE):
-        valid &= {zone for zone in domains if counts.in_zone(frozenset({owner}), zone, "anti") == 0}
+            valid &= {domain for domain in domains if counts.in_domain(rule.selects, key, domain, "anti") == 0}
+    for owner in inverse.against(group.workload, key):
+        valid &= {domain for domain in domains if counts.in_domain(frozenset({owner}), key, domain, "anti") == 0}
     return frozenset(valid)
 
 
-def commit_zone(group: PodGroup, options: frozenset[str], counts: TopologyCounts) -> str:
-    """The zone a NodeClaim commits to for a pod of `group`: the fewest pods of its first zone spread,
-    else the first by name."""
+def commit_domain(group: PodGroup, key: str, options: frozenset[str], counts: TopologyCounts) -> str:
+    """The domain of `key` a NodeClaim commits to for a pod of `group`: the fewest pods of its first
+    spread on the key, else the first by name."""
     ordered = sorted(options)
     for rule in group.topology:
-        if rule.key == ZONE and rule.kind == SPREAD:
-            return min(ordered, key=lambda zone: counts.in_zone(rule.selects, zone, "spread"))
+        if rule.key == key and rule.kind == SPREAD:
+            return min(ordered, key=lambda domain: counts.in_domain(rule.selects, key, domain, "spread"))
     return ordered[0]
 
 
-def domains_for(
-    group: PodGroup, pool_zones: Sequence[frozenset[str] | None], node_zones: Sequence[str]
-) -> frozenset[str]:
-    """The zones the group's pods can reach: its NodePools' zones and running nodes' zones, within its own."""
-    domains = set(node_zones)
-    for zones in pool_zones:
-        if zones is not None:
-            domains |= zones
-    if group.zones is not None:
-        domains &= group.zones
-    return frozenset(domains)
-
-
-class OwnZoneSpread:
-    """`valid_zones` kept up to date pod by pod for the common case: the group's only zone rule
+class OwnSpread:
+    """`valid_domains` kept up to date pod by pod for the common case: the group's only domain rule
     is a topology spread over its own pods, and no other workload's anti-affinity selects it.
 
-    The per-zone counts are read once and then moved by `add`, so the next pod's valid zones
-    cost one pass over the zones instead of a count over every selected workload.
+    The per-domain counts are read once and then moved by `add`, so the next pod's valid domains
+    cost one pass over the domains instead of a count over every selected workload.
     """
 
     def __init__(self, rule: TopologyRule, domains: frozenset[str], counts: TopologyCounts):
         self.rule = rule
-        self.per_zone = {zone: counts.in_zone(rule.selects, zone, "spread") for zone in domains}
+        self.key = rule.key
+        self.per_domain = {domain: counts.in_domain(rule.selects, rule.key, domain, "spread") for domain in domains}
         self.floor_at_zero = rule.min_domains is not None and len(domains) < rule.min_domains
 
     @classmethod
     def of(
-        cls, group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse
-    ) -> OwnZoneSpread | None:
-        zone_rules = [rule for rule in group.topology if rule.key == ZONE]
-        if len(zone_rules) != 1 or inverse.against(group.workload, ZONE):
+        cls, group: PodGroup, domains: Mapping[str, frozenset[str]], counts: TopologyCounts, inverse: Inverse
+    ) -> OwnSpread | None:
+        rules = [rule for rule in group.topology if rule.key != HOSTNAME]
+        if len(rules) != 1 or len(domains) != 1:
             return None
-        (rule,) = zone_rules
-        if rule.kind != SPREAD or rule.selects != frozenset({group.workload}) or not domains:
+        (rule,) = rules
+        if inverse.against(group.workload, rule.key) or rule.kind != SPREAD:
             return None
-        return cls(rule, domains, counts)
+        if rule.selects != frozenset({group.workload}) or not domains.get(rule.key):
+            return None
+        return cls(rule, domains[rule.key], counts)
 
-    def valid(self) -> frozenset[str]:
-        lowest = 0 if self.floor_at_zero else min(self.per_zone.values())
+    def valid(self) -> dict[str, frozenset[str]]:
+        lowest = 0 if self.floor_at_zero else min(self.per_domain.values())
         skew = self.rule.max_skew
-        return frozenset(zone for zone, count in self.per_zone.items() if count + 1 - lowest <= skew)
+        return {self.key: frozenset(domain for domain, count in self.per_domain.items() if count + 1 - lowest <= skew)}
 
-    def add(self, zone: str | None, count: int) -> None:
-        if zone is not None and zone in self.per_zone:
-            self.per_zone[zone] += count
+    def add(self, domain: str | None, count: int) -> None:
+        if domain is not None and domain in self.per_domain:
+            self.per_domain[domain] += count
+
+
+def tracked_keys(groups: Iterable[PodGroup]) -> frozenset[str]:
+    """Every key other than hostname some group's topology counts pods by (relaxed variants too)."""
+    return frozenset(
+        rule.key for group in groups for candidate in _with_fallbacks(group) for rule in candidate.topology
+    ) - {HOSTNAME}
