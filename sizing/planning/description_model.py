@@ -101,9 +101,7 @@ Requirement = Annotated[
         }
     ),
 ]
-AmiFamily = Annotated[
-    str, PlainValidator(_ami_family), WithJsonSchema({"type": "string", "enum": list(AMI_FAMILIES)})
-]
+AmiFamily = Annotated[str, PlainValidator(_ami_family), WithJsonSchema({"type": "string", "enum": list(AMI_FAMILIES)})]
 LimitValue = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]})]
 Name = Annotated[str, Field(min_length=1)]
 

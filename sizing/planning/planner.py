@@ -236,7 +236,7 @@ class CapacityPlan:
 
     @property
     def unrequested(self) -> Mapping[str, tuple[str, ...]]:
-        """"cpu" and "memory" -> the workloads whose pods request none of it, in input order.
+        """ "cpu" and "memory" -> the workloads whose pods request none of it, in input order.
 
         Kubernetes and Karpenter schedule such pods with 0 of the resource, and so does the plan:
         it cannot size that resource for them. Resources no workload leaves out are absent.
@@ -245,7 +245,9 @@ class CapacityPlan:
         for workload in self.input.workloads:
             for resource in workload.unrequested:
                 found.setdefault(resource, []).append(workload.name)
-        return MappingProxyType({resource: tuple(found[resource]) for resource in ("cpu", "memory") if resource in found})
+        return MappingProxyType(
+            {resource: tuple(found[resource]) for resource in ("cpu", "memory") if resource in found}
+        )
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,16 @@ class _Template:
     start: tuple[Candidates, tuple[int, int, int]] | None = None
 
 
+_ZONE_ONLY = (ZONE,)
+
+
+def _bucket_valid(name: Bucket, keys: tuple[str, ...], valid: Valid) -> bool:
+    """Whether claims of this bucket may be committed, or are, to valid domains on every key."""
+    if len(keys) == 1:
+        return name[0] == _ANY or name[0] in valid[keys[0]]
+    return all(domain == _ANY or domain in valid[key] for key, domain in zip(keys, name, strict=True))
+
+
 def _labels_fit(labels: Mapping[str, LabelRequirement], group: PodGroup) -> bool:
     """Whether a NodeClaim (or NodePool) whose labels must meet `labels` can take the group's pods."""
     for requirement in group.labels:
@@ -552,6 +562,8 @@ class Simulator:
 
     def _bucket(self, claim: Claim, keys: tuple[str, ...]) -> Bucket:
         """Per key, the domain the claim is committed to, or _ANY."""
+        if keys == _ZONE_ONLY:
+            return (claim.zone or _ANY,)
         bucket = []
         for key in keys:
             values = self.domains.claim_values(claim, key)
@@ -705,14 +717,13 @@ class Simulator:
         """The claim with the fewest pods (then the oldest) that may take the next pod."""
         best = None
         for name, heap in buckets.items():
-            if valid is not None and any(
-                domain != _ANY and domain not in valid[key] for key, domain in zip(keys, name, strict=True)
-            ):
+            if valid is not None and not _bucket_valid(name, keys, valid):
                 continue
             held = []
             while heap:
                 pod_count, index, claim = heap[0]
-                if room.get(index, 0) <= 0 or pod_count != claim.pod_count or self._bucket(claim, keys) != name:
+                # A claim that took a pod since it was pushed is in the heap of its bucket again.
+                if room.get(index, 0) <= 0 or pod_count != claim.pod_count:
                     heapq.heappop(heap)
                     continue
                 if valid is not None and _ANY in name and not self._fits_valid(claim, valid, keys, run):
