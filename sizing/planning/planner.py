@@ -31,6 +31,7 @@ from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
+from sizing.karpenter.labels import WELL_KNOWN, LabelRequirement, merged, pool_admits, restriction, shown
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.pricing import PriceTable, price_table
 from sizing.karpenter.requirements import (
@@ -39,6 +40,7 @@ from sizing.karpenter.requirements import (
     ZONE_KEY,
     allowed_capacity_types,
     allowed_zones,
+    custom_label_requirements,
     filter_instance_types,
     parse_requirements,
 )
@@ -55,7 +57,7 @@ from sizing.kube.resources import Resources
 from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolerates_all
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
-from sizing.planning.pod_groups import PodGroupBuilder, PoolView
+from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PodGroupBuilder, PoolView, is_custom_key, unmodelled_key
 from sizing.planning.recommendation import Recommendation, recommend
 from sizing.planning.scenarios import (
     ROLLOUT,
@@ -89,7 +91,8 @@ SOLVER_MISSING_NOTE = (
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 CONSTRAINED_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
-    "affinity or anti-affinity, host ports or several NodePools, which these workloads use"
+    "affinity or anti-affinity, host ports, several NodePools or a choice among a custom label's values, "
+    "which these workloads use"
 )
 
 
@@ -269,6 +272,7 @@ class _Context:
     min_values: Mapping[str, int] = field(default_factory=dict)
     other_pools: tuple[NodePoolModel, ...] = ()
     constrained: bool = False
+    pool_labels: tuple[LabelRequirement, ...] = ()
 
 
 def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool: PoolView) -> bool:
@@ -290,17 +294,14 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
             return True
         if expression.key == CAPACITY_TYPE_KEY:
             return any(expression.admits({CAPACITY_TYPE_KEY: kind}) for kind in pool.capacity_types)
+        if is_custom_key(expression.key):
+            # Custom labels: what the NodePool's requirements and template labels allow.
+            wanted = LabelRequirement.of(expression.key, expression.operator, expression.values)
+            return pool_admits(pool.label_requirements, (wanted,)) is None
         return bool(expression.admits(labels))
 
-    for key, value in daemon_set.node_selector.items():
-        if key == ZONE_KEY:
-            if pool.zones is not None and value not in pool.zones:
-                return False
-        elif key == CAPACITY_TYPE_KEY:
-            if value not in pool.capacity_types:
-                return False
-        elif labels.get(key) != value:
-            return False
+    if not all(compatible(LabelExpression(key, "In", (value,))) for key, value in daemon_set.node_selector.items()):
+        return False
     terms = daemon_set.scheduling.required_node_terms
     return not terms or any(all(compatible(e) for e in term) for term in terms)
 
@@ -393,12 +394,27 @@ def _check_selector(
         elif key in INSTANCE_KEYS:
             matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
             allowed = matching if allowed is None else allowed & matching
-        elif not any(key in p.labels for p in pools) and not any(key in labels for labels in running_labels):
+        elif not is_custom_key(key):
             raise SizingInputError(
-                f"{where} key {key!r} is not a label Karpenter's nodes carry; supported keys are "
-                f"{sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))} and the NodePools' "
-                f"template labels {sorted({k for p in pools for k in p.labels})}"
+                f"{where} key {unmodelled_key(key) if key in UNMODELLED_WELL_KNOWN else repr(key)}: it is not "
+                f"modelled; the keys are {sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))} "
+                "and custom labels the NodePools define"
             )
+        else:
+            wanted = (LabelRequirement(key, frozenset({value})),)
+            if not any(pool_admits(p.label_requirements, wanted) is None for p in pools) and not any(
+                labels.get(key) == value for labels in running_labels
+            ):
+                defined = "; ".join(
+                    f"NodePool {p.name}: "
+                    + next((r.describe() for r in p.label_requirements if r.key == key), f"no {key} label")
+                    for p in pools
+                )
+                raise SizingInputError(
+                    f"{where} requires custom label {key}={value}, which no NodePool gives its nodes and no running "
+                    f"node carries ({defined}); Karpenter would leave these pods pending. Add the label to a "
+                    "NodePool's template labels or requirements"
+                )
     pool_names = {i.name for i in instances}
     if allowed is not None and not (allowed & pool_names):
         raise SizingInputError(
@@ -464,10 +480,52 @@ def _pool_view(
             )
     zones = frozenset(allowed_zones(requirements, mentioned)) if mentioned else None
     view = PoolView(
-        spec.name or "default", instances, zones, usable_kinds, MappingProxyType(dict(spec.labels)), tuple(spec.taints)
+        spec.name or "default",
+        instances,
+        zones,
+        usable_kinds,
+        MappingProxyType(dict(spec.labels)),
+        tuple(spec.taints),
+        merged(custom_label_requirements(requirements) + _template_label_requirements(spec, where)),
     )
     min_values = {r.key: r.min_values for r in requirements if r.min_values is not None and r.key in INSTANCE_KEYS}
     return view, min_values
+
+
+def _chooses_custom_label(group: PodGroup, views: Sequence[PoolView]) -> bool:
+    """Whether the group's pods require a custom label a NodePool gives more than one value, so that pods
+    asking for different values cannot share a node (which the bin-packing solver does not model)."""
+    keys = {requirement.key for requirement in group.labels if is_custom_key(requirement.key)}
+    return any(
+        requirement.key in keys and (requirement.complement or len(requirement.values) != 1)
+        for view in views
+        for requirement in view.label_requirements
+    )
+
+
+def _template_label_requirements(spec: NodePoolSpec, where: str) -> tuple[LabelRequirement, ...]:
+    """The NodePool's template labels as requirements its nodes meet; refuses a key the NodePool CRD
+    restricts, or a well-known label, which the planner reads from the requirements only."""
+    found = []
+    for key, value in sorted(spec.labels.items()):
+        reason = restriction(key)
+        if reason is None and (key in WELL_KNOWN or key in UNMODELLED_WELL_KNOWN):
+            reason = f"{key!r} is a well-known label: give it as a requirement (key, operator In, values)"
+        if reason is not None:
+            name = where.removesuffix(" requirements").removesuffix(".requirements")
+            raise SizingInputError(f"{name}: template label {shown(key)}: {reason}")
+        found.append(LabelRequirement(key, frozenset({value})))
+    return tuple(found)
+
+
+def _pool_model_labels(spec: NodePoolSpec, view: PoolView) -> tuple[LabelRequirement, ...]:
+    """What the NodePool asks of its nodes' labels other than zone and capacity type (for the simulation)."""
+    own = tuple(
+        LabelRequirement.of(r.key, r.operator, r.values)
+        for r in parse_requirements(list(spec.requirements))
+        if r.key in INSTANCE_KEYS
+    )
+    return merged(own + view.label_requirements)
 
 
 def _resolve(plan_input: PlanInput) -> _Context:
@@ -511,6 +569,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             price=prices.cost(instance.name),
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
             daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
+            labels=instance.labels(),
         )
 
     pool_options = [
@@ -536,7 +595,13 @@ def _resolve(plan_input: PlanInput) -> _Context:
     for workload in plan_input.workloads:
         _check_selector(workload, views, [i for _, i in running_pairs], running_labels)
         group = _normalised(builder.group(workload), all_pool_names, all_nodes)
-        constrained = constrained or group.constrained or group.fallback is not None or group.pools is not None
+        constrained = (
+            constrained
+            or group.constrained
+            or group.fallback is not None
+            or group.pools is not None
+            or _chooses_custom_label(group, views)
+        )
         variants = [group]
         while variants[-1].fallback is not None:
             variants.append(variants[-1].fallback)
@@ -577,6 +642,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             in_node_pool=node.in_node_pool,
             capacity_reported=node.capacity_reported,
             node_pool=node.node_pool if node.in_node_pool else None,
+            labels=MappingProxyType(dict(node.labels)),
         )
         for node, _ in running_pairs
     )
@@ -590,6 +656,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             spec.weight,
             mins,
             {i.name: i.labels() for i in view.instances},
+            _pool_model_labels(spec, view),
         )
         for spec, (view, mins), opts in zip(specs[1:], resolved[1:], pool_options[1:], strict=False)
     )
@@ -616,6 +683,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         min_values=MappingProxyType(resolved[0][1]),
         other_pools=others,
         constrained=constrained,
+        pool_labels=_pool_model_labels(primary_spec, primary),
     )
 
 
@@ -637,7 +705,12 @@ def node_options(plan_input: PlanInput) -> tuple[NodeOption, ...]:
 
 def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[str, int]) -> Scenario:
     limits = {**context.pool_limits, **limits}
-    plain = not context.other_pools and not context.min_values and context.pool_name == "default"
+    plain = (
+        not context.other_pools
+        and not context.min_values
+        and context.pool_name == "default"
+        and not context.pool_labels
+    )
     if plain:
         return Scenario(
             node_options=tuple(options),
@@ -656,6 +729,7 @@ def _scenario(context: _Context, options: Sequence[NodeOption], limits: Mapping[
         context.pool_weight,
         context.min_values,
         context.labels,
+        context.pool_labels,
     )
     return Scenario(
         node_options=tuple(options),

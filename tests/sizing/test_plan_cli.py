@@ -145,7 +145,8 @@ BAD_INPUTS = [
     ),
     (
         "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2, nodeSelector: {team: a}}]\n",
-        "nodeSelector key 'team' is not a label Karpenter's nodes carry",
+        "nodeSelector requires custom label team=a, which no NodePool gives its nodes and no running node carries "
+        "(NodePool default: no team label); Karpenter would leave these pods pending",
     ),
     (
         "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2,"

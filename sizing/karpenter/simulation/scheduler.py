@@ -812,6 +812,7 @@ class Simulator:
             existing=True,
             in_node_pool=node.in_node_pool,
             node_pool=node.node_pool or self.primary,
+            labels=node.labels,
         )
 
     def run(self) -> ProvisioningResult:
