@@ -118,6 +118,7 @@ def plan_input(description: Description, base_dir: Path = Path("."), extra_manif
             kubelet=_kubelet(pool.kubelet),
             limits=dict(pool.limits or {}),
             name=pool.name,
+            labels=dict(pool.labels),
             ami_family=pool.ami_family,
         ),
         region=description.region,

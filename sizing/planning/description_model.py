@@ -165,7 +165,13 @@ class NodePool(DescriptionModel):
     name: Name | None = Field(default=None, description="checked against pods selecting karpenter.sh/nodepool")
     requirements: list[Requirement] = Field(
         default_factory=list,
-        description="as in the NodePool's spec.template.spec.requirements; when absent, the getting-started NodePool",
+        description="as in the NodePool's spec.template.spec.requirements (instance-type labels, capacity type, "
+        "zone, and custom labels, which narrow no type but label the nodes); when absent, the getting-started NodePool",
+    )
+    labels: LabelSelector = Field(
+        default_factory=dict,
+        description="as in the NodePool's spec.template.metadata.labels: custom labels its nodes carry, for pods "
+        "to select",
     )
     kubelet: Kubelet | None = Field(default=None, description="as in the EC2NodeClass spec.kubelet")
     ami_family: AmiFamily = Field(
