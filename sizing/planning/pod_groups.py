@@ -6,6 +6,11 @@ Karpenter turns a pod's node selector, its first required node-affinity term and
 preferred node-affinity term into requirements; preferred pod affinity and anti-affinity and
 ScheduleAnyway spreads count as required until relaxed. The relaxation order (kubernetes-sigs/karpenter v1.14
 `preferences.go`) becomes the chain of `PodGroup.fallback`s.
+
+A requirement on a custom label (`sizing.karpenter.labels`) matches a NodePool whose requirements or
+template labels give the label a value it allows; one the NodePool does not define admits only NotIn
+and DoesNotExist. Topology keys: hostname, zone, capacity type, the instance-type labels and custom
+labels; well-known labels the catalog does not carry are refused, naming the key.
 """
 
 from __future__ import annotations

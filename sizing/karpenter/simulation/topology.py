@@ -1,25 +1,27 @@
 """Topology spread, pod anti-affinity and host ports: where the next pod of a group may go.
 
-Follows `topologygroup.go` of kubernetes-sigs/karpenter v1.14:
+Follows `topologygroup.go` of kubernetes-sigs/karpenter v1.14. A rule's key is "hostname" or a node
+label whose domains come from the NodePools (`domains`): zone, capacity type, an instance-type label
+or a custom label.
 
 - hostname spread: a node may hold maxSkew pods the selector counts (a new node is always a
   domain with 0, so the minimum is 0);
-- zone spread: a zone is valid while count + 1 - min(count over the pod's zones) <= maxSkew
-  (min taken as 0 while fewer zones than minDomains exist); among valid zones the NodeClaim
-  commits to the one with the fewest pods;
-- anti-affinity: no node (hostname) or zone already holding a selected pod; and the inverse,
+- spread on another key: a domain is valid while count + 1 - min(count over the pod's domains) <=
+  maxSkew (min taken as 0 while fewer domains than minDomains exist); among valid domains the
+  NodeClaim commits to the one with the fewest pods;
+- anti-affinity: no node (hostname) or domain already holding a selected pod; and the inverse,
   no pod that another workload's anti-affinity selects goes where that workload's pods are;
-- pod affinity: a node (hostname) or zone that already holds a selected pod; when none holds one
+- pod affinity: a node (hostname) or domain that already holds a selected pod; when none holds one
   anywhere and the pod selects itself, any domain (the first pod then fixes it for the others,
   so pods with self-affinity by hostname share one NodeClaim and by zone one zone). Karpenter
-  records a pod's zone for affinity only once its NodeClaim is committed to one zone, so pods
-  whose affinity targets an unconstrained workload in the same batch find no zone and wait;
+  records a pod's domain for affinity only once its NodeClaim is committed to one, so pods
+  whose affinity targets an unconstrained workload in the same batch find no domain and wait;
 - host ports: two pods binding the same (protocol, port) never share a node.
 
-One deviation: Karpenter leaves a NodeClaim that takes a zone anti-affinity pod open to every
-empty zone and counts the pod in all of them, so it places one such pod per batch and needs
-several batches to converge. The simulation commits the claim to the first empty zone at once,
-which gives the fleet those batches converge to.
+One deviation: Karpenter leaves a NodeClaim that takes an anti-affinity pod open to every empty
+domain and counts the pod in all of them, so it places one such pod per batch and needs several
+batches to converge. The simulation commits the claim to the first empty domain at once, which
+gives the fleet those batches converge to.
 """
 
 from __future__ import annotations
