@@ -21,7 +21,7 @@ spread are not read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,9 +66,19 @@ def _container_requests(container: Mapping[str, Any], where: str) -> tuple[int, 
     limits = _mapping(resources.get("limits"), f"{where}.resources.limits")
     cpu_value = requests.get("cpu", limits.get("cpu"))
     memory_value = requests.get("memory", limits.get("memory"))
-    cpu = cpu_millicores(cpu_value, f"{where}.resources.requests.cpu") if cpu_value is not None else 0
-    memory = memory_mib(memory_value, f"{where}.resources.requests.memory") if memory_value is not None else 0
+    cpu = _not_negative(cpu_millicores, cpu_value, f"{where}.resources.requests.cpu") if cpu_value is not None else 0
+    memory = (
+        _not_negative(memory_mib, memory_value, f"{where}.resources.requests.memory") if memory_value is not None else 0
+    )
     return cpu, memory
+
+
+def _not_negative(parse: Callable[[Any, str], int], value: Any, where: str) -> int:
+    """A quantity that Kubernetes accepts in resources: 0 or more."""
+    parsed = parse(value, where)
+    if parsed < 0:
+        raise SizingInputError(f"{where} must be 0 or more (Kubernetes refuses a negative quantity), got {value!r}")
+    return parsed
 
 
 def _pod_level_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int | None, int | None]:
@@ -83,9 +93,9 @@ def _pod_level_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int | 
     found: list[int | None] = []
     for name, parse in (("cpu", cpu_millicores), ("memory", memory_mib)):
         if name in requests:
-            found.append(parse(requests[name], f"{where}.resources.requests.{name}"))
+            found.append(_not_negative(parse, requests[name], f"{where}.resources.requests.{name}"))
         elif name in limits:
-            found.append(parse(limits[name], f"{where}.resources.limits.{name}"))
+            found.append(_not_negative(parse, limits[name], f"{where}.resources.limits.{name}"))
         else:
             found.append(None)
     return found[0], found[1]
@@ -121,9 +131,9 @@ def pod_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int]:
             result[index] = value
     overhead = _mapping(pod_spec.get("overhead"), f"{where}.overhead")
     if "cpu" in overhead:
-        result[0] += cpu_millicores(overhead["cpu"], f"{where}.overhead.cpu")
+        result[0] += _not_negative(cpu_millicores, overhead["cpu"], f"{where}.overhead.cpu")
     if "memory" in overhead:
-        result[1] += memory_mib(overhead["memory"], f"{where}.overhead.memory")
+        result[1] += _not_negative(memory_mib, overhead["memory"], f"{where}.overhead.memory")
     return result[0], result[1]
 
 

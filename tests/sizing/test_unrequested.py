@@ -224,3 +224,25 @@ def test_an_extended_resource_at_pod_level_is_named_as_unmodelled():
         "Deployment default/batch",
         "spec.template.spec.resources.limits.hugepages-2Mi",
     )
+
+
+@pytest.mark.parametrize(
+    "spec, field",
+    [
+        (
+            {"containers": [{"name": "a", "resources": {"requests": {"cpu": "-1"}}}]},
+            "containers[0].resources.requests.cpu",
+        ),
+        (
+            {"containers": [{"name": "a", "resources": {"limits": {"memory": "-1Mi"}}}]},
+            "containers[0].resources.requests.memory",
+        ),
+        ({"containers": [{"name": "a"}], "resources": {"limits": {"cpu": "-2"}}}, "pod.resources.limits.cpu"),
+        ({"containers": [{"name": "a"}], "overhead": {"memory": "-8Mi"}}, "pod.overhead.memory"),
+    ],
+)
+def test_a_negative_quantity_is_refused_naming_the_field(spec, field):
+    # The API server refuses a negative request, limit or overhead; an empty one is 0, not a negative one.
+    with pytest.raises(SizingInputError, match="must be 0 or more") as error:
+        pod_requests(spec, "pod")
+    assert field in str(error.value)
