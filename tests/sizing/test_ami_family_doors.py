@@ -11,20 +11,13 @@ from sizing.kube.objects import read_objects
 from sizing.planning.description import plan_input_from_document
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import plan_capacity
+from tests.sizing.node_pools import node_pool_yaml
 
 A1_ONLY = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["a1"]}]
 WORKLOAD = {"name": "web", "requests": {"cpu": "100m", "memory": "64Mi"}, "maxReplicas": 2}
-OBJECTS = textwrap.dedent("""
-    apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: {name: default}
-    spec:
-      template:
-        spec:
-          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-          requirements:
-            - {key: karpenter.k8s.aws/instance-family, operator: In, values: [a1]}
-    ---
+OBJECTS = node_pool_yaml(
+    {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["a1"]}
+) + textwrap.dedent("""
     apiVersion: apps/v1
     kind: Deployment
     metadata: {name: web}

@@ -18,6 +18,7 @@ from sizing.planning.description import plan_input_from_document
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import CONSTRAINED_NOTE, NodePoolSpec, PlanInput, node_options, plan_capacity
 from sizing.planning.report import plan_data, render_report
+from tests.sizing.node_pools import node_pool_yaml
 
 M5 = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge"]},)
 WEB = {"app": "web"}
@@ -41,18 +42,10 @@ def _pods_by(plan, attribute):
 
 # -- capacity type --------------------------------------------------------------------------------
 
-SPOT_AND_ON_DEMAND = textwrap.dedent("""
-    apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: {name: default}
-    spec:
-      template:
-        spec:
-          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-          requirements:
-            - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
-            - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
-    ---
+SPOT_AND_ON_DEMAND = node_pool_yaml(
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]},
+    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
+) + textwrap.dedent("""
     apiVersion: apps/v1
     kind: Deployment
     metadata: {name: web}

@@ -17,22 +17,13 @@ from sizing.planning.description import plan_input_from_document
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.report import MAX_WARNING_NAMES, plan_data, render_report
+from tests.sizing.node_pools import node_pool_yaml
 
 M5_LARGE = InstanceType("m5.large", "m", "m5", 5, "large", "amd64", "nitro", 2, 8192, 3, 10, 0, {"us-east-1": 0.096})
 ONLY_LARGE = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},)
 
 # The Kubernetes HPA walkthrough's php-apache: one container asking for cpu only.
-PHP_APACHE = textwrap.dedent("""
-    apiVersion: karpenter.sh/v1
-    kind: NodePool
-    metadata: {name: default}
-    spec:
-      template:
-        spec:
-          nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-          requirements:
-            - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
-    ---
+PHP_APACHE = node_pool_yaml(ONLY_LARGE[0]) + textwrap.dedent("""
     apiVersion: apps/v1
     kind: Deployment
     metadata: {name: php-apache}
