@@ -121,7 +121,7 @@ def _rounded(value: float | None, decimals: int = COST_DECIMALS) -> float | None
 
 
 def plan_summary(plan: CapacityPlan) -> dict:
-    """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation.
+    """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation, warnings.
     `python -m sizing plan --stack <stack>` prints the whole plan."""
     data = plan_data(plan)
     fleet, optimal = data["fleet"], data["optimal"]
@@ -159,6 +159,7 @@ def plan_summary(plan: CapacityPlan) -> dict:
             "percent": _rounded(data["gap"]["percent"], PERCENT_DECIMALS),
         },
         "recommendation": data["recommendation"]["summary"],
+        "warnings": data["warnings"],
         "notes": data["notes"],
     }
 

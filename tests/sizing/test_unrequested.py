@@ -237,3 +237,12 @@ def test_a_negative_quantity_is_refused_naming_the_field(spec, field):
     with pytest.raises(SizingInputError, match="must be 0 or more") as error:
         pod_requests(spec, "pod")
     assert field in str(error.value)
+
+
+def test_the_stack_output_carries_the_same_warnings():
+    from stackconfig.capacity import plan_summary
+
+    plan = _plan([Workload("cache", 0, 512, replicas=2), Workload("web", 100, 64, replicas=2)])
+    assert plan_summary(plan)["warnings"] == plan_data(plan)["warnings"] == [
+        {"resource": "cpu", "message": "no cpu request: the plan cannot size cpu for them", "workloads": ["cache"]}
+    ]
