@@ -239,7 +239,7 @@ class CapacityPlan:
 
     @property
     def unrequested(self) -> Mapping[str, tuple[str, ...]]:
-        """ "cpu" and "memory" -> the workloads whose pods request none of it, in input order.
+        """Resource ("cpu", "memory") -> the workloads whose pods request none of it, in input order.
 
         Kubernetes and Karpenter schedule such pods with 0 of the resource, and so does the plan:
         it cannot size that resource for them. Resources no workload leaves out are absent.
