@@ -243,6 +243,8 @@ def test_the_stack_output_carries_the_same_warnings():
     from stackconfig.capacity import plan_summary
 
     plan = _plan([Workload("cache", 0, 512, replicas=2), Workload("web", 100, 64, replicas=2)])
-    assert plan_summary(plan)["warnings"] == plan_data(plan)["warnings"] == [
-        {"resource": "cpu", "message": "no cpu request: the plan cannot size cpu for them", "workloads": ["cache"]}
-    ]
+    assert (
+        plan_summary(plan)["warnings"]
+        == plan_data(plan)["warnings"]
+        == [{"resource": "cpu", "message": "no cpu request: the plan cannot size cpu for them", "workloads": ["cache"]}]
+    )
