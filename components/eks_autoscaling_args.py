@@ -256,7 +256,7 @@ class CapacityWorkload(TypedDict, total=False):
     name: str
     """Name of the workload."""
     requests: PodRequests
-    """Requests of one pod (cpu and memory both required)."""
+    """Requests of one pod; cpu or memory left out is no request (planned as 0 and named in the plan's warning)."""
     max_replicas: int
     """Peak replicas: the HPA's maxReplicas, at least 1."""
     max_surge: str

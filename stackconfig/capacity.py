@@ -150,7 +150,7 @@ def _rounded(value: float | None, decimals: int = COST_DECIMALS) -> float | None
 
 def plan_summary(plan: CapacityPlan) -> dict:
     """The plan as a stack output: fleet, cost per hour, limits, lower bound, gap, recommendation,
-    and where its prices come from (catalog, on-demand sources, how spot is priced, offerings).
+    where its prices come from (catalog, on-demand sources, how spot is priced, offerings) and warnings.
     `python -m sizing plan --stack <stack>` prints the whole plan."""
     data = plan_data(plan)
     fleet, optimal, prices = data["fleet"], data["optimal"], data["prices"]
@@ -199,6 +199,7 @@ def plan_summary(plan: CapacityPlan) -> dict:
             "spot": prices["spot"]["tag"] if prices["spot"]["used"] else None,
             "offeringsChecked": prices["offerings"]["checked"] if prices["offerings"] else False,
         },
+        "warnings": data["warnings"],
         "notes": data["notes"],
     }
 

@@ -5,8 +5,15 @@ from a NodePool's `spec.template.spec.requirements`. As in Karpenter, all
 requirements must hold (several on one key intersect), a node without a label
 satisfies NotIn and DoesNotExist but not In, Exists or a numeric comparison,
 and Gt/Gte/Lt/Lte compare integer label values. Unlike Karpenter, a numeric
-operator on a key whose values are not integers is rejected rather than left
-to match nothing, and minValues is checked only on instance-type keys.
+operator on a well-known key whose values are not integers is rejected rather
+than left to match nothing, and minValues is checked only on instance-type keys.
+
+Keys: the instance-type labels of the catalog, capacity type and zone, and
+custom labels (`sizing.karpenter.labels`): a requirement on a custom label,
+such as `example.com/team In [web]`, narrows no instance type; it labels the
+NodePool's nodes, for pods to select. Restricted keys and well-known labels the
+catalog does not carry (`topology.kubernetes.io/region`,
+`karpenter.k8s.aws/instance-local-nvme`, ...) are refused, naming the key.
 
 Planning assumption on capacity types: Karpenter v1 has no implicit default,
 so a NodePool without a `karpenter.sh/capacity-type` requirement may launch
@@ -37,6 +44,7 @@ from sizing.karpenter.catalog import (
     LABEL_SIZE,
     InstanceType,
 )
+from sizing.karpenter.labels import NORMALIZED, WELL_KNOWN, LabelRequirement, is_custom, merged, restriction, shown
 
 CAPACITY_TYPE_KEY = "karpenter.sh/capacity-type"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -157,8 +165,9 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
     if unknown:
         raise SizingInputError(f"{where}: unknown fields {unknown}; allowed fields are {list(_REQUIREMENT_FIELDS)}")
     key = obj.get("key")
-    if key not in KNOWN_KEYS:
-        raise SizingInputError(f"{where}.key {key!r} is not supported; allowed keys are {list(KNOWN_KEYS)}")
+    if key not in KNOWN_KEYS and not (isinstance(key, str) and is_custom(key)):
+        raise SizingInputError(f"{where}.key {shown(key)} {_unsupported_key(key)}")
+    custom = key not in KNOWN_KEYS
     where = f"{where} ({key})"
     operator = obj.get("operator")
     if operator not in OPERATORS:
@@ -175,7 +184,7 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
             raise SizingInputError(
                 f"{where}: operator {operator} needs exactly one non-negative integer value, got {list(values)}"
             )
-        if key not in INTEGER_KEYS:
+        if key not in INTEGER_KEYS and not custom:
             raise SizingInputError(
                 f"{where}: operator {operator} compares integers; it applies to {list(INTEGER_KEYS)}, not {key}"
             )
@@ -197,6 +206,33 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
                 f"{where}: minValues {min_values} needs at least that many values, got {len(values)}"
             )
     return Requirement(key=key, operator=operator, values=values, min_values=min_values)
+
+
+def _unsupported_key(key: Any) -> str:
+    """Why a requirement key is refused, and what is allowed."""
+    allowed = f"allowed keys are {list(KNOWN_KEYS)} and custom labels such as example.com/team"
+    if not isinstance(key, str):
+        return f"is not supported; {allowed}"
+    reason = restriction(key)
+    if reason is not None:
+        return f"is not supported: {reason}; {allowed}"
+    if key in NORMALIZED:
+        return f"is the deprecated name of {NORMALIZED[key]!r}; use that key"
+    if key in WELL_KNOWN:
+        return (
+            "is a label Karpenter derives from the instance type or its offering, which the planner's catalog "
+            f"does not carry, so it cannot filter by it; {allowed}"
+        )
+    return f"is not supported; {allowed}"
+
+
+def custom_label_requirements(requirements: Iterable[Requirement]) -> tuple[LabelRequirement, ...]:
+    """The requirements on custom labels (one per key), which narrow no instance type but label the nodes."""
+    return merged(
+        LabelRequirement.of(requirement.key, requirement.operator, requirement.values)
+        for requirement in requirements
+        if requirement.key not in KNOWN_KEYS
+    )
 
 
 def parse_requirements(objs: Any, where: str = "requirements") -> tuple[Requirement, ...]:

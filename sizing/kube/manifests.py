@@ -10,15 +10,18 @@
 
 Pod requests follow Kubernetes' PodRequests: per resource the larger of
 (sum of containers + sidecars) and (each init container + the sidecars
-started before it), plus the pod overhead. A container without a request
-for a resource but with a limit requests its limit (API-server defaulting).
+started before it), replaced by the pod-level `spec.resources` request where
+the pod sets one, plus the pod overhead. A container without a request for a
+resource but with a limit requests its limit, and so does a pod with a
+pod-level limit and no pod-level request (API-server defaulting). A resource
+nothing requests is 0, as the scheduler counts it.
 cpu is in millicores, memory in MiB. Node affinity, tolerations and topology
 spread are not read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,9 +66,39 @@ def _container_requests(container: Mapping[str, Any], where: str) -> tuple[int, 
     limits = _mapping(resources.get("limits"), f"{where}.resources.limits")
     cpu_value = requests.get("cpu", limits.get("cpu"))
     memory_value = requests.get("memory", limits.get("memory"))
-    cpu = cpu_millicores(cpu_value, f"{where}.resources.requests.cpu") if cpu_value is not None else 0
-    memory = memory_mib(memory_value, f"{where}.resources.requests.memory") if memory_value is not None else 0
+    cpu = _not_negative(cpu_millicores, cpu_value, f"{where}.resources.requests.cpu") if cpu_value is not None else 0
+    memory = (
+        _not_negative(memory_mib, memory_value, f"{where}.resources.requests.memory") if memory_value is not None else 0
+    )
     return cpu, memory
+
+
+def _not_negative(parse: Callable[[Any, str], int], value: Any, where: str) -> int:
+    """A quantity that Kubernetes accepts in resources: 0 or more."""
+    parsed = parse(value, where)
+    if parsed < 0:
+        raise SizingInputError(f"{where} must be 0 or more (Kubernetes refuses a negative quantity), got {value!r}")
+    return parsed
+
+
+def _pod_level_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int | None, int | None]:
+    """(cpu millicores, memory MiB) of `spec.resources`, None where the pod sets neither a request nor a limit.
+
+    The API server defaults a pod-level request that is missing to the pod-level limit of the same
+    resource, whatever the containers request (Kubernetes `defaultPodRequests`).
+    """
+    resources = _mapping(pod_spec.get("resources"), f"{where}.resources")
+    requests = _mapping(resources.get("requests"), f"{where}.resources.requests")
+    limits = _mapping(resources.get("limits"), f"{where}.resources.limits")
+    found: list[int | None] = []
+    for name, parse in (("cpu", cpu_millicores), ("memory", memory_mib)):
+        if name in requests:
+            found.append(_not_negative(parse, requests[name], f"{where}.resources.requests.{name}"))
+        elif name in limits:
+            found.append(_not_negative(parse, limits[name], f"{where}.resources.limits.{name}"))
+        else:
+            found.append(None)
+    return found[0], found[1]
 
 
 def pod_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int]:
@@ -93,11 +126,14 @@ def pod_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int]:
             during = [cpu + sidecars[0], memory + sidecars[1]]
         init_peak = [max(init_peak[0], during[0]), max(init_peak[1], during[1])]
     result = [max(total[0] + sidecars[0], init_peak[0]), max(total[1] + sidecars[1], init_peak[1])]
+    for index, value in enumerate(_pod_level_requests(pod_spec, where)):
+        if value is not None:
+            result[index] = value
     overhead = _mapping(pod_spec.get("overhead"), f"{where}.overhead")
     if "cpu" in overhead:
-        result[0] += cpu_millicores(overhead["cpu"], f"{where}.overhead.cpu")
+        result[0] += _not_negative(cpu_millicores, overhead["cpu"], f"{where}.overhead.cpu")
     if "memory" in overhead:
-        result[1] += memory_mib(overhead["memory"], f"{where}.overhead.memory")
+        result[1] += _not_negative(memory_mib, overhead["memory"], f"{where}.overhead.memory")
     return result[0], result[1]
 
 

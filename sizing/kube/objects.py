@@ -4,8 +4,9 @@ EC2NodeClasses, Nodes and NodeClaims, from YAML (several files, `kind: List` unp
 Every field that changes where pods go and is not modelled is recorded as `Unmodelled`
 (object kind/namespace/name and field path), never dropped silently; the caller stops the plan
 unless the user accepts them. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
-(replicas, no surge), Job (parallelism). Pod-level `spec.resources.requests` replace the sum of
-the containers' (Kubernetes 1.34+ default).
+(replicas, no surge), Job (parallelism). Pod-level `spec.resources` replace the sum of the
+containers' (Kubernetes 1.34+ default), a pod-level limit standing in for a missing pod-level
+request (`sizing.kube.manifests.pod_requests`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.kube.manifests import DEFAULT_NAMESPACE, _documents, _list, _mapping, _max_surge, pod_requests
-from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import (
     LABEL_SELECTOR_OPERATORS,
@@ -38,6 +38,15 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# EC2NodeClass `amiSelectorTerms[].alias` family -> `amiFamily`.
+AMI_ALIAS_FAMILIES = {
+    "al2": "AL2",
+    "al2023": "AL2023",
+    "bottlerocket": "Bottlerocket",
+    "windows2019": "Windows2019",
+    "windows2022": "Windows2022",
+    "windows2025": "Windows2025",
+}
 
 
 @dataclass(frozen=True)
@@ -225,26 +234,21 @@ class _Reader:
                     self.flag(what, f"{where}.volumes[{i}].{kind}", "volume topology is not modelled")
         if spec.get("resourceClaims"):
             self.flag(what, f"{where}.resourceClaims", "dynamic resource allocation is not modelled")
-        for kind in ("containers", "initContainers"):
-            for ci, container in enumerate(_list(spec.get(kind), f"{where}.{kind}")):
-                resources = _mapping(_mapping(container, where).get("resources"), where)
-                for section in ("requests", "limits"):
-                    for name in _mapping(resources.get(section), where):
-                        if name not in MODELLED_RESOURCES:
-                            self.flag(
-                                what,
-                                f"{where}.{kind}[{ci}].resources.{section}.{name}",
-                                "extended resources (GPUs, ...) are not modelled",
-                            )
-
-    def requests(self, spec: Mapping[str, Any], where: str) -> tuple[int, int]:
-        cpu, memory = pod_requests(spec, where)
-        pod_level = _mapping(_mapping(spec.get("resources"), f"{where}.resources").get("requests"), where)
-        if "cpu" in pod_level:
-            cpu = cpu_millicores(pod_level["cpu"], f"{where}.resources.requests.cpu")
-        if "memory" in pod_level:
-            memory = memory_mib(pod_level["memory"], f"{where}.resources.requests.memory")
-        return cpu, memory
+        holders = [("", spec)] + [
+            (f".{kind}[{ci}]", _mapping(container, where))
+            for kind in ("containers", "initContainers")
+            for ci, container in enumerate(_list(spec.get(kind), f"{where}.{kind}"))
+        ]
+        for place, holder in holders:
+            resources = _mapping(holder.get("resources"), where)
+            for section in ("requests", "limits"):
+                for name in _mapping(resources.get(section), where):
+                    if name not in MODELLED_RESOURCES:
+                        self.flag(
+                            what,
+                            f"{where}{place}.resources.{section}.{name}",
+                            "extended resources (GPUs, hugepages, ...) are not modelled",
+                        )
 
 
 def _meta(document: Mapping[str, Any], where: str) -> tuple[str, str, Mapping[str, Any]]:
@@ -278,7 +282,7 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
                 reader.check_pod(pod, path, what)
                 if kind == "StatefulSet" and spec.get("volumeClaimTemplates"):
                     reader.flag(what, "spec.volumeClaimTemplates", "volume topology is not modelled")
-                cpu, memory = reader.requests(pod, f"{what}.{path}")
+                cpu, memory = pod_requests(pod, f"{what}.{path}")
                 scheduling = reader.scheduling(pod, labels, namespace, path, what)
                 selector = {str(k): str(v) for k, v in _mapping(pod.get("nodeSelector"), what).items()}
                 display = name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
@@ -361,9 +365,8 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
                 for term in _list(spec.get("amiSelectorTerms"), f"{what}.spec.amiSelectorTerms"):
                     alias = _mapping(term, what).get("alias")
                     if alias:
-                        family = {"al2": "AL2", "al2023": "AL2023", "bottlerocket": "Bottlerocket"}.get(
-                            str(alias).split("@")[0], str(alias).split("@")[0]
-                        )
+                        alias_family = str(alias).split("@")[0]
+                        family = AMI_ALIAS_FAMILIES.get(alias_family, alias_family)
                 classes.append(NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family))
             elif kind in ("Node", "NodeClaim"):
                 nodes.append(_node(document, where, kind))

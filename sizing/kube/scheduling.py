@@ -12,7 +12,6 @@ from types import MappingProxyType
 
 HOSTNAME_KEY = "kubernetes.io/hostname"
 ZONE_KEY = "topology.kubernetes.io/zone"
-TOPOLOGY_KEYS = (HOSTNAME_KEY, ZONE_KEY)
 
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

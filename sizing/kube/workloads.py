@@ -64,7 +64,9 @@ class Workload:
     """A Deployment at peak: `replicas` pods (the HPA maxReplicas) plus its rollout surge.
 
     cpu_millicores / memory_mib: requests of one pod (init containers and
-    sidecars already folded in); max_surge: a pod count or "N%";
+    sidecars already folded in); 0 when the pod requests none of it, which
+    Kubernetes and Karpenter schedule as 0 (the pod slot still counts), so the
+    plan cannot size that resource for the workload (`unrequested`); max_surge: a pod count or "N%";
     node_selector: label key -> value the pod requires of its node (instance
     labels such as kubernetes.io/arch, topology.kubernetes.io/zone,
     karpenter.sh/capacity-type, or a NodePool template label);
@@ -96,10 +98,10 @@ class Workload:
         where = f"workload {self.name!r}"
         for field_name, unit in (("cpu_millicores", "m cpu"), ("memory_mib", "Mi memory")):
             value = getattr(self, field_name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SizingInputError(
                     f"{where} requests {value!r}{unit if isinstance(value, int) else ''}; "
-                    f"requests must be positive (every pod needs some cpu and memory to be planned)"
+                    "requests must be 0 or more (0: no request, as Kubernetes schedules a container without one)"
                 )
         if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 1:
             raise SizingInputError(f"{where}: replicas must be a positive integer, got {self.replicas!r}")
@@ -110,6 +112,11 @@ class Workload:
     def requests(self) -> Resources:
         """Requests of one pod, with its pod slot."""
         return Resources(self.cpu_millicores, self.memory_mib, 1)
+
+    @property
+    def unrequested(self) -> tuple[str, ...]:
+        """The resources ("cpu", "memory") the pod requests none of."""
+        return tuple(name for name, value in (("cpu", self.cpu_millicores), ("memory", self.memory_mib)) if value == 0)
 
     @property
     def surge(self) -> int:

@@ -39,8 +39,8 @@ def workload(entry: WorkloadEntry) -> Workload:
     """A description's workload entry as the planner's Workload."""
     return Workload(
         name=entry.name,
-        cpu_millicores=cpu_millicores(entry.requests.cpu, "requests.cpu"),
-        memory_mib=memory_mib(entry.requests.memory, "requests.memory"),
+        cpu_millicores=0 if entry.requests.cpu is None else cpu_millicores(entry.requests.cpu, "requests.cpu"),
+        memory_mib=0 if entry.requests.memory is None else memory_mib(entry.requests.memory, "requests.memory"),
         replicas=entry.max_replicas,
         max_surge=entry.max_surge,
         node_selector=entry.node_selector,
@@ -118,6 +118,8 @@ def plan_input(description: Description, base_dir: Path = Path("."), extra_manif
             kubelet=_kubelet(pool.kubelet),
             limits=dict(pool.limits or {}),
             name=pool.name,
+            labels=dict(pool.labels),
+            ami_family=pool.ami_family,
         ),
         region=description.region,
         zones=tuple(description.zones),

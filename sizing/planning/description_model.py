@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
+from sizing.karpenter.ami_families import AMI_FAMILIES, DEFAULT_AMI_FAMILY
 from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
 from sizing.kube.workloads import DEFAULT_MAX_SURGE, SURGE_FORMS, surge_pods
 
@@ -48,6 +49,12 @@ def _eviction_check(value: Any) -> Any:
     if isinstance(value, str) and value.strip().endswith("%"):
         raise ValueError(f"must be a quantity such as 100Mi; percentages ({value!r}) are not supported")
     return _quantity_check(memory_mib, MEMORY_FORMS)(value)
+
+
+def _ami_family(value: Any) -> Any:
+    if value not in AMI_FAMILIES:
+        raise ValueError(f"must be one of {list(AMI_FAMILIES)} (an EC2NodeClass amiFamily), got {value!r}")
+    return value
 
 
 def _label_values(value: Any) -> Any:
@@ -94,6 +101,7 @@ Requirement = Annotated[
         }
     ),
 ]
+AmiFamily = Annotated[str, PlainValidator(_ami_family), WithJsonSchema({"type": "string", "enum": list(AMI_FAMILIES)})]
 LimitValue = Annotated[Any, WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]})]
 Name = Annotated[str, Field(min_length=1)]
 
@@ -112,8 +120,15 @@ class DescriptionModel(BaseModel):
 
 
 class Requests(DescriptionModel):
-    cpu: CpuQuantity = Field(description="cpu of one pod")
-    memory: MemoryQuantity = Field(description="memory of one pod")
+    """A workload pod's requests; a resource left out is requested as 0, as Kubernetes schedules a container
+    without a request, and the report lists the workload in its warning."""
+
+    cpu: CpuQuantity | None = Field(
+        default=None, description="cpu of one pod; left out: no cpu request (0, named in the report's warning)"
+    )
+    memory: MemoryQuantity | None = Field(
+        default=None, description="memory of one pod; left out: no memory request (0, named in the report's warning)"
+    )
 
 
 class OptionalRequests(DescriptionModel):
@@ -150,9 +165,20 @@ class NodePool(DescriptionModel):
     name: Name | None = Field(default=None, description="checked against pods selecting karpenter.sh/nodepool")
     requirements: list[Requirement] = Field(
         default_factory=list,
-        description="as in the NodePool's spec.template.spec.requirements; when absent, the getting-started NodePool",
+        description="as in the NodePool's spec.template.spec.requirements (instance-type labels, capacity type, "
+        "zone, and custom labels, which narrow no type but label the nodes); when absent, the getting-started NodePool",
+    )
+    labels: LabelSelector = Field(
+        default_factory=dict,
+        description="as in the NodePool's spec.template.metadata.labels: custom labels its nodes carry, for pods "
+        "to select",
     )
     kubelet: Kubelet | None = Field(default=None, description="as in the EC2NodeClass spec.kubelet")
+    ami_family: AmiFamily = Field(
+        default=DEFAULT_AMI_FAMILY,
+        description="the EC2NodeClass's AMI family, which decides the types it can launch (AL2023: no a1.*); "
+        "default AL2023, the family this project deploys",
+    )
     limits: dict[str, LimitValue] | None = Field(
         default=None, description="the NodePool's current spec.limits, checked against the peak"
     )

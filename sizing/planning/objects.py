@@ -1,5 +1,6 @@
 """A `PlanInput` from Kubernetes objects: NodePools (the heaviest planned, the others as overflow),
-their EC2NodeClass (kubelet, AMI family), workloads, HPAs, DaemonSets and existing nodes.
+their EC2NodeClass (kubelet, AMI family; AL2023 when the class is not given), workloads, HPAs,
+DaemonSets and existing nodes.
 
 Unmodelled fields stop the plan with the object and field named, unless `accept_unmodelled`
 is set; then they are listed in the report as "ignored, may under-plan".
@@ -14,6 +15,7 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
+from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
 from sizing.kube.objects import ClusterObjects, NodeClassObject, read_objects
 from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
@@ -82,7 +84,7 @@ def plan_input_from_objects(
                 weight=pool.weight,
                 taints=pool.taints,
                 labels=dict(pool.labels),
-                ami_family=node_class.ami_family if node_class else None,
+                ami_family=node_class.ami_family if node_class and node_class.ami_family else DEFAULT_AMI_FAMILY,
             )
         )
     daemon_sets = (DEFAULT_DAEMON_SETS if default_daemon_sets else ()) + objects.daemon_sets

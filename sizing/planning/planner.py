@@ -29,8 +29,9 @@ from typing import Any
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
-from sizing.karpenter.ami_families import launchable
+from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
+from sizing.karpenter.labels import WELL_KNOWN, LabelRequirement, merged, pool_admits, restriction, shown
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.offerings import (
     OfferingsCheck,
@@ -46,6 +47,7 @@ from sizing.karpenter.requirements import (
     ZONE_KEY,
     allowed_capacity_types,
     allowed_zones,
+    custom_label_requirements,
     filter_instance_types,
     parse_requirements,
 )
@@ -61,7 +63,7 @@ from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolera
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
 from sizing.planning.decisions import Change, changes
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
-from sizing.planning.pod_groups import PodGroupBuilder, PoolView
+from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PodGroupBuilder, PoolView, is_custom_key, unmodelled_key
 from sizing.planning.recommendation import Recommendation, confirmed, recommend
 from sizing.planning.scenarios import (
     ROLLOUT,
@@ -96,7 +98,8 @@ SOLVER_MISSING_NOTE = (
 RESERVED_NOTE = "capacity reservations are not modelled; the plan uses on-demand and spot only"
 CONSTRAINED_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver does not model topology spread, pod "
-    "affinity or anti-affinity, host ports or several NodePools, which these workloads use"
+    "affinity or anti-affinity, host ports, several NodePools or a choice among a custom label's values, "
+    "which these workloads use"
 )
 
 
@@ -111,7 +114,7 @@ class NodePoolSpec:
     that select `karpenter.sh/nodepool`; weight: `spec.weight` (higher is
     tried first); taints: `spec.template.spec.taints`; labels:
     `spec.template.metadata.labels`; ami_family: the EC2NodeClass's AMI
-    family (None: unknown, no type filtered).
+    family (default AL2023, the project's; None: unknown, no type filtered).
     """
 
     requirements: tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
@@ -121,7 +124,7 @@ class NodePoolSpec:
     weight: int = 0
     taints: tuple[Taint, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
-    ami_family: str | None = None
+    ami_family: str | None = DEFAULT_AMI_FAMILY
 
 
 @dataclass(frozen=True)
@@ -270,6 +273,21 @@ class CapacityPlan:
         """The instance types of the planned NodePool's nodes in the fleet, sorted."""
         return pool_types(self.fleet)
 
+    @property
+    def unrequested(self) -> Mapping[str, tuple[str, ...]]:
+        """Resource ("cpu", "memory") -> the workloads whose pods request none of it, in input order.
+
+        Kubernetes and Karpenter schedule such pods with 0 of the resource, and so does the plan:
+        it cannot size that resource for them. Resources no workload leaves out are absent.
+        """
+        found: dict[str, list[str]] = {}
+        for workload in self.input.workloads:
+            for resource in workload.unrequested:
+                found.setdefault(resource, []).append(workload.name)
+        return MappingProxyType(
+            {resource: tuple(found[resource]) for resource in ("cpu", "memory") if resource in found}
+        )
+
 
 def pool_types(result: ProvisioningResult) -> tuple[str, ...]:
     """The instance types of the planned NodePool's nodes in `result`, sorted."""
@@ -297,6 +315,7 @@ class _Context:
     constrained: bool = False
     daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     offerings: OfferingsCheck | None = None
+    pool_labels: tuple[LabelRequirement, ...] = ()
 
 
 def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool: PoolView) -> bool:
@@ -318,17 +337,14 @@ def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool
             return True
         if expression.key == CAPACITY_TYPE_KEY:
             return any(expression.admits({CAPACITY_TYPE_KEY: kind}) for kind in pool.capacity_types)
+        if is_custom_key(expression.key):
+            # Custom labels: what the NodePool's requirements and template labels allow.
+            wanted = LabelRequirement.of(expression.key, expression.operator, expression.values)
+            return pool_admits(pool.label_requirements, (wanted,)) is None
         return bool(expression.admits(labels))
 
-    for key, value in daemon_set.node_selector.items():
-        if key == ZONE_KEY:
-            if pool.zones is not None and value not in pool.zones:
-                return False
-        elif key == CAPACITY_TYPE_KEY:
-            if value not in pool.capacity_types:
-                return False
-        elif labels.get(key) != value:
-            return False
+    if not all(compatible(LabelExpression(key, "In", (value,))) for key, value in daemon_set.node_selector.items()):
+        return False
     terms = daemon_set.scheduling.required_node_terms
     return not terms or any(all(compatible(e) for e in term) for term in terms)
 
@@ -421,12 +437,27 @@ def _check_selector(
         elif key in INSTANCE_KEYS:
             matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
             allowed = matching if allowed is None else allowed & matching
-        elif not any(key in p.labels for p in pools) and not any(key in labels for labels in running_labels):
+        elif not is_custom_key(key):
             raise SizingInputError(
-                f"{where} key {key!r} is not a label Karpenter's nodes carry; supported keys are "
-                f"{sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))} and the NodePools' "
-                f"template labels {sorted({k for p in pools for k in p.labels})}"
+                f"{where} key {unmodelled_key(key) if key in UNMODELLED_WELL_KNOWN else repr(key)}: it is not "
+                f"modelled; the keys are {sorted(INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY))} "
+                "and custom labels the NodePools define"
             )
+        else:
+            wanted = (LabelRequirement(key, frozenset({value})),)
+            if not any(pool_admits(p.label_requirements, wanted) is None for p in pools) and not any(
+                labels.get(key) == value for labels in running_labels
+            ):
+                defined = "; ".join(
+                    f"NodePool {p.name}: "
+                    + next((r.describe() for r in p.label_requirements if r.key == key), f"no {key} label")
+                    for p in pools
+                )
+                raise SizingInputError(
+                    f"{where} requires custom label {key}={value}, which no NodePool gives its nodes and no running "
+                    f"node carries ({defined}); Karpenter would leave these pods pending. Add the label to a "
+                    "NodePool's template labels or requirements"
+                )
     pool_names = {i.name for i in instances}
     if allowed is not None and not (allowed & pool_names):
         raise SizingInputError(
@@ -505,7 +536,13 @@ def _pool_view(
     )
     offered.append(pool_offerings)
     view = PoolView(
-        spec.name or "default", instances, zones, usable_kinds, MappingProxyType(dict(spec.labels)), tuple(spec.taints)
+        spec.name or "default",
+        instances,
+        zones,
+        usable_kinds,
+        MappingProxyType(dict(spec.labels)),
+        tuple(spec.taints),
+        merged(custom_label_requirements(requirements) + _template_label_requirements(spec, where)),
     )
     min_values = {r.key: r.min_values for r in requirements if r.min_values is not None and r.key in INSTANCE_KEYS}
     return view, min_values
@@ -515,6 +552,42 @@ def _catalog_info(plan_input: PlanInput) -> CatalogInfo:
     if plan_input.catalog_info is not None:
         return plan_input.catalog_info
     return read_catalog().info if plan_input.catalog is None else CatalogInfo(path="PlanInput.catalog")
+
+
+def _chooses_custom_label(group: PodGroup, views: Sequence[PoolView]) -> bool:
+    """Whether the group's pods require a custom label a NodePool gives more than one value, so that pods
+    asking for different values cannot share a node (which the bin-packing solver does not model)."""
+    keys = {requirement.key for requirement in group.labels if is_custom_key(requirement.key)}
+    return any(
+        requirement.key in keys and (requirement.complement or len(requirement.values) != 1)
+        for view in views
+        for requirement in view.label_requirements
+    )
+
+
+def _template_label_requirements(spec: NodePoolSpec, where: str) -> tuple[LabelRequirement, ...]:
+    """The NodePool's template labels as requirements its nodes meet; refuses a key the NodePool CRD
+    restricts, or a well-known label, which the planner reads from the requirements only."""
+    found = []
+    for key, value in sorted(spec.labels.items()):
+        reason = restriction(key)
+        if reason is None and (key in WELL_KNOWN or key in UNMODELLED_WELL_KNOWN):
+            reason = f"{key!r} is a well-known label: give it as a requirement (key, operator In, values)"
+        if reason is not None:
+            name = where.removesuffix(" requirements").removesuffix(".requirements")
+            raise SizingInputError(f"{name}: template label {shown(key)}: {reason}")
+        found.append(LabelRequirement(key, frozenset({value})))
+    return tuple(found)
+
+
+def _pool_model_labels(spec: NodePoolSpec, view: PoolView) -> tuple[LabelRequirement, ...]:
+    """What the NodePool asks of its nodes' labels other than zone and capacity type (for the simulation)."""
+    own = tuple(
+        LabelRequirement.of(r.key, r.operator, r.values)
+        for r in parse_requirements(list(spec.requirements))
+        if r.key in INSTANCE_KEYS
+    )
+    return merged(own + view.label_requirements)
 
 
 def _resolve(plan_input: PlanInput) -> _Context:
@@ -580,6 +653,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             # Spot at on-demand needs no price of its own, and keeps the launch on its fast path.
             spot_price=spot if spot != cost else None,
             offerings=node_offerings(instance, prices, view.zones, view.capacity_types, checked),
+            labels=instance.labels(),
         )
 
     pool_options = [
@@ -605,7 +679,13 @@ def _resolve(plan_input: PlanInput) -> _Context:
     for workload in plan_input.workloads:
         _check_selector(workload, views, [i for _, i in running_pairs], running_labels)
         group = _normalised(builder.group(workload), all_pool_names, all_nodes)
-        constrained = constrained or group.constrained or group.fallback is not None or group.pools is not None
+        constrained = (
+            constrained
+            or group.constrained
+            or group.fallback is not None
+            or group.pools is not None
+            or _chooses_custom_label(group, views)
+        )
         variants = [group]
         while variants[-1].fallback is not None:
             variants.append(variants[-1].fallback)
@@ -646,6 +726,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             in_node_pool=node.in_node_pool,
             capacity_reported=node.capacity_reported,
             node_pool=node.node_pool if node.in_node_pool else None,
+            labels=MappingProxyType(dict(node.labels)),
         )
         for node, _ in running_pairs
     )
@@ -659,6 +740,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             spec.weight,
             mins,
             {i.name: i.labels() for i in view.instances},
+            _pool_model_labels(spec, view),
         )
         for spec, (view, mins), opts in zip(specs[1:], resolved[1:], pool_options[1:], strict=False)
     )
@@ -693,6 +775,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         offerings=OfferingsCheck(
             plan_input.region, checked, info, info.offerings_as_of.get(plan_input.region), tuple(offered)
         ),
+        pool_labels=_pool_model_labels(primary_spec, primary),
     )
 
 
@@ -714,7 +797,13 @@ def node_options(plan_input: PlanInput) -> tuple[NodeOption, ...]:
 
 def _node_pools(context: _Context, options: Sequence[NodeOption]) -> tuple[NodePoolModel, ...]:
     """The NodePools as the simulation takes them, or () for one plain NodePool (the flat fields do)."""
-    if not context.other_pools and not context.min_values and context.pool_name == "default":
+    plain = (
+        not context.other_pools
+        and not context.min_values
+        and context.pool_name == "default"
+        and not context.pool_labels
+    )
+    if plain:
         return ()
     primary = NodePoolModel(
         context.pool_name,
@@ -725,6 +814,7 @@ def _node_pools(context: _Context, options: Sequence[NodeOption]) -> tuple[NodeP
         context.pool_weight,
         context.min_values,
         context.labels,
+        context.pool_labels,
     )
     return (primary,) + context.other_pools
 

@@ -6,6 +6,11 @@ Karpenter turns a pod's node selector, its first required node-affinity term and
 preferred node-affinity term into requirements; preferred pod affinity and anti-affinity and
 ScheduleAnyway spreads count as required until relaxed. The relaxation order (kubernetes-sigs/karpenter v1.14
 `preferences.go`) becomes the chain of `PodGroup.fallback`s.
+
+A requirement on a custom label (`sizing.karpenter.labels`) matches a NodePool whose requirements or
+template labels give the label a value it allows; one the NodePool does not define admits only NotIn
+and DoesNotExist. Topology keys: hostname, zone, capacity type, the instance-type labels and custom
+labels; well-known labels the catalog does not carry are refused, naming the key.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import InstanceType
+from sizing.karpenter.labels import NORMALIZED, WELL_KNOWN, LabelRequirement, merged, pool_admits
 from sizing.karpenter.requirements import CAPACITY_TYPE_KEY, INSTANCE_KEYS, ZONE_KEY
 from sizing.karpenter.simulation import PodGroup, TopologyRule
 from sizing.kube.scheduling import (
@@ -30,12 +36,32 @@ from sizing.kube.scheduling import (
 from sizing.kube.workloads import ExistingNode, Workload
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"
-TOPOLOGY_KEYS = {HOSTNAME_KEY: "hostname", ZONE_KEY: "zone"}
+# Node-selector keys with a meaning of their own; any other key is a custom label.
+OWN_KEYS = INSTANCE_KEYS + (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY, HOSTNAME_KEY)
+# Labels Karpenter derives from the instance type or offering that the catalog does not carry.
+UNMODELLED_WELL_KNOWN = (WELL_KNOWN | frozenset(NORMALIZED)) - frozenset(OWN_KEYS)
+TOPOLOGY_NAMES = {HOSTNAME_KEY: "hostname", ZONE_KEY: "zone"}
+
+
+def is_custom_key(key: str) -> bool:
+    """Whether pods selecting `key` select a custom label (one a NodePool defines, not Karpenter)."""
+    return key not in OWN_KEYS and key not in UNMODELLED_WELL_KNOWN
+
+
+def unmodelled_key(key: str) -> str:
+    """Why a well-known label is not modelled, with what to use instead."""
+    if key in NORMALIZED:
+        return f"{key!r} is the deprecated name of {NORMALIZED[key]!r}; select that key instead"
+    return (
+        f"{key!r} is a label Karpenter derives from the instance type or its offering, which the catalog does not carry"
+    )
 
 
 @dataclass(frozen=True)
 class PoolView:
-    """What pods see of a NodePool: its name, types, zones, capacity types, template labels and taints."""
+    """What pods see of a NodePool: its name, types, zones, capacity types, template labels and taints;
+    label_requirements: what its nodes' custom labels are, from its requirements and template labels
+    (one per key)."""
 
     name: str
     instances: tuple[InstanceType, ...]
@@ -43,6 +69,14 @@ class PoolView:
     capacity_types: tuple[str, ...]
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    label_requirements: tuple[LabelRequirement, ...] = ()
+
+    def custom_values(self, key: str) -> frozenset[str]:
+        """The values of custom label `key` its nodes may carry, when they are a finite set."""
+        for requirement in self.label_requirements:
+            if requirement.key == key:
+                return requirement.finite() or frozenset()
+        return frozenset()
 
 
 @dataclass
@@ -102,6 +136,8 @@ class PodGroupBuilder:
             key = expression.key
             if key == HOSTNAME_KEY:
                 raise SizingInputError(f"{where}: node requirement on {HOSTNAME_KEY} is not modelled")
+            if key in UNMODELLED_WELL_KNOWN:
+                raise SizingInputError(f"{where}: node requirement on {unmodelled_key(key)}; it is not modelled")
             if key in INSTANCE_KEYS:
                 matching = frozenset(n for n, i in all_types.items() if expression.admits(i.labels()))
                 allowed = matching if allowed is None else allowed & matching
@@ -114,16 +150,13 @@ class PodGroupBuilder:
                     k for k in ("on-demand", "spot", "reserved") if expression.admits({CAPACITY_TYPE_KEY: k})
                 )
                 kinds = matching if kinds is None else kinds & matching
+        custom = custom_requirements(expressions)
         for pool in self.pools:
-            labels = dict(pool.labels)
-            labels[NODEPOOL_KEY] = pool.name
             if not tolerates_all(workload.scheduling.tolerations, pool.taints, prefer_no_schedule):
                 continue
-            if any(
-                not expression.admits(labels)
-                for expression in expressions
-                if expression.key not in INSTANCE_KEYS and expression.key not in (ZONE_KEY, CAPACITY_TYPE_KEY)
-            ):
+            if any(not e.admits({NODEPOOL_KEY: pool.name}) for e in expressions if e.key == NODEPOOL_KEY):
+                continue
+            if pool_admits(pool.label_requirements, custom) is not None:
                 continue
             if kinds is not None and not (kinds & set(pool.capacity_types)):
                 continue
@@ -150,11 +183,17 @@ class PodGroupBuilder:
 
     def _rule(self, workload: Workload, term: TopologySpread | PodAffinityTerm) -> TopologyRule:
         where = f"workload {workload.name!r}"
-        key = TOPOLOGY_KEYS.get(term.topology_key)
-        if key is None:
+        key = TOPOLOGY_NAMES.get(term.topology_key, term.topology_key)
+        if term.topology_key in UNMODELLED_WELL_KNOWN or term.topology_key == NODEPOOL_KEY:
+            why = (
+                "Karpenter's NodePools give it no domain"
+                if term.topology_key == NODEPOOL_KEY
+                else unmodelled_key(term.topology_key)
+            )
             raise SizingInputError(
-                f"{where}: topology key {term.topology_key!r} is not modelled; "
-                f"supported keys are {sorted(TOPOLOGY_KEYS)}"
+                f"{where}: topology key {term.topology_key!r} is not modelled ({why}); modelled keys are "
+                f"{HOSTNAME_KEY}, {ZONE_KEY}, {CAPACITY_TYPE_KEY}, the instance-type labels {sorted(INSTANCE_KEYS)} "
+                "and custom labels the NodePools define"
             )
         if isinstance(term, TopologySpread):
             return TopologyRule(
@@ -219,6 +258,31 @@ class PodGroupBuilder:
             add(prefer_no_schedule=True)
         return variants
 
+    def _check_domains(self, workload: Workload, group: PodGroup) -> None:
+        """Refuse a required topology on a label no NodePool the pods may use gives a value to and no
+        running node carries: Karpenter has no domain to put such pods in and leaves them pending."""
+        pools = [p for p in self.pools if group.pools is None or p.name in group.pools]
+        for rule in group.topology:
+            if rule.key in ("hostname", "zone", CAPACITY_TYPE_KEY):
+                continue
+            values: set[str] = set()
+            for pool in pools:
+                if rule.key in INSTANCE_KEYS:
+                    values |= {i.labels()[rule.key] for i in pool.instances if rule.key in i.labels()}
+                else:
+                    values |= pool.custom_values(rule.key)
+            for node, instance in self.running:
+                value = _node_labels(node, instance).get(rule.key)
+                if value:
+                    values.add(value)
+            if not values:
+                raise SizingInputError(
+                    f"workload {workload.name!r}: its topology on {rule.key!r} has no domain: no NodePool it may use "
+                    f"({', '.join(p.name for p in pools) or 'none'}) gives that label a value (a requirement with "
+                    "In or a template label) and no running node carries it, so Karpenter would leave its pods "
+                    "pending"
+                )
+
     def group(self, workload: Workload) -> PodGroup:
         """The workload's peak pods, with its relaxation chain as fallbacks."""
         base = _selector_expressions(workload)
@@ -246,18 +310,38 @@ class PodGroupBuilder:
                     topology=rules,
                     host_ports=ports,
                     relaxed=variant.relaxed,
+                    labels=label_requirements(expressions),
                 )
             )
         if all(not g.pools and not g.nodes for g in groups):
+            custom = custom_requirements(base + self._variants(workload)[-1].node_terms[0])
+            reasons = [
+                f"NodePool {pool.name}: {reason}"
+                for pool in self.pools
+                if (reason := pool_admits(pool.label_requirements, custom)) is not None
+            ]
             raise SizingInputError(
                 f"workload {workload.name!r}: no NodePool and no running node can take its pods "
                 f"(node selector {dict(workload.node_selector)}, tolerations and node affinity checked "
                 f"against NodePools {[p.name for p in self.pools]})"
+                + (f"; custom labels: {'; '.join(reasons)}; Karpenter would leave them pending" if reasons else "")
             )
+        self._check_domains(workload, groups[-1])
         fallback = None
         for group in reversed(groups[1:]):
             fallback = _with_fallback(group, fallback)
         return _with_fallback(groups[0], fallback)
+
+
+def custom_requirements(expressions: Sequence[LabelExpression]) -> tuple[LabelRequirement, ...]:
+    """The pod's requirements on custom labels, one per key."""
+    return merged(LabelRequirement.of(e.key, e.operator, e.values) for e in expressions if is_custom_key(e.key))
+
+
+def label_requirements(expressions: Sequence[LabelExpression]) -> tuple[LabelRequirement, ...]:
+    """The pod's requirements on labels other than zone, capacity type, NodePool and hostname, one per key."""
+    skipped = (ZONE_KEY, CAPACITY_TYPE_KEY, NODEPOOL_KEY, HOSTNAME_KEY)
+    return merged(LabelRequirement.of(e.key, e.operator, e.values) for e in expressions if e.key not in skipped)
 
 
 def _with_fallback(group: PodGroup, fallback: PodGroup | None) -> PodGroup:

@@ -1,21 +1,21 @@
 """The capacity plan as JSON-able data (`plan_data`) and as text (`render_report`).
 
 The text is rendered from the data alone (`report_data`, `report_text`), so both carry the same
-content, figure by figure: the pods at peak and with the rollout surge, the fleet Karpenter would
-launch (one row per node: type, price, zone, pods, cpu and memory requests against allocatable),
-every scenario under the planned limits and without them, the pods that stay pending even without
-limits, the NodePool limits as a YAML snippet and what one step less would change, the input's own
-limits and what they change, the optimal fleet and the gap, the recommendation, and notes such as
-the price basis.
+content, figure by figure: the pods at peak and with the rollout surge, warnings (workloads whose
+pods request no cpu or no memory), the fleet Karpenter would launch (one row per node: type, price,
+zone, pods, cpu and memory requests against allocatable), every scenario under the planned limits
+and without them, the pods that stay pending even without limits, the NodePool limits as a YAML
+snippet and what one step less would change, the input's own limits and what they change, the
+optimal fleet and the gap, the recommendation, and notes such as the price basis.
 """
 
 from __future__ import annotations
 
 from sizing.planning.planner import CapacityPlan
 from sizing.planning.report_data import plan_data
-from sizing.planning.report_text import DEFAULT_NODE_ROWS, render_text
+from sizing.planning.report_text import DEFAULT_NODE_ROWS, MAX_WARNING_NAMES, render_text
 
-__all__ = ["DEFAULT_NODE_ROWS", "plan_data", "render_report", "render_text"]
+__all__ = ["DEFAULT_NODE_ROWS", "MAX_WARNING_NAMES", "plan_data", "render_report", "render_text"]
 
 
 def render_report(plan: CapacityPlan, max_rows: int = DEFAULT_NODE_ROWS) -> str:

@@ -311,8 +311,21 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "limits": _limits_data(plan.recommended_limits, pool),
         },
         "prices": _price_data(plan),
+        "warnings": unrequested_warnings(plan),
         "notes": list(plan.notes),
     }
+
+
+def unrequested_warnings(plan: CapacityPlan) -> list[dict[str, Any]]:
+    """One warning per resource that some workloads' pods do not request, with those workloads."""
+    return [
+        {
+            "resource": resource,
+            "message": f"no {resource} request: the plan cannot size {resource} for them",
+            "workloads": list(workloads),
+        }
+        for resource, workloads in plan.unrequested.items()
+    ]
 
 
 def _spot_used(plan: CapacityPlan) -> bool:

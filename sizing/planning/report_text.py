@@ -17,6 +17,8 @@ BAR_WIDTH = 30
 SUMMARY_BAR_WIDTH = 40
 DEFAULT_NODE_ROWS = 50
 TYPES_SHOWN = 8
+# Workloads named in one warning line; the JSON names them all.
+MAX_WARNING_NAMES = 20
 
 
 def _nodes(count: int) -> str:
@@ -93,6 +95,17 @@ def _header_lines(data: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"DaemonSets on no node (their selector or tolerations match no node of the NodePools): {', '.join(nowhere)}"
         )
+    return lines
+
+
+def _warning_lines(data: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for warning in data["warnings"]:
+        names = warning["workloads"]
+        shown = ", ".join(names[:MAX_WARNING_NAMES])
+        if len(names) > MAX_WARNING_NAMES:
+            shown += f", … and {len(names) - MAX_WARNING_NAMES} more (all of them are in --json)"
+        lines.append(f"Warning: {warning['message']}: {shown}")
     return lines
 
 
@@ -384,7 +397,7 @@ def _price_lines(data: Mapping[str, Any]) -> list[str]:
 def render_text(data: Mapping[str, Any], max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """`data` (from `plan_data`) as text; at most `max_rows` nodes are listed one per row."""
     sections = [
-        _header_lines(data),
+        _header_lines(data) + _warning_lines(data),
         _fleet_lines(data, max_rows),
         _scenario_lines(data),
         _never_placed_lines(data),

@@ -294,6 +294,7 @@ def _as_running(
     reported: bool = True,
     pods: Mapping[str, int] | None = None,
     host_ports: frozenset[tuple[str, int]] = frozenset(),
+    launched: bool = False,
 ) -> RunningNode:
     return RunningNode(
         name=node.name,
@@ -306,6 +307,8 @@ def _as_running(
         node_pool=node.node_pool,
         pods=MappingProxyType(dict(node.pods if pods is None else pods)),
         host_ports=host_ports,
+        labels=node.labels,
+        launched=launched,
     )
 
 
@@ -321,6 +324,7 @@ class _Fleet:
         self.placements: dict[str, dict[Placement, int]] = {}
         self.primary_pool = setup.node_pools[0].name if setup.node_pools else DEFAULT_POOL
         self.running: dict[str, RunningNode] = {node.name: node for node in setup.running}
+        self.input_nodes = frozenset(self.running)
         self.placed: dict[str, PlacedNode] = {}
         self.pods: dict[str, dict[str, int]] = {}
         self.launched_at: dict[str, int] = {}
@@ -356,7 +360,9 @@ class _Fleet:
             group = self.by_workload.get(workload)
             if group is not None:
                 ports |= group.host_ports
-        return _as_running(node, _option_of(self.by_type, node), reported, counts, ports)
+        # A node an earlier batch launched is matched by its NodePool and labels, not as an input node.
+        launched = node.name not in self.input_nodes
+        return _as_running(node, _option_of(self.by_type, node), reported, counts, ports, launched)
 
     def absorb(self, result: ProvisioningResult, moment: int, counted: Callable[[str], bool]) -> None:
         for workload, relaxed in result.relaxed.items():

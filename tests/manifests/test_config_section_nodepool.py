@@ -67,9 +67,9 @@ def test_a_full_configuration_is_accepted():
     "text, key, fragments",
     [
         (
-            _requirements({"key": "example.com/tier", "operator": "In", "values": ["a"]}),
+            _requirements({"key": "karpenter.sh/tier", "operator": "In", "values": ["a"]}),
             "requirements",
-            ["requirements[0].key 'example.com/tier' is not supported", "allowed keys are"],
+            ["requirements[0].key 'karpenter.sh/tier' is not supported", "allowed keys are"],
         ),
         (
             _requirements({"key": "kubernetes.io/arch", "operator": "In"}),

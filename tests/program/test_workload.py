@@ -160,7 +160,11 @@ def test_limits_override_and_its_acknowledgement():
         ({"nodePool": {"zones": ["us-east-1a"]}}, ["nodePool.zones", "us-east-1a", "ap-northeast-1"]),
         ({"nodePool": {"zones": ["ap-northeast-1d"]}}, ["nodePool.zones", "ap-northeast-1d", "VPC's zones"]),
         (
-            {"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]}},
+            {
+                "capacity": {
+                    "workloads": [{"name": "api", "requests": {"cpu": "-1", "memory": "1Gi"}, "maxReplicas": 2}]
+                }
+            },
             ["capacity", "api"],
         ),
     ],

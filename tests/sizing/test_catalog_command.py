@@ -141,8 +141,8 @@ def write(tmp_path, name, text):
     "setup, fragment",
     [
         (
-            lambda p: ["--requirements", write(p, "r.yaml", "- {key: foo.io/bar, operator: In, values: [a]}\n")],
-            "key 'foo.io/bar' is not supported; allowed keys are",
+            lambda p: ["--requirements", write(p, "r.yaml", "- {key: karpenter.sh/bar, operator: In, values: [a]}\n")],
+            "key 'karpenter.sh/bar' is not supported: label domain \"karpenter.sh\" is restricted",
         ),
         (
             lambda p: [

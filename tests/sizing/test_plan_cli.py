@@ -136,8 +136,8 @@ BAD_INPUTS = [
         "operator 'Like' is not supported",
     ),
     (
-        "workloads: [{name: api, requests: {cpu: 0m, memory: 1Gi}, maxReplicas: 2}]\n",
-        "workload 'api' requests 0m cpu",
+        "workloads: [{name: api, requests: {cpu: -1m, memory: 1Gi}, maxReplicas: 2}]\n",
+        "workload 'api' requests -1m cpu",
     ),
     ("workloads: [{name: api\n", "not valid YAML"),
     (
@@ -146,7 +146,8 @@ BAD_INPUTS = [
     ),
     (
         "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2, nodeSelector: {team: a}}]\n",
-        "nodeSelector key 'team' is not a label Karpenter's nodes carry",
+        "nodeSelector requires custom label team=a, which no NodePool gives its nodes and no running node carries "
+        "(NodePool default: no team label); Karpenter would leave these pods pending",
     ),
     (
         "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2,"

@@ -238,7 +238,22 @@ def test_requirement_objects_from_document():
     [
         (
             req("karpenter.k8s.aws/instance-cpu-manufacturer", "In", "intel"),
-            r"key 'karpenter.k8s.aws/instance-cpu-manufacturer' is not supported; allowed keys are \['node.kubernetes.io/instance-type'",
+            r"key 'karpenter.k8s.aws/instance-cpu-manufacturer' is a label Karpenter derives from the instance type "
+            r"or its offering, which the planner's catalog does not carry, so it cannot filter by it; "
+            r"allowed keys are \['node.kubernetes.io/instance-type'.*\] and custom labels such as example.com/team",
+        ),
+        (
+            req("karpenter.sh/tier", "In", "a"),
+            r"key 'karpenter.sh/tier' is not supported: label domain \"karpenter.sh\" is restricted",
+        ),
+        (req("karpenter.k8s.aws/team", "In", "a"), r"label domain \"karpenter.k8s.aws\" is restricted"),
+        (req("kubernetes.io/hostname", "In", "a"), r"label 'kubernetes.io/hostname' is restricted"),
+        (req("karpenter.sh/nodepool", "In", "a"), r"Karpenter sets it to the NodePool's name"),
+        (req("beta.kubernetes.io/arch", "In", "a"), r"deprecated name of 'kubernetes.io/arch'; use that key"),
+        (req("team name", "In", "a"), r"key 'team name' is not supported: label key 'team name' is not a qualified"),
+        (
+            req("a" * 10_000, "In", "a"),
+            r"^requirements\[0\]\.key 'a{79}… \(10002 characters\) is not supported: label key",
         ),
         ({"operator": "Exists"}, r"key None is not supported"),
         (

@@ -161,3 +161,27 @@ def test_twenty_thousand_pods_with_zone_spread_plan_in_seconds():
     assert time.perf_counter() - started < 10
     assert not result.pending
     assert _zone_skew(result) in ([3333, 3333, 3334],)
+
+
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+BOTH_TYPES = f"the 2 values of {CAPACITY_TYPE} (on-demand, spot) of NodePool 'default'"
+
+
+def test_each_rule_that_leaves_no_domain_is_named_with_its_key():
+    """The pending reason names the first rule on the first key with no valid domain."""
+    both = ("spot", "on-demand")
+    affinity = TopologyRule("affinity", CAPACITY_TYPE, frozenset({"db"}))
+    result = _run([_pods(2, topology=(affinity,))], capacity_types=both)
+    assert result.pending[0].reason == f"pod affinity on {CAPACITY_TYPE}: none of {BOTH_TYPES} holds a pod it selects"
+
+    spread = TopologyRule("spread", CAPACITY_TYPE, frozenset({"web"}), max_skew=1, min_domains=3)
+    result = _run([_pods(3, cpu=1500, topology=(spread,))], options=(SMALL,), capacity_types=both)
+    assert result.pending_count == 1 and result.pending[0].reason == (
+        f"topology spread on {CAPACITY_TYPE} (maxSkew 1, minDomains 3): only {BOTH_TYPES}, "
+        "so a value past maxSkew pods stays closed"
+    )
+
+    db_apart = TopologyRule("anti-affinity", CAPACITY_TYPE, frozenset({"db", "web"}))
+    result = _run([_pods(2, cpu=1500, workload="db", topology=(db_apart,)), _pods(1)], capacity_types=both)
+    assert [(group.workload, group.count) for group in result.pending] == [("web", 1)]
+    assert result.pending[0].reason == f"pod anti-affinity on {CAPACITY_TYPE} of db: {BOTH_TYPES} each hold its pods"

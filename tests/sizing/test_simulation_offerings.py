@@ -10,7 +10,17 @@ compatible available offering in the NodeClaim's zones and capacity types."""
 
 from collections import Counter
 
-from sizing.karpenter.simulation import ANY_ZONE, NodeOption, NodePoolModel, PodGroup, Scenario, TopologyRule, simulate
+from sizing.karpenter.labels import LabelRequirement
+from sizing.karpenter.simulation import (
+    ANY_ZONE,
+    NodeOption,
+    NodePoolModel,
+    PodGroup,
+    RunningNode,
+    Scenario,
+    TopologyRule,
+    simulate,
+)
 from sizing.kube.resources import Resources
 
 ROOM = Resources(2000, 8192, 110)
@@ -140,3 +150,88 @@ def test_lowest_price_bounds_every_offering():
     assert option("m", 0.10, spot_price=0.04).lowest_price == 0.04
     assert option("m", 0.10).lowest_price == 0.10
     assert option("m", 0.10, {"on-demand": {"z-a": 0.10}, "spot": {"z-b": 0.02}}).lowest_price == 0.02
+
+
+# -- offerings and topology on keys other than zone ---------------------------------------------------
+
+CAPACITY_TYPE_KEY = "karpenter.sh/capacity-type"
+TEAM = "example.com/team"
+
+
+def test_a_capacity_type_spread_commits_a_claim_to_spot_only_with_a_type_offered_as_spot():
+    """A NodeClaim committed to spot keeps only the types with a spot offering, as Karpenter keeps only
+    types with a compatible offering: the api's claim could hold the web pod on the big type, but that
+    type has no spot offering, and the small one has no room left, so the web pod opens a spot claim."""
+    big_on_demand = option("big", 0.05, {"on-demand": every(ZONES, 0.05)}, room=Resources(4000, 16384, 110))
+    small_both = option("small", 0.10, {"on-demand": every(ZONES, 0.10), "spot": every(ZONES, 0.04)})
+    # One web pod already on on-demand: the spread wants the next one on spot.
+    running = RunningNode("running-1", big_on_demand, requested=Resources(3900, 1024, 10), zone="z-a", pods={"web": 1})
+    spread = TopologyRule("spread", CAPACITY_TYPE_KEY, frozenset({"web"}), max_skew=1)
+    # The api pod (larger, so placed first) opens a claim open to both capacity types.
+    groups = [pods(1, cpu=1500, topology=(spread,)), pods(1, cpu=1600, workload="api")]
+    result = run([big_on_demand, small_both], groups, running_nodes=(running,))
+    assert not result.pending
+    launched = [(node.capacity_type, node.instance_type, node.price, dict(node.pods)) for node in result.new_nodes]
+    assert launched == [("spot", "small", 0.04, {"api": 1}), ("spot", "small", 0.04, {"web": 1})]
+
+
+def test_a_claim_not_committed_after_all_keeps_its_custom_label_open():
+    """The web pod finds the api's claim open to team beta and to zone z-b, but its one type is offered
+    in z-a only: the claim is not committed, and a later pod asking for team alpha still joins it."""
+    only_in_a = option("a", 0.05, {"on-demand": {"z-a": 0.05}})
+    pool = NodePoolModel(
+        "default",
+        (only_in_a,),
+        zones=frozenset({"z-a", "z-b"}),
+        capacity_types=("on-demand",),
+        labels=(LabelRequirement(TEAM, frozenset({"alpha", "beta"})),),
+    )
+    # A running web pod in z-a on a full team-alpha node: web's team spread wants beta, its zone
+    # anti-affinity z-b.
+    running = RunningNode(
+        "running-1",
+        only_in_a,
+        requested=Resources(1900, 1024, 10),
+        zone="z-a",
+        node_pool="default",
+        pods={"web": 1},
+        labels={TEAM: "alpha"},
+    )
+    web_rules = (
+        TopologyRule("spread", TEAM, frozenset({"web"}), max_skew=1),
+        TopologyRule("anti-affinity", "zone", frozenset({"web"})),
+    )
+    groups = (
+        pods(1, cpu=600, workload="api"),
+        pods(1, cpu=500, workload="web", topology=web_rules),
+        pods(1, cpu=400, workload="alpha-only", labels=(LabelRequirement(TEAM, frozenset({"alpha"})),)),
+    )
+    result = simulate(
+        Scenario(node_options=(only_in_a,), pod_groups=groups, node_pools=(pool,), running_nodes=(running,))
+    )
+    assert [(group.workload, group.count) for group in result.pending] == [("web", 1)]
+    assert "offered in zone z-b" in result.pending[0].reason
+    (new,) = result.new_nodes
+    assert dict(new.pods) == {"api": 1, "alpha-only": 1} and new.labels == {TEAM: "alpha"}
+
+
+def test_no_capacity_type_left_names_the_key_and_its_values():
+    anti = TopologyRule("anti-affinity", CAPACITY_TYPE_KEY, frozenset({"web"}))
+    result = run([option("m", 0.10, spot_price=0.04)], [pods(3, topology=(anti,))])
+    assert result.pending_count == 1
+    assert result.pending[0].reason == (
+        f"pod anti-affinity on {CAPACITY_TYPE_KEY}: the 2 values of {CAPACITY_TYPE_KEY} (on-demand, spot) "
+        "of NodePool 'default' each already hold a pod it selects"
+    )
+
+
+def test_a_reason_lists_a_few_domains_and_counts_the_rest():
+    key = "node.kubernetes.io/instance-type"
+    types = [NodeOption(f"t{i}", ROOM, ROOM, price=0.10 + i / 100, labels={key: f"t{i}"}) for i in range(8)]
+    anti = TopologyRule("anti-affinity", key, frozenset({"web"}))
+    result = run(types, [pods(9, topology=(anti,))], capacity_types=("on-demand",))
+    assert result.pending_count == 1
+    assert result.pending[0].reason == (
+        f"pod anti-affinity on {key}: the 8 values of {key} (t0, t1, t2, t3, t4, t5 and 2 more) "
+        "of NodePool 'default' each already hold a pod it selects"
+    )

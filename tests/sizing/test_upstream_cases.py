@@ -5,9 +5,12 @@ cloud provider; here the instance types are small stand-ins with the same shape 
 m5.xlarge through the planner), and what is asserted is what the upstream test asserts.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from sizing.errors import SizingInputError
+from sizing.karpenter.labels import LabelRequirement
 from sizing.karpenter.simulation import (
     NodeOption,
     NodePoolModel,
@@ -18,7 +21,15 @@ from sizing.karpenter.simulation import (
     simulate,
 )
 from sizing.kube.resources import Resources
-from sizing.kube.scheduling import HostPort, LabelExpression, PodScheduling, Taint, Toleration
+from sizing.kube.scheduling import (
+    HostPort,
+    LabelExpression,
+    LabelSelector,
+    PodScheduling,
+    Taint,
+    Toleration,
+    TopologySpread,
+)
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 
@@ -384,3 +395,346 @@ spec:
     group = PodGroup("pod", Resources(workload.cpu_millicores, workload.memory_mib, 1), 1)
     result = simulate(Scenario(node_options=options, pod_groups=(group,)))
     assert [node.instance_type for node in result.nodes] == ["ten"]
+
+
+RESOURCES = "kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go"
+APP_AND_SIDECAR = {
+    "containers": [{"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+    "initContainers": [
+        {"name": "mesh", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    ],
+}
+
+
+def test_pod_level_requests_replace_the_containers():
+    """kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go, Context("Pod Level Resources"):
+    It("should calculate resource requests when the pod level resources is specified")."""
+    from sizing.kube.manifests import pod_requests
+
+    spec = {
+        "resources": {"limits": {"cpu": "4", "memory": "4Gi"}, "requests": {"cpu": "2", "memory": "2Gi"}},
+        "containers": [
+            {
+                "name": "app",
+                "resources": {"limits": {"cpu": "3", "memory": "3Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}},
+            }
+        ],
+    }
+    assert pod_requests(spec, "pod") == (2000, 2048)
+
+
+def test_pod_level_requests_alone_replace_containers_and_sidecars():
+    """kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go, Context("Pod Level Resources"):
+    It("should calculate resource requests when only the pod level resources request is specified")."""
+    from sizing.kube.manifests import pod_requests
+
+    spec = {**APP_AND_SIDECAR, "resources": {"requests": {"cpu": "2", "memory": "2Gi"}}}
+    assert pod_requests(spec, "pod") == (2000, 2048)
+
+
+def test_pod_level_requests_default_to_the_pod_level_limits():
+    """kubernetes-sigs/karpenter pkg/utils/resources/suite_test.go, Context("Pod Level Resources"):
+    It("should calculate resource requests when the pod level resources requests is defaulted from
+    limits"). The upstream test writes the requests the API server defaults from the limits (10 cpu,
+    10Gi, although app and sidecar request 2 cpu and 2Gi); here the pod is given as a user writes it,
+    limits only, and the planner does that defaulting."""
+    from sizing.kube.manifests import pod_requests
+
+    spec = {**APP_AND_SIDECAR, "resources": {"limits": {"cpu": "10", "memory": "10Gi"}}}
+    assert pod_requests(spec, "pod") == (10_000, 10_240)
+
+
+# -- topology on capacity type, instance-type labels and custom labels --------------------------
+
+TOPOLOGY = "kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+ARCH = "kubernetes.io/arch"
+
+
+def _labelled(name, cpu, arch, price):
+    size = Resources(cpu * 1000, cpu * 2048, 110)
+    return NodeOption(name, size, size, price=price, labels={ARCH: arch, "node.kubernetes.io/instance-type": name})
+
+
+AMD = _labelled("amd-2", 2, "amd64", 1.0)
+ARM = _labelled("arm-2", 2, "arm64", 0.8)
+
+
+def _spread(key, skew=1, selects=("pod",)):
+    return TopologyRule("spread", key, frozenset(selects), max_skew=skew)
+
+
+def _per_domain(result, domain_of, before=()):
+    """Pods of workload "pod" per domain: those placed by the batch, plus `before` as (domain, pods)."""
+    counts = dict(before)
+    for node in result.nodes:
+        for workload, pods in node.pods.items():
+            if workload == "pod":
+                counts[domain_of(node)] = counts.get(domain_of(node), 0) + pods
+    return counts
+
+
+def _capacity_types(pool_kinds, groups, running=()):
+    pool = NodePoolModel("default", (TWO_CPU, FOUR_CPU), capacity_types=pool_kinds)
+    return simulate(
+        Scenario(node_options=(TWO_CPU, FOUR_CPU), node_pools=(pool,), pod_groups=groups, running_nodes=running)
+    )
+
+
+@pytest.mark.parametrize("kinds", [("on-demand", "spot")], ids=["spot-and-on-demand"])
+def test_pods_balance_across_capacity_types(kinds):
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("CapacityType"):
+    It("should balance pods across capacity types") and It("should respect NodePool capacity type
+    constraints"): four pods spread by maxSkew 1 over the NodePool's spot and on-demand go 2 and 2."""
+    pods = PodGroup("pod", Resources(100, 128, 1), 4, topology=(_spread(CAPACITY_TYPE),))
+    result = _capacity_types(kinds, (pods,))
+    assert not result.pending
+    assert _per_domain(result, lambda node: node.capacity_type) == {"on-demand": 2, "spot": 2}
+
+
+def _full_node(name, capacity_type, option=TWO_CPU, labels=None):
+    """A running node whose one pod of the spread's workload leaves no room for another."""
+    return RunningNode(
+        name, option, requested=option.allocatable, capacity_type=capacity_type, pods={"pod": 1}, labels=labels or {}
+    )
+
+
+def test_capacity_type_spread_does_not_violate_max_skew():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("CapacityType"):
+    It("should not violate max-skew when unsat = do not schedule (capacity type)"): with one pod on a
+    (full) spot node and the NodePool now on-demand only, two of five pods schedule on on-demand and three
+    stay pending. Also It("should balance pods across capacity-types (no constraints)"), the same with the
+    roles of spot and on-demand swapped."""
+    pods = PodGroup("pod", Resources(1100, 128, 1), 5, topology=(_spread(CAPACITY_TYPE),))
+    result = _capacity_types(("on-demand",), (pods,), running=(_full_node("spot-node", "spot"),))
+    assert _per_domain(result, lambda node: node.capacity_type, {"spot": 1}) == {"spot": 1, "on-demand": 2}
+    assert result.pending_count == 3
+    swapped = _capacity_types(("spot",), (pods,), running=(_full_node("od-node", "on-demand"),))
+    assert _per_domain(swapped, lambda node: node.capacity_type, {"on-demand": 1}) == {"on-demand": 1, "spot": 2}
+
+
+def test_capacity_type_spread_schedule_anyway_is_relaxed():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("CapacityType"):
+    It("should violate max-skew when unsat = schedule anyway (capacity type)"): the five pods all go to
+    on-demand once the ScheduleAnyway spread is relaxed."""
+    relaxed = PodGroup("pod", Resources(1100, 128, 1), 5, relaxed=("topologySpreadConstraints (ScheduleAnyway)",))
+    pods = PodGroup("pod", Resources(1100, 128, 1), 5, topology=(_spread(CAPACITY_TYPE),), fallback=relaxed)
+    result = _capacity_types(("on-demand",), (pods,), running=(_full_node("spot-node", "spot"),))
+    assert _per_domain(result, lambda node: node.capacity_type, {"spot": 1}) == {"spot": 1, "on-demand": 5}
+    assert not result.pending
+
+
+def test_capacity_type_spread_is_limited_by_the_pods_own_capacity_type():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("Combined Capacity
+    Type Topology and Node Affinity"): It("should limit spread options by nodeSelector"): five pods that
+    select spot and five that select on-demand, each spreading by capacity type, go 5 and 5; and
+    Context("CapacityType"): It("should balance pods across capacity-types (node required affinity
+    constrained)"): pods required on spot see only the spot domain, so all five share it."""
+    rule = _spread(CAPACITY_TYPE)
+    spot = PodGroup("pod", Resources(100, 128, 1), 5, capacity_types=frozenset({"spot"}), topology=(rule,))
+    on_demand = replace(spot, capacity_types=frozenset({"on-demand"}))
+    result = _capacity_types(("on-demand", "spot"), (spot, on_demand))
+    assert not result.pending
+    assert _per_domain(result, lambda node: node.capacity_type) == {"on-demand": 5, "spot": 5}
+    alone = _capacity_types(("on-demand", "spot"), (spot,), running=(_full_node("od-node", "on-demand"),))
+    assert _per_domain(alone, lambda node: node.capacity_type, {"on-demand": 1}) == {"on-demand": 1, "spot": 5}
+
+
+def test_pods_spread_over_both_capacity_type_and_zone():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("Combined Zonal and
+    Capacity Type Topology"): It("should spread pods while respecting both constraints"): no capacity
+    type and no zone ends up more than maxSkew 1 above another, pod count by pod count."""
+    zones = frozenset({"zone-a", "zone-b", "zone-c"})
+    pool = NodePoolModel("default", (TWO_CPU, FOUR_CPU), zones=zones, capacity_types=("on-demand", "spot"))
+    for count in (2, 5, 8, 19):
+        pods = PodGroup("pod", Resources(100, 128, 1), count, topology=(_spread(CAPACITY_TYPE), _spread("zone")))
+        result = simulate(Scenario(node_options=pool.node_options, node_pools=(pool,), pod_groups=(pods,)))
+        assert not result.pending
+        by_kind = _per_domain(result, lambda node: node.capacity_type, {"on-demand": 0, "spot": 0})
+        by_zone = _per_domain(result, lambda node: node.zones[0], dict.fromkeys(zones, 0))
+        assert sum(by_zone.values()) == count and len(by_kind) == 2 and len(by_zone) == 3
+        assert max(by_kind.values()) - min(by_kind.values()) <= 1
+        assert max(by_zone.values()) - min(by_zone.values()) <= 1
+
+
+def test_arch_spread_counts_a_running_node_of_the_other_arch():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("CapacityType"):
+    It("should balance pods across arch (no constraints)"): one pod on an amd64 node, the NodePool now
+    arm64 only: two of five pods spread by architecture schedule, three stay pending."""
+    pool = NodePoolModel("default", (ARM,))
+    pods = PodGroup("pod", Resources(1100, 128, 1), 5, topology=(_spread(ARCH),))
+    running = RunningNode("amd-node", AMD, requested=AMD.allocatable, pods={"pod": 1})
+    result = simulate(Scenario(node_options=(ARM,), node_pools=(pool,), pod_groups=(pods,), running_nodes=(running,)))
+    assert _per_domain(result, lambda node: {"amd-2": "amd64", "arm-2": "arm64"}[node.instance_type], {"amd64": 1}) == {
+        "amd64": 1,
+        "arm64": 2,
+    }
+    assert result.pending_count == 3
+
+
+def _arch_pair(anti):
+    """Two pods of the same label: one required on arm64, one with (anti-)affinity to it by architecture;
+    both spread by hostname, so they never share a node."""
+    hostname = TopologyRule("spread", "hostname", frozenset({"first", "second"}))
+    first = PodGroup(
+        "first",
+        Resources(2000, 128, 1),
+        1,
+        allowed_types=frozenset({"arm-4"}),
+        topology=(hostname,),
+        labels=(LabelRequirement(ARCH, frozenset({"arm64"})),),
+    )
+    kind = "anti-affinity" if anti else "affinity"
+    second = PodGroup(
+        "second",
+        Resources(1000, 128, 1),
+        1,
+        topology=(hostname, TopologyRule(kind, ARCH, frozenset({"first", "second"}))),
+    )
+    options = (_labelled("amd-4", 4, "amd64", 1.0), _labelled("arm-4", 4, "arm64", 1.2))
+    pool = NodePoolModel("default", options)
+    result = simulate(Scenario(node_options=options, node_pools=(pool,), pod_groups=(first, second)))
+    assert not result.pending
+    return {workload: node.instance_type for node in result.nodes for workload in node.pods}
+
+
+def test_pod_affinity_by_architecture():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("Pod
+    Affinity/Anti-Affinity"): It("should respect pod affinity (arch)"): same architecture, not the same node."""
+    assert _arch_pair(anti=False) == {"first": "arm-4", "second": "arm-4"}
+
+
+def test_pod_anti_affinity_by_architecture():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go, Context("Pod
+    Affinity/Anti-Affinity"): It("should not violate pod anti-affinity (arch)"): the second pod goes to
+    the other architecture."""
+    assert _arch_pair(anti=True) == {"first": "arm-4", "second": "amd-4"}
+
+
+def test_a_topology_key_no_node_pool_defines_leaves_its_pods_unplaced():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go: It("should ignore unknown
+    topology keys"): Karpenter does not schedule the pod spreading over a key no NodePool gives values,
+    and schedules the other pod. The planner refuses that workload, naming the key."""
+    spread = TopologySpread("unknown", 1, "DoNotSchedule", LabelSelector({"test": "test"}))
+    spreading = _workload("spreading", labels={"test": "test"}, topology_spread=(spread,))
+    with pytest.raises(SizingInputError, match="workload 'spreading': its topology on 'unknown' has no domain"):
+        _plan([spreading, _workload("plain")])
+    assert _plan([_workload("plain")]).fleet.placed_count == 1
+
+
+# -- custom labels ------------------------------------------------------------------------------
+
+CUSTOM = "kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go"
+TEST_KEY = "test-key"
+
+
+def _custom(pool_requirement=None, template=None, pod_expression=None, node_selector=None):
+    requirements = M5 + ((pool_requirement,) if pool_requirement else ())
+    pool = NodePoolSpec(requirements=requirements, labels=template or {})
+    terms = ((LabelExpression(*pod_expression),),) if pod_expression else ()
+    pod = Workload(
+        "pod",
+        100,
+        128,
+        replicas=1,
+        max_surge=0,
+        node_selector=node_selector or {},
+        scheduling=PodScheduling(required_node_terms=terms),
+    )
+    return _plan([pod], pool=pool)
+
+
+TEST_VALUE_IN_POOL = {"key": TEST_KEY, "operator": "In", "values": ["test-value"]}
+
+
+@pytest.mark.parametrize(
+    "pool_requirement, template, pod_expression, node_selector, label",
+    [
+        # Describe("Custom Constraints"), Context("NodePool with Labels")
+        (None, {TEST_KEY: "test-value"}, None, None, "test-value"),
+        (None, {TEST_KEY: "test-value"}, (TEST_KEY, "In", ("test-value", "another-value")), None, "test-value"),
+        # Context("Scheduling Logic")
+        (None, None, (TEST_KEY, "NotIn", ("test-value",)), None, None),
+        (None, None, (TEST_KEY, "DoesNotExist"), None, None),
+        (TEST_VALUE_IN_POOL, None, None, None, "test-value"),
+        (TEST_VALUE_IN_POOL, None, (TEST_KEY, "In", ("test-value",)), None, "test-value"),
+        (TEST_VALUE_IN_POOL, None, (TEST_KEY, "Exists"), None, "test-value"),
+        (TEST_VALUE_IN_POOL, None, (TEST_KEY, "NotIn", ("another-value",)), None, "test-value"),
+    ],
+    ids=[
+        "should schedule unconstrained pods that don't have matching node selectors (template label)",
+        "should schedule pods that have matching requirements",
+        "should schedule pods that have node selectors with NotIn operator and undefined key",
+        "should schedule pods that with DoesNotExists operator and undefined key",
+        "should schedule unconstrained pods that don't have matching node selectors (requirement)",
+        "should schedule pods that have node selectors with matching value and In operator",
+        "should schedule the pod with Exists operator and defined key",
+        "should schedule pods that have node selectors with different value and NotIn operator",
+    ],
+)
+def test_custom_labels_that_schedule(pool_requirement, template, pod_expression, node_selector, label):
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go, Describe("Custom
+    Constraints"): the `It`s named in the ids. A custom requirement or template label narrows no instance
+    type; the node carries the label."""
+    plan = _custom(pool_requirement, template, pod_expression, node_selector)
+    (node,) = plan.fleet.nodes
+    assert node.pods == {"pod": 1}
+    assert node.labels.get(TEST_KEY) == label
+
+
+@pytest.mark.parametrize(
+    "pool_requirement, template, pod_expression, node_selector",
+    [
+        (None, {TEST_KEY: "test-value"}, None, {TEST_KEY: "different-value"}),
+        (None, None, None, {TEST_KEY: "test-value"}),
+        (None, {TEST_KEY: "test-value"}, (TEST_KEY, "In", ("another-value",)), None),
+        (None, None, (TEST_KEY, "In", ("test-value",)), None),
+        (None, None, (TEST_KEY, "Exists"), None),
+        (TEST_VALUE_IN_POOL, None, (TEST_KEY, "NotIn", ("test-value",)), None),
+        (TEST_VALUE_IN_POOL, None, (TEST_KEY, "DoesNotExist"), None),
+        (TEST_VALUE_IN_POOL, None, (TEST_KEY, "In", ("another-value",)), None),
+    ],
+    ids=[
+        "should not schedule pods that have conflicting node selectors",
+        "should not schedule pods that have node selectors with undefined key",
+        "should not schedule pods that have conflicting requirements",
+        "should not schedule pods that have node selectors with In operator and undefined key",
+        "should not schedule pods that have node selectors with Exists operator and undefined key",
+        "should not schedule pods that have node selectors with matching value and NotIn operator",
+        "should not schedule the pod with DoesNotExists operator and defined key",
+        "should not schedule pods that have node selectors with different value and In operator",
+    ],
+)
+def test_custom_labels_that_do_not_schedule(pool_requirement, template, pod_expression, node_selector):
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go, Describe("Custom
+    Constraints"): the `It`s named in the ids. Karpenter leaves the pod pending; the planner refuses the
+    workload, naming the label."""
+    with pytest.raises(SizingInputError) as error:
+        _custom(pool_requirement, template, pod_expression, node_selector)
+    assert TEST_KEY in str(error.value) and "pending" in str(error.value)
+
+
+def _two_pods(second_operator, second_value):
+    pool = NodePoolSpec(
+        requirements=M5 + ({"key": TEST_KEY, "operator": "In", "values": ["test-value", "another-value"]},)
+    )
+    first = _workload("first", required_node_terms=((LabelExpression(TEST_KEY, "In", ("test-value",)),),))
+    second = _workload("second", required_node_terms=((LabelExpression(TEST_KEY, second_operator, (second_value,)),),))
+    plan = _plan([first, second], pool=pool)
+    assert not plan.fleet.pending
+    return {workload: (node.name, node.labels[TEST_KEY]) for node in plan.fleet.nodes for workload in node.pods}
+
+
+def test_compatible_custom_labels_share_a_node():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go, Context("Scheduling Logic"):
+    It("should schedule compatible pods to the same node")."""
+    placed = _two_pods("NotIn", "another-value")
+    assert placed["first"] == placed["second"] and placed["first"][1] == "test-value"
+
+
+def test_incompatible_custom_labels_go_to_different_nodes():
+    """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/suite_test.go, Context("Scheduling Logic"):
+    It("should schedule incompatible pods to the different node")."""
+    placed = _two_pods("In", "another-value")
+    assert placed["first"][0] != placed["second"][0]
+    assert (placed["first"][1], placed["second"][1]) == ("test-value", "another-value")

@@ -69,8 +69,8 @@ def test_bad_surge_is_refused(surge):
         Workload("api", 250, 512, replicas=4, max_surge=surge)
 
 
-@pytest.mark.parametrize("cpu, memory, text", [(0, 512, "0m cpu"), (-5, 512, "-5m cpu"), (100, 0, "0Mi memory")])
-def test_zero_or_negative_requests_name_the_workload(cpu, memory, text):
+@pytest.mark.parametrize("cpu, memory, text", [(-5, 512, "-5m cpu"), (100, -1, "-1Mi memory"), (1.5, 64, "1.5")])
+def test_negative_or_fractional_requests_name_the_workload(cpu, memory, text):
     with pytest.raises(SizingInputError) as error:
         Workload("api", cpu, memory, replicas=1)
     assert "workload 'api'" in str(error.value) and text in str(error.value)
@@ -186,7 +186,8 @@ items:
     assert (daemon_set.name, daemon_set.cpu_millicores, daemon_set.memory_mib) == ("logging/fluent-bit", 100, 128)
 
 
-def test_a_container_without_requests_makes_a_zero_request_error_naming_the_workload():
+def test_a_container_without_requests_is_planned_with_zero_requests():
+    # Kubernetes schedules a BestEffort pod with nothing but its pod slot.
     text = """
 kind: Deployment
 metadata: {name: bare}
@@ -195,8 +196,9 @@ spec:
     spec:
       containers: [{name: app}]
 """
-    with pytest.raises(SizingInputError, match="workload 'bare' requests 0m cpu"):
-        read_manifest_texts([("bare.yaml", text)])
+    (workload,) = read_manifest_texts([("bare.yaml", text)]).workloads
+    assert (workload.cpu_millicores, workload.memory_mib, workload.unrequested) == (0, 0, ("cpu", "memory"))
+    assert workload.requests.pods == 1
 
 
 def test_an_hpa_for_a_missing_deployment_is_refused():

@@ -92,7 +92,6 @@ def test_manifests_are_read_relative_to_the_description(tmp_path):
     [
         ({"workloads": [], "colour": "blue"}, "the description: unknown field 'colour'"),
         ({"workloads": []}, "has no workloads"),
-        ({"workloads": [{"name": "api", "requests": {"cpu": "1"}, "maxReplicas": 2}]}, "missing field 'memory'"),
         (
             {
                 "workloads": [
@@ -102,8 +101,8 @@ def test_manifests_are_read_relative_to_the_description(tmp_path):
             "workloads[0]: unknown field 'replicas'",
         ),
         (
-            {"workloads": [{"name": "api", "requests": {"cpu": "0", "memory": "1Gi"}, "maxReplicas": 2}]},
-            "workload 'api' requests 0m cpu",
+            {"workloads": [{"name": "api", "requests": {"cpu": "-1", "memory": "1Gi"}, "maxReplicas": 2}]},
+            "workload 'api' requests -1000m cpu",
         ),
         (
             {"workloads": [{"name": "api", "requests": {"cpu": "100m", "memory": "-1Mi"}, "maxReplicas": 2}]},
@@ -169,10 +168,10 @@ def test_list_positions_count_from_zero_in_every_list():
 
 def test_every_problem_is_named_on_one_line():
     with pytest.raises(SizingInputError) as error:
-        plan_input_from_document({"workloads": [{"requests": {}}], "region": ""})
+        plan_input_from_document({"workloads": [{"requests": {"cpu": "lots"}}], "region": ""})
     assert str(error.value) == (
         "region must be a non-empty string, got ''; workloads[0]: missing field 'name'; "
-        "workloads[0].requests: missing field 'cpu'; workloads[0].requests: missing field 'memory'; "
+        "workloads[0].requests.cpu must be a Kubernetes cpu quantity such as 100m, 0.5 or 2, got 'lots'; "
         "workloads[0]: missing field 'maxReplicas'"
     )
 

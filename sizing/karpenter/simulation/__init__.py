@@ -24,13 +24,26 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    pod slots, and that matches every pod's instance, zone and capacity-type
    constraints. Each added pod narrows that set. With minValues a claim takes
    only as many pods as keep that many distinct values among its types.
-4. Topology (`topology`): hostname and zone spread with maxSkew and
-   minDomains, required pod anti-affinity by hostname and zone (and the
-   inverse: pods it selects avoid its pods), required pod affinity by
-   hostname and zone (a domain holding a selected pod; a pod that selects
-   itself starts one when none does), host ports (a type whose DaemonSets
-   bind one of the pod's host ports is not a candidate). A pod with zone
-   topology commits its NodeClaim to one zone.
+4. Topology (`topology`, `domains`): spread with maxSkew and minDomains,
+   required pod anti-affinity (and the inverse: pods it selects avoid its
+   pods) and required pod affinity (a domain holding a selected pod; a pod
+   that selects itself starts one when none does), by hostname or by any
+   node label whose domains the NodePools give, as Karpenter's
+   `buildDomainGroups` takes them: zone (the NodePool's zones),
+   `karpenter.sh/capacity-type` (its capacity types), an instance-type
+   label such as `kubernetes.io/arch` or `node.kubernetes.io/instance-type`
+   (the values its types carry) and a custom label (the values of its `In`
+   requirement or template label), plus the values running nodes carry. A
+   pod with such topology commits its NodeClaim to one domain per key (one
+   zone, one capacity type, the types with one label value, one custom
+   label value). Host ports: a type whose DaemonSets bind one of the pod's
+   host ports is not a candidate.
+   Custom labels: a NodeClaim starts from its NodePool's requirements and
+   template labels and adds each pod's (Karpenter's `Requirements.Add`),
+   so pods that ask for different values of a label never share it; its
+   node carries the value (the first its NodePool allows when no pod
+   chose). A node an earlier batch launched takes a pod only if the pod may
+   use its NodePool and its labels meet the pod's.
 5. A new NodeClaim only considers types whose capacity (not allocatable) fits
    in what is left of its NodePool's limits, and then subtracts from what is
    left the largest capacity among its candidate types (`subtractMax`). When
@@ -61,8 +74,10 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    offering of one of its capacity types in one of its zones, as Karpenter's
    scheduler keeps only types with a compatible available offering
    (`pkg/controllers/provisioning/scheduling/nodeclaim.go`,
-   `filterInstanceTypesByRequirements`). A NodeClaim committing to a zone takes
-   one where some candidate is offered, and drops the types offered elsewhere.
+   `filterInstanceTypesByRequirements`). A NodeClaim committing to a zone (or,
+   for topology on `karpenter.sh/capacity-type`, to a capacity type) takes one
+   where some candidate is offered and holds the pod, and drops the types
+   offered only elsewhere.
 
 Within one batch subtractMax keeps the launched capacity within the limits.
 The overshoot Karpenter's documentation warns about comes from successive
@@ -76,8 +91,12 @@ Not modelled: volumes and their topology, capacity that runs out (insufficient
 capacity errors, which make Karpenter mark an offering unavailable for a
 while), minValues on zone or capacity type, the pods of a running node given
 without `pods` (then only its requests count), the host IP of a host port (any
-two pods binding the same port and protocol conflict), and zone
-anti-affinity's one-pod-per-batch late commitment (see `topology`).
+two pods binding the same port and protocol conflict), zone anti-affinity's
+one-pod-per-batch late commitment (see `topology`), topology spread's
+node-inclusion policies (a spread counts the pods of every node whose label
+its own requirement on that key allows; Karpenter also drops nodes other
+node-affinity terms exclude), and topology on labels the NodePools do not
+define (region, nodepool: the planner refuses such pods, Karpenter leaves them pending).
 
 Units: cpu in millicores, memory in MiB, pods as a count, prices in
 USD/hour (or whatever unit the caller's prices use).
@@ -86,7 +105,8 @@ Speed: identical pods come in runs. For an unconstrained run the simulation
 computes, per NodeClaim, how many more such pods it can take (one vectorised
 pass over its candidate types) and then hands pods out by fewest-pods-first
 with a heap, several at a time when the order cannot change in between.
-Constrained runs keep a heap per zone and topology counts per zone.
+Constrained runs keep a heap per combination of committed domains and topology counts per key and
+domain.
 """
 
 from sizing.karpenter.simulation.model import (

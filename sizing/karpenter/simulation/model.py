@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from sizing.errors import SizingInputError
+from sizing.karpenter.labels import CAPACITY_TYPE_KEY, HOSTNAME_KEY, ZONE_KEY, LabelRequirement
 from sizing.kube.resources import Resources
 
 CAPACITY_TYPE_PRIORITY = ("reserved", "spot", "on-demand")
@@ -19,6 +20,7 @@ ANY_ZONE = ""
 LIMIT_KEYS = ("cpu", "memory", "pods", "nodes")
 HOSTNAME = "hostname"
 ZONE = "zone"
+CAPACITY_TYPE = CAPACITY_TYPE_KEY
 SPREAD = "spread"
 ANTI_AFFINITY = "anti-affinity"
 AFFINITY = "affinity"
@@ -33,8 +35,13 @@ class TopologyRule:
 
     kind: "spread" (topology spread, DoNotSchedule or ScheduleAnyway before it is
     relaxed), "anti-affinity" or "affinity" (pod (anti-)affinity, required, or
-    preferred before it is relaxed); key: "hostname" or "zone"; selects: workload
-    names whose pods the selector matches; max_skew / min_domains: for spread.
+    preferred before it is relaxed); key: "hostname" (each node its own domain),
+    "zone", or another node label such as "karpenter.sh/capacity-type",
+    "kubernetes.io/arch" or a custom "example.com/team", whose domains are the
+    values the NodePools' capacity types, instance types, requirements and template
+    labels give it (`kubernetes.io/hostname` and `topology.kubernetes.io/zone` are
+    read as "hostname" and "zone"); selects: workload names whose pods the selector
+    matches; max_skew / min_domains: for spread.
     """
 
     kind: str
@@ -44,7 +51,8 @@ class TopologyRule:
     min_domains: int | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in (SPREAD, ANTI_AFFINITY, AFFINITY) or self.key not in (HOSTNAME, ZONE):
+        object.__setattr__(self, "key", {HOSTNAME_KEY: HOSTNAME, ZONE_KEY: ZONE}.get(self.key, self.key))
+        if self.kind not in (SPREAD, ANTI_AFFINITY, AFFINITY) or not isinstance(self.key, str) or not self.key:
             raise SizingInputError(f"topology rule {self.kind!r} on {self.key!r} is not modelled")
         if self.max_skew < 1:
             raise SizingInputError(f"topology spread maxSkew must be >= 1, got {self.max_skew}")
@@ -63,7 +71,9 @@ class NodeOption:
     on-demand; offerings: capacity type -> zone -> cost per hour where the type
     can be launched (zone ANY_ZONE: every zone at that cost), as Karpenter's
     offerings: a capacity type or zone missing there is not offered; None:
-    offered in every zone at `price` / `spot_price` (offerings not modelled).
+    offered in every zone at `price` / `spot_price` (offerings not modelled);
+    labels: the instance-type labels a node of this type carries
+    (architecture, family, size, ...), for topology on those keys.
     """
 
     name: str
@@ -74,6 +84,7 @@ class NodeOption:
     spot_price: float | None = None
     daemon_ports: frozenset[tuple[str, int]] = frozenset()
     offerings: Mapping[str, Mapping[str, float]] | None = field(default=None, hash=False)
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.offerings is not None:
@@ -136,7 +147,11 @@ class PodGroup:
     topology spread and pod anti-affinity rules; host_ports: (protocol, port)
     pairs it binds on the node; fallback: the same pods with the next soft
     constraint relaxed, tried for the pods that cannot be placed (Karpenter's
-    relaxation order); relaxed: what was relaxed so far.
+    relaxation order); relaxed: what was relaxed so far; labels: the pod's node
+    requirements on other labels, one per key (instance-type labels, which bound
+    the domains of its topology on them, and custom labels, which a NodeClaim's
+    pods must agree on, as Karpenter adds each pod's requirements to its
+    NodeClaim's).
     """
 
     workload: str
@@ -151,6 +166,7 @@ class PodGroup:
     host_ports: frozenset[tuple[str, int]] = frozenset()
     fallback: PodGroup | None = None
     relaxed: tuple[str, ...] = ()
+    labels: tuple[LabelRequirement, ...] = ()
 
     @property
     def constrained(self) -> bool:
@@ -170,7 +186,12 @@ class RunningNode:
     zero against the limits (the source of limit overshoot);
     pods: workload name -> pods of it already bound to the node, which topology
     spread, pod (anti-)affinity and their inverse count (empty when unknown:
-    then only `requested` is taken); host_ports: (protocol, port) those pods bind.
+    then only `requested` is taken); host_ports: (protocol, port) those pods bind;
+    labels: its labels beyond its instance type's, zone and capacity type
+    (custom labels, for topology on them); launched: True for a node an earlier
+    batch of the same run launched from `node_pool`: a pod may use it when it may
+    use that NodePool (`PodGroup.pools`) and its `labels` meet the pod's
+    (`PodGroup.nodes` names the nodes given as input only).
     """
 
     name: str
@@ -183,6 +204,8 @@ class RunningNode:
     node_pool: str | None = None
     pods: Mapping[str, int] = field(default_factory=dict)
     host_ports: frozenset[tuple[str, int]] = frozenset()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    launched: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,7 +213,8 @@ class NodePoolModel:
     """One NodePool: the types its requirements allow (with their DaemonSet overhead on its nodes),
     its limits, zones, capacity types and weight; min_values: label key -> the least number of
     distinct values a NodeClaim keeps among its candidate types; type_labels: instance type ->
-    labels, for min_values."""
+    labels, for min_values; labels: what its requirements and template labels ask of its nodes'
+    labels other than zone and capacity type, one per key (a new NodeClaim starts from them)."""
 
     name: str
     node_options: tuple[NodeOption, ...]
@@ -200,6 +224,7 @@ class NodePoolModel:
     weight: int = 0
     min_values: Mapping[str, int] = field(default_factory=dict)
     type_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    labels: tuple[LabelRequirement, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -244,7 +269,9 @@ class PlacedNode:
     batch on a running node; pod_requests: requests of the pods this batch
     placed; pods: workload -> pods placed; zones: zones it may still launch in;
     options: how many instance types still fitted at launch; in_node_pool:
-    whether its capacity counts towards the NodePool's limits.
+    whether its capacity counts towards the NodePool's limits; labels: the
+    custom labels a new node gets from its NodePool and its pods (one value per
+    key: the one its pods or topology chose, else the first its NodePool allows).
     """
 
     name: str
@@ -261,6 +288,7 @@ class PlacedNode:
     existing: bool = False
     in_node_pool: bool = True
     node_pool: str = DEFAULT_POOL
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def used(self) -> Resources:

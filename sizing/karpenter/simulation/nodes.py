@@ -113,8 +113,11 @@ def set_candidates(table: TypeTable, claim: Claim, candidates: Candidates) -> No
     claim.headroom = (headroom[0], headroom[1], headroom[2])
 
 
-def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: str) -> PlacedNode:
-    """The node a NodeClaim becomes: its cheapest remaining offering, of the preferred capacity type.
+def launch(
+    table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: str, labels: Mapping[str, str] | None = None
+) -> PlacedNode:
+    """The node a NodeClaim becomes: its cheapest remaining offering, of the preferred capacity type,
+    carrying `labels` (its custom labels).
 
     As aws/karpenter-provider-aws v1.14 `pkg/providers/instance/instance.go` launches: the
     capacity type is spot when the claim allows spot and some candidate has a spot offering in
@@ -130,7 +133,7 @@ def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: s
         # Every type costs the same in every zone and capacity type: the cheapest type, spot first.
         capacity_type = kinds[0] if kinds else "on-demand"
         cheapest = min((int(t) for t in claim.candidates), key=lambda t: (options[t].price, table.names[t]))
-        return _placed(table, claim, pods, pool_name, cheapest, capacity_type, options[cheapest].price, zones)
+        return _placed(table, claim, pods, pool_name, cheapest, capacity_type, options[cheapest].price, zones, labels)
     candidates = [int(t) for t in claim.candidates]
     ceiling = math.inf
     if "spot" in kinds and "on-demand" in kinds and not table.min_values[claim.pool]:
@@ -151,7 +154,7 @@ def launch(table: TypeTable, claim: Claim, pods: Mapping[str, int], pool_name: s
     offered = [t for t in candidates if price(t, capacity_type) is not None] or candidates
     best = min(offered, key=lambda t: (cost(t), table.names[t]))
     launch_zones = options[best].offered_zones(capacity_type, zones)
-    return _placed(table, claim, pods, pool_name, best, capacity_type, cost(best), launch_zones)
+    return _placed(table, claim, pods, pool_name, best, capacity_type, cost(best), launch_zones, labels)
 
 
 def _placed(
@@ -163,6 +166,7 @@ def _placed(
     capacity_type: str,
     price: float,
     zones: frozenset[str] | None,
+    labels: Mapping[str, str] | None,
 ) -> PlacedNode:
     option = table.options[row]
     return PlacedNode(
@@ -178,4 +182,5 @@ def _placed(
         zones=tuple(sorted(zones if zones is not None else ())),
         options=len(claim.candidates),
         node_pool=pool_name,
+        labels=dict(labels or {}),
     )

@@ -3,8 +3,8 @@
 Pods come in runs of identical pods. An unconstrained run is handed out with a heap of claims
 ordered by (pods, creation), several pods at a time when the order cannot change in between.
 A constrained run (topology, host ports, or the target of another workload's anti-affinity)
-keeps one heap per zone the claims are committed to and takes one pod at a time whenever zone
-counts decide where the next pod may go.
+keeps one heap per combination of domains the claims are committed to (one per topology key) and
+takes one pod at a time whenever domain counts decide where the next pod may go.
 """
 
 from __future__ import annotations
@@ -17,11 +17,15 @@ from types import MappingProxyType
 import numpy as np
 
 from sizing.errors import SizingInputError
+from sizing.karpenter.labels import LabelRequirement, compatible
+from sizing.karpenter.simulation.domains import Domains
 from sizing.karpenter.simulation.model import (
     AFFINITY,
+    CAPACITY_TYPE,
     HOSTNAME,
     LIMIT_KEYS,
     OUTSIDE_NODE_POOLS,
+    ZONE,
     NodeOption,
     PendingPods,
     PlacedNode,
@@ -42,19 +46,23 @@ from sizing.karpenter.simulation.state import (
 )
 from sizing.karpenter.simulation.topology import (
     Inverse,
-    OwnZoneSpread,
-    commit_zone,
-    domains_for,
+    OwnSpread,
+    block_reason,
+    commit_domain,
+    domain_keys,
     hostname_bootstrap,
     hostname_cap,
-    valid_zones,
-    zone_block_reason,
-    zone_rules,
+    valid_domains,
 )
 from sizing.kube.resources import Resources
 
 _NEVER = (2**62, 2**62, 2**62)
 _ANY = "*"
+# A bucket of NodeClaims: per domain key of the run, the domain they are committed to, or _ANY.
+Bucket = tuple[str, ...]
+Valid = Mapping[str, frozenset[str]]
+# What committing a NodeClaim to domains narrows: zones, capacity types, candidates, headroom, labels.
+_Snapshot = tuple[frozenset[str] | None, frozenset[str], Candidates, tuple[int, int, int], dict[str, LabelRequirement]]
 
 
 @dataclass
@@ -89,6 +97,25 @@ class _Template:
     largest: np.ndarray | None = None
     largest_limited: np.ndarray | None = None
     start: tuple[Candidates, tuple[int, int, int]] | None = None
+
+
+_ZONE_ONLY = (ZONE,)
+
+
+def _bucket_valid(name: Bucket, keys: tuple[str, ...], valid: Valid) -> bool:
+    """Whether claims of this bucket may be committed, or are, to valid domains on every key."""
+    if len(keys) == 1:
+        return name[0] == _ANY or name[0] in valid[keys[0]]
+    return all(domain == _ANY or domain in valid[key] for key, domain in zip(keys, name, strict=True))
+
+
+def _labels_fit(labels: Mapping[str, LabelRequirement], group: PodGroup) -> bool:
+    """Whether a NodeClaim (or NodePool) whose labels must meet `labels` can take the group's pods."""
+    for requirement in group.labels:
+        existing = labels.get(requirement.key)
+        if existing is not None and not compatible(existing, requirement):
+            return False
+    return True
 
 
 def _check_scenario(scenario: Scenario) -> None:
@@ -148,11 +175,12 @@ class Simulator:
         self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
         self.running_workloads: list[dict[str, int]] = [dict(node.pods) for node in self.running]
         self.running_ports: list[set[tuple[str, int]]] = [set(node.host_ports) for node in self.running]
+        self.domains = Domains(self.table, self.pools, self.running, self.groups)
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
             for workload, count in sorted(node.pods.items()):
                 self.placed[workload] = self.placed.get(workload, 0) + count
-                self.counts.record(workload, frozenset({node.zone}) if node.zone else None, count)
+                self.domains.record_node(self.counts, workload, node, count)
         self.pool_capacity_types = [frozenset(pool.capacity_types) for pool in self.pools]
         self.templates: dict[tuple[object, ...], _Template] = {}
         # Why the last constrained pass left pods over, for their PendingPods.
@@ -185,7 +213,15 @@ class Simulator:
             if self._careful(group):
                 key = ("group", index)
             else:
-                key = (group.requests, group.allowed_types, group.zones, group.capacity_types, group.pools, group.nodes)
+                key = (
+                    group.requests,
+                    group.allowed_types,
+                    group.zones,
+                    group.capacity_types,
+                    group.pools,
+                    group.nodes,
+                    group.labels,
+                )
             if key != previous_key:
                 runs.append(self._run_for(group))
                 previous_key = key
@@ -222,6 +258,8 @@ class Simulator:
             return 0
         if not self._pool_allowed(claim.pool, run) or not self._compatible(claim.zones, claim.capacity_types, run):
             return 0
+        if run.group.labels and not _labels_fit(claim.labels, run.group):
+            return 0
         candidates = self._matching(claim.candidates, run)
         if self.table.partial and (run.zones is not None or run.capacity_types is not None):
             zones, kinds = self._narrowed(claim, run)
@@ -254,6 +292,8 @@ class Simulator:
             self.pools[pool].zones, self.pool_capacity_types[pool], run
         ):
             return rows[:0]
+        if run.group.labels and not _labels_fit(self.domains.pool_labels[pool], run.group):
+            return rows[:0]
         fits = (self.table.room[rows] >= np.array(run.requests, dtype=np.int64)).all(axis=1)
         if run.mask is not None:
             fits &= run.mask[rows]
@@ -262,34 +302,41 @@ class Simulator:
         return rows[fits]
 
     def _open_claim(
-        self, run: _Run, stamp: Stamp, zones_wanted: frozenset[str] | None = None
+        self, run: _Run, stamp: Stamp, wanted: Valid | None = None
     ) -> tuple[Claim, None] | tuple[None, str]:
-        """A new NodeClaim for the run's next pod from the first NodePool that can launch one,
-        or (None, reason)."""
+        """A new NodeClaim for the run's next pod from the first NodePool that can launch one, or
+        (None, reason). wanted: the domains per topology key the pod may go to."""
         reasons = []
         for pool in self.order:
             pool_zones = self.pools[pool].zones
             zones = pool_zones if run.zones is None else (run.zones if pool_zones is None else pool_zones & run.zones)
-            if zones_wanted is not None:
-                zones = zones_wanted if zones is None else zones & zones_wanted
+            wanted_zones = wanted.get(ZONE) if wanted is not None else None
+            if wanted_zones is not None:
+                zones = wanted_zones if zones is None else zones & wanted_zones
             kinds = self.pool_capacity_types[pool]
             if run.capacity_types is not None:
                 kinds = kinds & run.capacity_types
+            # The capacity types a pod with topology on them may commit the claim to.
+            wanted_kinds = wanted.get(CAPACITY_TYPE) if wanted is not None else None
+            offer_kinds = kinds if wanted_kinds is None else kinds & wanted_kinds
             # Where offerings differ, the types a new claim starts from depend on its zones and capacity types.
-            offered = self.table.partial and (zones is None or bool(zones))
-            key: tuple[object, ...] = (stamp, pool, zones, kinds) if offered else (stamp, pool)
+            offered = self.table.partial and (zones is None or bool(zones)) and bool(offer_kinds)
+            key: tuple[object, ...] = (stamp, pool, zones, offer_kinds) if offered else (stamp, pool)
             template = self.templates.get(key)
             if template is None:
-                mask = self.table.offer_mask(zones, kinds) if offered else None
+                mask = self.table.offer_mask(zones, offer_kinds) if offered else None
                 template = self.templates[key] = _Template(self._fresh_candidates(run, pool, mask))
             fresh = template.fresh
             if not len(fresh):
                 if self._pool_allowed(pool, run):
                     reasons.append(self._where(pool) + self._no_type_reason(run, pool, zones if offered else None))
                 continue
-            if zones_wanted is not None and not zones:
-                reasons.append(self._where(pool) + "no zone of the NodePool satisfies the pod's topology")
-                continue
+            if wanted is not None:
+                missing = self._missing_domain(pool, fresh, zones, wanted)
+                if missing is not None:
+                    reasons.append(self._where(pool) + f"no {missing} of the NodePool satisfies the pod's topology")
+                    continue
+                fresh, template = self._within_wanted(pool, fresh, template, wanted)
             claim = self._claim_from(pool, fresh, template, reasons)
             if claim is None:
                 continue
@@ -297,6 +344,38 @@ class Simulator:
             claim.capacity_types = kinds
             return claim, None
         return None, "; ".join(reasons) or "no NodePool can take the pod (taints, labels or NodePool selector)"
+
+    def _missing_domain(self, pool: int, fresh: np.ndarray, zones: frozenset[str] | None, wanted: Valid) -> str | None:
+        """The first topology key (readable) for which a new NodeClaim of `pool` has no wanted domain."""
+        for key, values in sorted(wanted.items()):
+            if key == ZONE:
+                if zones is not None and not zones:
+                    return "zone"
+            elif key == CAPACITY_TYPE:
+                if not (self.pool_capacity_types[pool] & values):
+                    return "capacity type"
+            elif key in self.domains.instance_keys:
+                column = self.domains.column(key)
+                if not any(column[row] in values for row in fresh):
+                    return f"instance type with a {key} label"
+            else:
+                requirement = self.domains.pool_labels[pool].get(key)
+                if requirement is None or not any(requirement.has(value) for value in values):
+                    return f"{key} label value"
+        return None
+
+    def _within_wanted(
+        self, pool: int, fresh: np.ndarray, template: _Template, wanted: Valid
+    ) -> tuple[np.ndarray, _Template]:
+        """The fresh rows whose instance-type labels are wanted (a template of their own when some go)."""
+        keep = np.ones(len(fresh), dtype=bool)
+        for key, values in wanted.items():
+            if key in self.domains.instance_keys and key not in (ZONE, CAPACITY_TYPE):
+                keep &= np.array([value in values for value in self.domains.column(key)[fresh]], dtype=bool)
+        if keep.all():
+            return fresh, template
+        kept = fresh[keep]
+        return kept, _Template(kept)
 
     def _no_type_reason(self, run: _Run, pool: int, zones: frozenset[str] | None = None) -> str:
         ports = self.table.port_mask(run.group.host_ports)
@@ -347,6 +426,7 @@ class Simulator:
         if columns:
             limits.remaining[pool] = remaining - largest[columns]
         claim = Claim(len(self.claims), pool, self.pools[pool].zones, self.pool_capacity_types[pool])
+        claim.labels = dict(self.domains.pool_labels[pool])
         if not filtered and template.start is not None:
             claim.candidates, claim.headroom = template.start
         else:
@@ -368,30 +448,46 @@ class Simulator:
         claim.workloads[workload] += take
         self.placed[workload] = self.placed.get(workload, 0) + take
         claim.ports |= run.group.host_ports
+        for requirement in run.group.labels:
+            # Karpenter adds each pod's requirements to its NodeClaim's.
+            existing = claim.labels.get(requirement.key)
+            claim.labels[requirement.key] = requirement if existing is None else existing.intersection(requirement)
 
-    def _record_zones(self, claims: Iterable[Claim], run: _Run) -> None:
+    def _record_domains(self, claims: Iterable[Claim], run: _Run) -> None:
+        if not self.domains.tracked:
+            return
         for claim in claims:
             placed = claim.placed.get(run.segments[0][0], 0) if len(run.segments) == 1 else None
             if placed is None:
                 for group_index, _ in run.segments:
-                    self.counts.record(self.groups[group_index].workload, claim.zones, claim.placed.get(group_index, 0))
+                    workload = self.groups[group_index].workload
+                    self.domains.record_claim(self.counts, workload, claim, claim.placed.get(group_index, 0))
             else:
-                self.counts.record(run.group.workload, claim.zones, placed)
+                self.domains.record_claim(self.counts, run.group.workload, claim, placed)
 
     # -- running nodes ---------------------------------------------------------------------
 
-    def _running_fit(self, index: int, run: _Run, zones: frozenset[str] | None) -> int:
+    def _running_fit(self, index: int, run: _Run, valid: Valid | None) -> int:
         node = self.running[index]
         group = run.group
         if group.allowed_types is not None and node.option.name not in group.allowed_types:
             return 0
         if group.zones is not None and node.zone not in group.zones:
             return 0
-        if zones is not None and node.zone not in zones:
+        if valid is not None and any(self.domains.node_value(node, key) not in values for key, values in valid.items()):
             return 0
         if group.capacity_types is not None and node.capacity_type not in group.capacity_types:
             return 0
-        if group.nodes is not None and node.name not in group.nodes:
+        if node.launched:
+            if group.pools is not None and node.node_pool not in group.pools:
+                return 0
+            if any(
+                not requirement.admits(node.labels.get(requirement.key))
+                for requirement in group.labels
+                if requirement.key not in self.domains.instance_keys
+            ):
+                return 0
+        elif group.nodes is not None and node.name not in group.nodes:
             return 0
         if group.host_ports & node.option.daemon_ports:
             return 0
@@ -419,8 +515,7 @@ class Simulator:
         workloads[run.group.workload] = workloads.get(run.group.workload, 0) + taken
         self.placed[run.group.workload] = self.placed.get(run.group.workload, 0) + taken
         self.running_ports[index] |= run.group.host_ports
-        zone = self.running[index].zone
-        self.counts.record(run.group.workload, frozenset({zone}) if zone else None, taken)
+        self.domains.record_node(self.counts, run.group.workload, self.running[index], taken)
 
     def _fill_running(self, run: _Run, group_index: int, count: int) -> int:
         """First fit over the running nodes; returns the pods left over."""
@@ -482,7 +577,7 @@ class Simulator:
                 self._add_pending(group_index, count, pending_reason)
         for claim in touched:
             self._narrow(claim, run)
-        self._record_zones(touched, run)
+        self._record_domains(touched, run)
         later_cpu, later_memory, later_pods = smallest_later
         for entry in set_aside:
             headroom = entry[2].headroom
@@ -495,15 +590,6 @@ class Simulator:
     def _pool_names(self, group: PodGroup) -> list[str]:
         return [pool.name for pool in self.pools if group.pools is None or pool.name in group.pools]
 
-    def _domains(self, group: PodGroup) -> frozenset[str]:
-        pool_zones = [
-            self.pools[p].zones
-            for p in range(len(self.pools))
-            if group.pools is None or self.pools[p].name in group.pools
-        ]
-        node_zones = [node.zone for node in self.running if node.zone]
-        return domains_for(group, pool_zones, node_zones)
-
     def _place_constrained(self, run: _Run, stamp: Stamp, group_index: int, count: int) -> int:
         """Place `count` pods of a constrained group; returns the pods left over (self.reason says why)."""
         if count > 0 and hostname_bootstrap(run.group, self.placed):
@@ -513,14 +599,30 @@ class Simulator:
             count -= 1
         return self._place_pass(run, stamp, group_index, count) if count > 0 else 0
 
+    def _bucket(self, claim: Claim, keys: tuple[str, ...]) -> Bucket:
+        """Per key, the domain the claim is committed to, or _ANY."""
+        if keys == _ZONE_ONLY:
+            return (claim.zone or _ANY,)
+        bucket = []
+        for key in keys:
+            values = self.domains.claim_values(claim, key)
+            bucket.append(next(iter(values)) if values is not None and len(values) == 1 else _ANY)
+        return tuple(bucket)
+
     def _place_pass(self, run: _Run, stamp: Stamp, group_index: int, count: int) -> int:
         group = run.group
-        by_zone = zone_rules(group, self.inverse)
-        domains = self._domains(group) if by_zone else frozenset()
-        if by_zone and not domains:
-            self.reason = "the pod's zone topology needs zones; none are known for its NodePools"
-            return count
-        buckets: dict[str, list[tuple[int, int, Claim]]] = {}
+        keys = domain_keys(group, self.inverse)
+        domains = {key: self.domains.for_group(group, key) for key in keys}
+        for key in keys:
+            if not domains[key]:
+                self.reason = (
+                    "the pod's zone topology needs zones; none are known for its NodePools"
+                    if key == ZONE
+                    else f"the pod's topology on {key} has no domain: no NodePool it may use gives that label a "
+                    "value (a requirement with In or a template label) and no running node carries it"
+                )
+                return count
+        buckets: dict[Bucket, list[tuple[int, int, Claim]]] = {}
         room: dict[int, int] = {}
         for claim in self.claims:
             claim_room = self._room_in_claim(claim, run)
@@ -530,41 +632,44 @@ class Simulator:
                 )
             if claim_room > 0:
                 room[claim.index] = claim_room
-                bucket = (claim.zone or _ANY) if by_zone else _ANY
-                buckets.setdefault(bucket, []).append((claim.pod_count, claim.index, claim))
+                buckets.setdefault(self._bucket(claim, keys), []).append((claim.pod_count, claim.index, claim))
         for heap in buckets.values():
             heapq.heapify(heap)
         touched: dict[int, Claim] = {}
         self.reason = None
-        first_running = _FirstRunning(self, run, by_zone)
-        own_spread = OwnZoneSpread.of(group, domains, self.counts, self.inverse) if by_zone else None
+        first_running = _FirstRunning(self, run, keys)
+        own_spread = OwnSpread.of(group, domains, self.counts, self.inverse) if keys else None
         while count > 0:
-            valid: frozenset[str] | None
+            valid: Valid | None
             if own_spread is not None:
                 valid = own_spread.valid()
+            elif keys:
+                valid = {key: valid_domains(group, key, domains[key], self.counts, self.inverse) for key in keys}
             else:
-                valid = valid_zones(group, domains, self.counts, self.inverse) if by_zone else None
-            if by_zone and not valid:
-                self.reason = zone_block_reason(group, domains, self.counts, self.inverse, self._pool_names(group))
+                valid = None
+            if valid is not None and not all(valid.values()):
+                blocked = next(key for key in keys if not valid[key])
+                self.reason = block_reason(
+                    group, blocked, domains[blocked], self.counts, self.inverse, self._pool_names(group)
+                )
                 break
             # Running nodes come first, in order.
             index, fit = first_running.find(valid)
             if index is not None:
-                take = 1 if by_zone else min(fit, count)
+                take = 1 if keys else min(fit, count)
                 self._place_on_running(index, run, group_index, take)
                 if own_spread is not None:
-                    own_spread.add(self.running[index].zone, take)
+                    own_spread.add(self.domains.node_value(self.running[index], own_spread.key), take)
                 count -= take
                 continue
-            best = self._best_claim(buckets, room, valid)
+            best = self._best_claim(buckets, room, valid, run, keys)
             just_opened = False
             if best is None:
                 if hostname_cap(group, {}, frozenset(), self.inverse, self.placed) < 1:
                     # Pod affinity by hostname: an empty new node never holds the pods it needs.
                     self.reason = "no node with room holds a pod its hostname pod affinity selects"
                     break
-                wanted = valid
-                opened, reason = self._open_claim(run, stamp, wanted)
+                opened, reason = self._open_claim(run, stamp, valid)
                 if opened is None:
                     self.reason = reason
                     break
@@ -578,104 +683,153 @@ class Simulator:
                     raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
                 room[claim.index] = claim_room
                 best = claim
-            elif not by_zone:
-                heapq.heappop(buckets[_ANY])
-            if valid is not None and best.zone is None:
-                options = valid if best.zones is None else best.zones & valid
-                if self.table.partial:
-                    offered_options = self._zones_with_room(best, run, options, just_opened)
-                    if not offered_options:
-                        # Its types with room for the pod are offered only in zones the topology rules out.
-                        room[best.index] = 0
-                        continue
-                    options = offered_options
-                before = (best.zones, best.candidates, best.headroom)
-                best.zones = frozenset({commit_zone(group, options, self.counts)})
-                if self.table.partial:
-                    offered = self.table.offer_mask(best.zones, best.capacity_types)
-                    set_candidates(self.table, best, apply_mask(best.candidates, offered))
-                    left = min(
-                        self._room_in_claim(best, run),
-                        hostname_cap(group, best.workloads, best.ports, self.inverse, self.placed),
-                    )
-                    if left < 1 and not just_opened:
-                        # Not committed after all: the claim keeps its zones for other pods.
-                        best.zones, best.candidates, best.headroom = before
-                        room[best.index] = 0
-                        continue
-                    room[best.index] = max(min(room[best.index], left), 1)
-            take = 1 if by_zone else min(count, room[best.index], self._lead(buckets, best))
+            elif not keys:
+                heapq.heappop(buckets[()])
+            if valid is not None and not self._commit(best, run, valid, keys, room, just_opened):
+                continue  # the claim's types with a valid domain have no room left: try another
+            take = 1 if keys else min(count, room[best.index], self._lead(buckets, best))
             self._add(best, run, group_index, take)
-            if by_zone:
-                self.counts.record(group.workload, best.zones, take)
+            if keys:
+                self.domains.record_claim(self.counts, group.workload, best, take)
                 if own_spread is not None:
-                    own_spread.add(best.zone, take)
+                    values = self.domains.claim_values(best, own_spread.key)
+                    own_spread.add(next(iter(values)) if values and len(values) == 1 else None, take)
             room[best.index] -= take
             touched[best.index] = best
             count -= take
             if room[best.index] > 0:
-                bucket = (best.zone or _ANY) if by_zone else _ANY
-                heapq.heappush(buckets.setdefault(bucket, []), (best.pod_count, best.index, best))
+                heapq.heappush(buckets.setdefault(self._bucket(best, keys), []), (best.pod_count, best.index, best))
         for claim in touched.values():
             self._narrow(claim, run)
-        if not by_zone:
+        if not keys:
             single = _Run(run.group, run.requests, run.mask, run.mask_list, [(group_index, 0)])
-            self._record_zones(touched.values(), single)
+            self._record_domains(touched.values(), single)
         return count
 
-    def _zones_with_room(self, claim: Claim, run: _Run, zones: frozenset[str], opener: bool) -> frozenset[str]:
-        """The zones among `zones` where some type of the claim is offered and holds one more pod of
-        the run (keeping minValues). A claim just opened for the pod always gets a zone: its types
-        all fit the pod and are offered in one of its zones, though minValues may not hold in one zone."""
+    def _commit(
+        self, claim: Claim, run: _Run, valid: Valid, keys: tuple[str, ...], room: dict[int, int], just_opened: bool
+    ) -> bool:
+        """Commit the claim, per key it is not committed on, to a valid domain (the fewest pods of the
+        group's spread on the key first); False, the claim as it was, when no valid domain leaves room
+        for the pod. Where offerings differ, a zone or capacity type is one where some type of the
+        claim is offered and holds the pod (a claim just opened for the pod always gets one), and the
+        claim then keeps only the types offered there."""
+        before: _Snapshot | None = None
+        narrowed = False
+        for key in keys:
+            values = self.domains.claim_values(claim, key)
+            if values is not None and len(values) == 1:
+                continue  # committed already, to a domain its bucket showed valid
+            options = self.domains.claim_options(
+                claim, key, run.group, self._matching(claim.candidates, run), run.requests
+            )
+            options = valid[key] if options is None else options & valid[key]
+            offered = self.table.partial and key in (ZONE, CAPACITY_TYPE)
+            if offered and options:
+                # Its types with room for the pod may be offered only in domains the topology rules out.
+                options = self._offered_with_room(claim, run, key, options, just_opened)
+            if not options:
+                self._restore(claim, before)
+                room[claim.index] = 0
+                return False
+            if before is None:
+                before = (claim.zones, claim.capacity_types, claim.candidates, claim.headroom, dict(claim.labels))
+            self.domains.commit(claim, key, commit_domain(run.group, key, options, self.counts))
+            if offered:
+                offer = self.table.offer_mask(claim.zones, claim.capacity_types)
+                set_candidates(self.table, claim, apply_mask(claim.candidates, offer))
+            narrowed = narrowed or offered or key in self.domains.instance_keys
+        if narrowed:
+            left = min(
+                self._room_in_claim(claim, run),
+                hostname_cap(run.group, claim.workloads, claim.ports, self.inverse, self.placed),
+            )
+            if left < 1 and not just_opened:
+                # Not committed after all: the claim keeps its domains for other pods.
+                self._restore(claim, before)
+                room[claim.index] = 0
+                return False
+            room[claim.index] = max(min(room[claim.index], left), 1)
+        return True
+
+    @staticmethod
+    def _restore(claim: Claim, before: _Snapshot | None) -> None:
+        """Undo `_commit`'s narrowing of the claim (`before`: what it had; None: nothing was narrowed)."""
+        if before is not None:
+            claim.zones, claim.capacity_types, claim.candidates, claim.headroom, claim.labels = before
+
+    def _offered_with_room(
+        self, claim: Claim, run: _Run, key: str, options: frozenset[str], opener: bool
+    ) -> frozenset[str]:
+        """The zones (key ZONE) or capacity types among `options` where some type of the claim is
+        offered and holds one more pod of the run (keeping minValues). A claim just opened for the
+        pod always gets one: its types all fit the pod and are offered in one of its zones and
+        capacity types, though minValues may not hold in one zone."""
         candidates = self._matching(claim.candidates, run)
-        by_zone = {
-            zone: apply_mask(candidates, self.table.offer_mask(frozenset({zone}), claim.capacity_types))
-            for zone in sorted(zones)
-        }
+        by_option = {}
+        for option in sorted(options):
+            one = frozenset({option})
+            mask = (
+                self.table.offer_mask(one, claim.capacity_types)
+                if key == ZONE
+                else self.table.offer_mask(claim.zones, one)
+            )
+            by_option[option] = apply_mask(candidates, mask)
         found = frozenset(
-            zone
-            for zone, rows in by_zone.items()
+            option
+            for option, rows in by_option.items()
             if most_pods(self.table, claim.pool, rows, claim.requests, run.requests) > 0
         )
         if found or not opener:
             return found
-        return frozenset(zone for zone, rows in by_zone.items() if len(rows))
+        return frozenset(option for option, rows in by_option.items() if len(rows))
 
     @staticmethod
-    def _lead(buckets: Mapping[str, list[tuple[int, int, Claim]]], best: Claim) -> int:
-        heap = buckets.get(_ANY)
+    def _lead(buckets: Mapping[Bucket, list[tuple[int, int, Claim]]], best: Claim) -> int:
+        heap = buckets.get(())
         if not heap:
             return 2**62
         runner_up = heap[0]
         return max(runner_up[0] - best.pod_count + (1 if best.index < runner_up[1] else 0), 1)
 
-    @staticmethod
+    def _fits_valid(self, claim: Claim, valid: Valid, keys: tuple[str, ...], run: _Run) -> bool:
+        """Whether an uncommitted claim can still reach a valid domain on every key."""
+        for key in keys:
+            options = self.domains.claim_options(
+                claim, key, run.group, self._matching(claim.candidates, run), run.requests
+            )
+            if options is not None and not (options & valid[key]):
+                return False
+        return True
+
     def _best_claim(
-        buckets: Mapping[str, list[tuple[int, int, Claim]]], room: Mapping[int, int], valid: frozenset[str] | None
+        self,
+        buckets: dict[Bucket, list[tuple[int, int, Claim]]],
+        room: Mapping[int, int],
+        valid: Valid | None,
+        run: _Run,
+        keys: tuple[str, ...],
     ) -> Claim | None:
+        """The claim with the fewest pods (then the oldest) that may take the next pod."""
         best = None
-        names = [_ANY] if valid is None else sorted(valid) + [_ANY]
-        for name in names:
-            heap = buckets.get(name)
-            if not heap:
+        for name, heap in buckets.items():
+            if valid is not None and not _bucket_valid(name, keys, valid):
                 continue
             held = []
             while heap:
                 pod_count, index, claim = heap[0]
+                # A claim that took a pod since it was pushed is in the heap of its bucket again.
                 if room.get(index, 0) <= 0 or pod_count != claim.pod_count:
                     heapq.heappop(heap)
                     continue
-                if (valid is not None and name == _ANY) and (
-                    claim.zone is not None or (claim.zones is not None and not (claim.zones & valid))
-                ):
+                if valid is not None and _ANY in name and not self._fits_valid(claim, valid, keys, run):
                     held.append(heapq.heappop(heap))
                     continue
                 break
             if heap and (best is None or heap[0][:2] < (best.pod_count, best.index)):
                 best = heap[0][2]
             for entry in held:
-                if entry[2].zone is None:
-                    heapq.heappush(heap, entry)
+                heapq.heappush(heap, entry)
         return best
 
     def _place_careful(self, run: _Run, stamp: Stamp) -> None:
@@ -754,6 +908,7 @@ class Simulator:
             existing=True,
             in_node_pool=node.in_node_pool,
             node_pool=node.node_pool or self.primary,
+            labels=node.labels,
         )
 
     @staticmethod
@@ -777,7 +932,13 @@ class Simulator:
         self._retry_failed()
         nodes = [self._running_result(i) for i in range(len(self.running))]
         nodes += [
-            launch(self.table, claim, self._by_workload(claim.placed), self.pools[claim.pool].name)
+            launch(
+                self.table,
+                claim,
+                self._by_workload(claim.placed),
+                self.pools[claim.pool].name,
+                self.domains.launched_labels(claim),
+            )
             for claim in self.claims
         ]
         limits = self.limits
@@ -826,21 +987,22 @@ class _FirstRunning:
 
     While a pass places one group's pods, a node that cannot take one never can again unless the
     group needs a pod it selects on the node (hostname pod affinity): room, host ports, spread and
-    anti-affinity only shrink. So each zone keeps a cursor past the nodes already found full,
-    and a pass costs the pods plus the nodes instead of their product.
+    anti-affinity only shrink. So each set of domains keeps a cursor past the nodes already found
+    full, and a pass costs the pods plus the nodes instead of their product.
     """
 
-    def __init__(self, simulator: Simulator, run: _Run, by_zone: bool):
+    def __init__(self, simulator: Simulator, run: _Run, keys: tuple[str, ...]):
         self.simulator = simulator
         self.run = run
         self.monotone = not any(rule.kind == AFFINITY and rule.key == HOSTNAME for rule in run.group.topology)
-        self.by_zone = by_zone
-        self.nodes: dict[str | None, list[int]] = {}
+        self.keys = keys
+        self.nodes: dict[tuple[str | None, ...], list[int]] = {}
         for index, node in enumerate(simulator.running):
-            self.nodes.setdefault(node.zone if by_zone else None, []).append(index)
-        self.cursor = {zone: 0 for zone in self.nodes}
+            domains = tuple(simulator.domains.node_value(node, key) for key in keys)
+            self.nodes.setdefault(domains, []).append(index)
+        self.cursor = {domains: 0 for domains in self.nodes}
 
-    def find(self, valid: frozenset[str] | None) -> tuple[int | None, int]:
+    def find(self, valid: Valid | None) -> tuple[int | None, int]:
         """(node index, pods it can take), or (None, 0)."""
         fit_of = self.simulator._running_fit
         if not self.monotone:
@@ -849,17 +1011,13 @@ class _FirstRunning:
                 if fit > 0:
                     return index, fit
             return None, 0
-        zones: list[str | None] = []
-        if self.by_zone and valid is not None:
-            zones.extend(sorted(valid))
-        else:
-            zones.append(None)
         best: tuple[int | None, int] = (None, 0)
-        for zone in zones:
-            indices = self.nodes.get(zone)
-            if not indices:
+        for domains, indices in self.nodes.items():
+            if valid is not None and any(
+                domain not in valid[key] for key, domain in zip(self.keys, domains, strict=True)
+            ):
                 continue
-            cursor = self.cursor[zone]
+            cursor = self.cursor[domains]
             while cursor < len(indices):
                 fit = fit_of(indices[cursor], self.run, valid)
                 if fit > 0:
@@ -867,5 +1025,5 @@ class _FirstRunning:
                         best = (indices[cursor], fit)
                     break
                 cursor += 1
-            self.cursor[zone] = cursor
+            self.cursor[domains] = cursor
         return best

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sizing.errors import SizingInputError
+from sizing.karpenter.labels import LabelRequirement
 from sizing.karpenter.simulation.model import ANY_ZONE, LIMIT_KEYS, NodeOption, NodePoolModel, RunningNode
 
 NO_ROOM = (-1, -1, -1)
@@ -147,6 +148,7 @@ class Claim:
         "run_stamp",
         "room_in_run",
         "touched_stamp",
+        "labels",
     )
 
     def __init__(self, index: int, pool: int, zones: frozenset[str] | None, capacity_types: frozenset[str]):
@@ -164,6 +166,8 @@ class Claim:
         self.run_stamp: object = -1
         self.room_in_run = 0
         self.touched_stamp: object = -1
+        # What its pods and NodePool ask of the node's other labels, one requirement per key.
+        self.labels: dict[str, LabelRequirement] = {}
 
     @property
     def zone(self) -> str | None:
@@ -207,22 +211,29 @@ class LimitsLeft:
         )
 
 
+Counts = dict[str, dict[str, int]]
+
+
 class TopologyCounts:
-    """Pods per workload and zone: `spread` counts pods on nodes committed to one zone (as
-    Karpenter records spread), `anti` counts them in every zone their node may still take."""
+    """Pods per topology key (zone, capacity type, a label), workload and domain: `spread` counts
+    pods on nodes committed to one domain (as Karpenter records spread), `anti` counts them in
+    every domain their node may still take."""
 
     def __init__(self) -> None:
-        self.spread: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-        self.anti: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.spread: dict[str, Counts] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+        self.anti: dict[str, Counts] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
 
-    def record(self, workload: str, zones: frozenset[str] | None, count: int) -> None:
-        if not zones or count <= 0:
+    def record(self, workload: str, key: str, domains: frozenset[str] | None, count: int) -> None:
+        if not domains or count <= 0:
             return
-        if len(zones) == 1:
-            self.spread[workload][next(iter(zones))] += count
-        for zone in zones:
-            self.anti[workload][zone] += count
+        if len(domains) == 1:
+            self.spread[key][workload][next(iter(domains))] += count
+        anti = self.anti[key][workload]
+        for domain in domains:
+            anti[domain] += count
 
-    def in_zone(self, workloads: frozenset[str], zone: str, table: str) -> int:
-        counts = self.spread if table == "spread" else self.anti
-        return sum(counts[w][zone] for w in workloads if w in counts)
+    def in_domain(self, workloads: frozenset[str], key: str, domain: str, table: str) -> int:
+        counts = (self.spread if table == "spread" else self.anti).get(key)
+        if counts is None:
+            return 0
+        return sum(counts[w][domain] for w in workloads if w in counts)

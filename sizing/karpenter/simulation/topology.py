@@ -1,25 +1,27 @@
 """Topology spread, pod anti-affinity and host ports: where the next pod of a group may go.
 
-Follows `topologygroup.go` of kubernetes-sigs/karpenter v1.14:
+Follows `topologygroup.go` of kubernetes-sigs/karpenter v1.14. A rule's key is "hostname" or a node
+label whose domains come from the NodePools (`domains`): zone, capacity type, an instance-type label
+or a custom label.
 
 - hostname spread: a node may hold maxSkew pods the selector counts (a new node is always a
   domain with 0, so the minimum is 0);
-- zone spread: a zone is valid while count + 1 - min(count over the pod's zones) <= maxSkew
-  (min taken as 0 while fewer zones than minDomains exist); among valid zones the NodeClaim
-  commits to the one with the fewest pods;
-- anti-affinity: no node (hostname) or zone already holding a selected pod; and the inverse,
+- spread on another key: a domain is valid while count + 1 - min(count over the pod's domains) <=
+  maxSkew (min taken as 0 while fewer domains than minDomains exist); among valid domains the
+  NodeClaim commits to the one with the fewest pods;
+- anti-affinity: no node (hostname) or domain already holding a selected pod; and the inverse,
   no pod that another workload's anti-affinity selects goes where that workload's pods are;
-- pod affinity: a node (hostname) or zone that already holds a selected pod; when none holds one
+- pod affinity: a node (hostname) or domain that already holds a selected pod; when none holds one
   anywhere and the pod selects itself, any domain (the first pod then fixes it for the others,
   so pods with self-affinity by hostname share one NodeClaim and by zone one zone). Karpenter
-  records a pod's zone for affinity only once its NodeClaim is committed to one zone, so pods
-  whose affinity targets an unconstrained workload in the same batch find no zone and wait;
+  records a pod's domain for affinity only once its NodeClaim is committed to one, so pods
+  whose affinity targets an unconstrained workload in the same batch find no domain and wait;
 - host ports: two pods binding the same (protocol, port) never share a node.
 
-One deviation: Karpenter leaves a NodeClaim that takes a zone anti-affinity pod open to every
-empty zone and counts the pod in all of them, so it places one such pod per batch and needs
-several batches to converge. The simulation commits the claim to the first empty zone at once,
-which gives the fleet those batches converge to.
+One deviation: Karpenter leaves a NodeClaim that takes an anti-affinity pod open to every empty
+domain and counts the pod in all of them, so it places one such pod per batch and needs several
+batches to converge. The simulation commits the claim to the first empty domain at once, which
+gives the fleet those batches converge to.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
+from sizing.karpenter.labels import ZONE_KEY
 from sizing.karpenter.simulation.model import (
     AFFINITY,
     ANTI_AFFINITY,
@@ -62,6 +65,10 @@ class Inverse:
     def against(self, workload: str, key: str) -> list[str]:
         """Workloads whose anti-affinity on `key` selects `workload`."""
         return [owner for owner, rule in self.by_target.get(workload, ()) if rule.key == key]
+
+    def keys(self, workload: str) -> set[str]:
+        """The keys other than hostname of the anti-affinity rules that select `workload`."""
+        return {rule.key for _, rule in self.by_target.get(workload, ()) if rule.key != HOSTNAME}
 
     def targets(self, workload: str) -> bool:
         return workload in self.by_target
@@ -126,127 +133,141 @@ def hostname_cap(
     return max(cap, 0)
 
 
-def zone_rules(group: PodGroup, inverse: Inverse) -> bool:
-    """Whether where the group's pods go depends on zone counts."""
-    return any(rule.key == ZONE for rule in group.topology) or bool(inverse.against(group.workload, ZONE))
+def domain_keys(group: PodGroup, inverse: Inverse) -> tuple[str, ...]:
+    """The keys other than hostname whose domain counts decide where the group's pods go, sorted."""
+    keys = {rule.key for rule in group.topology if rule.key != HOSTNAME} | inverse.keys(group.workload)
+    return tuple(sorted(keys))
 
 
-def valid_zones(group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse) -> frozenset[str]:
-    """The zones the next pod of `group` may go to now."""
+def valid_domains(
+    group: PodGroup, key: str, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse
+) -> frozenset[str]:
+    """The domains of `key` the next pod of `group` may go to now."""
     valid = set(domains)
     for rule in group.topology:
-        if rule.key != ZONE:
+        if rule.key != key:
             continue
         if rule.kind == AFFINITY:
-            holding = {zone for zone in domains if counts.in_zone(rule.selects, zone, "spread") > 0}
+            holding = {domain for domain in domains if counts.in_domain(rule.selects, key, domain, "spread") > 0}
             if holding:
                 valid &= holding
             elif group.workload not in rule.selects:
                 return frozenset()
         elif rule.kind == SPREAD:
-            per_zone = {zone: counts.in_zone(rule.selects, zone, "spread") for zone in domains}
-            if not per_zone:
+            per_domain = {domain: counts.in_domain(rule.selects, key, domain, "spread") for domain in domains}
+            if not per_domain:
                 return frozenset()
-            lowest = min(per_zone.values())
+            lowest = min(per_domain.values())
             if rule.min_domains is not None and len(domains) < rule.min_domains:
                 lowest = 0
             extra = 1 if group.workload in rule.selects else 0
-            valid &= {zone for zone, count in per_zone.items() if count + extra - lowest <= rule.max_skew}
+            valid &= {domain for domain, count in per_domain.items() if count + extra - lowest <= rule.max_skew}
         else:
-            valid &= {zone for zone in domains if counts.in_zone(rule.selects, zone, "anti") == 0}
-    for owner in inverse.against(group.workload, ZONE):
-        valid &= {zone for zone in domains if counts.in_zone(frozenset({owner}), zone, "anti") == 0}
+            valid &= {domain for domain in domains if counts.in_domain(rule.selects, key, domain, "anti") == 0}
+    for owner in inverse.against(group.workload, key):
+        valid &= {domain for domain in domains if counts.in_domain(frozenset({owner}), key, domain, "anti") == 0}
     return frozenset(valid)
 
 
-def commit_zone(group: PodGroup, options: frozenset[str], counts: TopologyCounts) -> str:
-    """The zone a NodeClaim commits to for a pod of `group`: the fewest pods of its first zone spread,
-    else the first by name."""
+def commit_domain(group: PodGroup, key: str, options: frozenset[str], counts: TopologyCounts) -> str:
+    """The domain of `key` a NodeClaim commits to for a pod of `group`: the fewest pods of its first
+    spread on the key, else the first by name."""
     ordered = sorted(options)
     for rule in group.topology:
-        if rule.key == ZONE and rule.kind == SPREAD:
-            return min(ordered, key=lambda zone: counts.in_zone(rule.selects, zone, "spread"))
+        if rule.key == key and rule.kind == SPREAD:
+            return min(ordered, key=lambda domain: counts.in_domain(rule.selects, key, domain, "spread"))
     return ordered[0]
 
 
-def domains_for(
-    group: PodGroup, pool_zones: Sequence[frozenset[str] | None], node_zones: Sequence[str]
-) -> frozenset[str]:
-    """The zones the group's pods can reach: its NodePools' zones and running nodes' zones, within its own."""
-    domains = set(node_zones)
-    for zones in pool_zones:
-        if zones is not None:
-            domains |= zones
-    if group.zones is not None:
-        domains &= group.zones
-    return frozenset(domains)
-
-
-class OwnZoneSpread:
-    """`valid_zones` kept up to date pod by pod for the common case: the group's only zone rule
+class OwnSpread:
+    """`valid_domains` kept up to date pod by pod for the common case: the group's only domain rule
     is a topology spread over its own pods, and no other workload's anti-affinity selects it.
 
-    The per-zone counts are read once and then moved by `add`, so the next pod's valid zones
-    cost one pass over the zones instead of a count over every selected workload.
+    The per-domain counts are read once and then moved by `add`, so the next pod's valid domains
+    cost one pass over the domains instead of a count over every selected workload.
     """
 
     def __init__(self, rule: TopologyRule, domains: frozenset[str], counts: TopologyCounts):
         self.rule = rule
-        self.per_zone = {zone: counts.in_zone(rule.selects, zone, "spread") for zone in domains}
+        self.key = rule.key
+        self.per_domain = {domain: counts.in_domain(rule.selects, rule.key, domain, "spread") for domain in domains}
         self.floor_at_zero = rule.min_domains is not None and len(domains) < rule.min_domains
 
     @classmethod
     def of(
-        cls, group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse
-    ) -> OwnZoneSpread | None:
-        zone_rules = [rule for rule in group.topology if rule.key == ZONE]
-        if len(zone_rules) != 1 or inverse.against(group.workload, ZONE):
+        cls, group: PodGroup, domains: Mapping[str, frozenset[str]], counts: TopologyCounts, inverse: Inverse
+    ) -> OwnSpread | None:
+        rules = [rule for rule in group.topology if rule.key != HOSTNAME]
+        if len(rules) != 1 or len(domains) != 1:
             return None
-        (rule,) = zone_rules
-        if rule.kind != SPREAD or rule.selects != frozenset({group.workload}) or not domains:
+        (rule,) = rules
+        if inverse.against(group.workload, rule.key) or rule.kind != SPREAD:
             return None
-        return cls(rule, domains, counts)
+        if rule.selects != frozenset({group.workload}) or not domains.get(rule.key):
+            return None
+        return cls(rule, domains[rule.key], counts)
 
-    def valid(self) -> frozenset[str]:
-        lowest = 0 if self.floor_at_zero else min(self.per_zone.values())
+    def valid(self) -> dict[str, frozenset[str]]:
+        lowest = 0 if self.floor_at_zero else min(self.per_domain.values())
         skew = self.rule.max_skew
-        return frozenset(zone for zone, count in self.per_zone.items() if count + 1 - lowest <= skew)
+        return {self.key: frozenset(domain for domain, count in self.per_domain.items() if count + 1 - lowest <= skew)}
 
-    def add(self, zone: str | None, count: int) -> None:
-        if zone is not None and zone in self.per_zone:
-            self.per_zone[zone] += count
-
-
-_ZONE_LABEL = "topology.kubernetes.io/zone"
+    def add(self, domain: str | None, count: int) -> None:
+        if domain is not None and domain in self.per_domain:
+            self.per_domain[domain] += count
 
 
-def _zone_list(zones: Iterable[str]) -> str:
-    return ", ".join(sorted(zones))
+def tracked_keys(groups: Iterable[PodGroup]) -> frozenset[str]:
+    """Every key other than hostname some group's topology counts pods by (relaxed variants too)."""
+    return frozenset(
+        rule.key for group in groups for candidate in _with_fallbacks(group) for rule in candidate.topology
+    ) - {HOSTNAME}
 
 
-def zone_block_reason(
-    group: PodGroup, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse, pools: Sequence[str]
-) -> str:
-    """Why no zone is valid for the next pod of `group`: the first zone rule that alone leaves
-    none, named with its parameters and the zones of the NodePools `pools` the pod may use."""
-    where = f"the {len(domains)} zone{'s' if len(domains) != 1 else ''} ({_zone_list(domains)})"
+# At most this many domains are listed in a reason; the rest are counted.
+_LISTED_DOMAINS = 6
+
+
+def _where(key: str, domains: frozenset[str], pools: Sequence[str]) -> str:
+    """The domains of `key` the pod may use, as a reason names them ("the 3 zones (a, b, c) of NodePool 'x'")."""
+    count = len(domains)
+    if key == ZONE:
+        noun = f"{count} zone{'s' if count != 1 else ''}"
+    else:
+        noun = f"{count} value{'s' if count != 1 else ''} of {key}"
+    ordered = sorted(domains)
+    listed = ", ".join(ordered[:_LISTED_DOMAINS])
+    if count > _LISTED_DOMAINS:
+        listed += f" and {count - _LISTED_DOMAINS} more"
+    where = f"the {noun} ({listed})"
     if pools:
         where += f" of NodePool {', '.join(repr(p) for p in pools)}"
+    return where
+
+
+def block_reason(
+    group: PodGroup, key: str, domains: frozenset[str], counts: TopologyCounts, inverse: Inverse, pools: Sequence[str]
+) -> str:
+    """Why no domain of `key` is valid for the next pod of `group`: the first rule on the key that
+    alone leaves none, named with its parameters and the domains of the NodePools `pools` the pod may use."""
+    label = ZONE_KEY if key == ZONE else key
+    where = _where(key, domains, pools)
+    domain = "zone" if key == ZONE else "value"
     for rule in group.topology:
         alone = replace(group, topology=(rule,), fallback=None)
-        if rule.key != ZONE or valid_zones(alone, domains, counts, Inverse(())):
+        if rule.key != key or valid_domains(alone, key, domains, counts, Inverse(())):
             continue
         if rule.kind == ANTI_AFFINITY:
-            return f"pod anti-affinity on {_ZONE_LABEL}: {where} each already hold a pod it selects"
+            return f"pod anti-affinity on {label}: {where} each already hold a pod it selects"
         if rule.kind == AFFINITY:
-            return f"pod affinity on {_ZONE_LABEL}: none of {where} holds a pod it selects"
+            return f"pod affinity on {label}: none of {where} holds a pod it selects"
         if rule.min_domains is not None and len(domains) < rule.min_domains:
             return (
-                f"topology spread on {_ZONE_LABEL} (maxSkew {rule.max_skew}, minDomains {rule.min_domains}): "
-                f"only {where}, so a zone past maxSkew pods stays closed"
+                f"topology spread on {label} (maxSkew {rule.max_skew}, minDomains {rule.min_domains}): "
+                f"only {where}, so a {domain} past maxSkew pods stays closed"
             )
-        return f"topology spread on {_ZONE_LABEL} (maxSkew {rule.max_skew}): no zone of {where} keeps the skew"
-    owners = sorted(set(inverse.against(group.workload, ZONE)))
+        return f"topology spread on {label} (maxSkew {rule.max_skew}): no {domain} of {where} keeps the skew"
+    owners = sorted(set(inverse.against(group.workload, key)))
     if owners:
-        return f"pod anti-affinity on {_ZONE_LABEL} of {', '.join(owners)}: {where} each hold its pods"
-    return f"no zone of {where} satisfies the pod's zone topology spread and pod (anti-)affinity together"
+        return f"pod anti-affinity on {label} of {', '.join(owners)}: {where} each hold its pods"
+    return f"no {domain} of {where} satisfies the pod's topology spread and pod (anti-)affinity on {label} together"
