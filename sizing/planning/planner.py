@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
@@ -949,6 +949,12 @@ def _solver_groups(context: _Context, fleet: ProvisioningResult) -> tuple[PodGro
 PROGRESS_AFTER_SECONDS = 3.0
 
 
+class Progress(Protocol):
+    """Told the name of each phase of a plan as it ends (a benchmark times them)."""
+
+    def step(self, done: str) -> None: ...
+
+
 class _Progress:
     """One line on stderr per finished step, once a plan has taken more than a few seconds.
 
@@ -965,12 +971,16 @@ class _Progress:
             print(f"sizing: {self.pods:,} pods: {done} after {elapsed:.0f} s", file=sys.stderr, flush=True)
 
 
-def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
-    """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned."""
-    progress = _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
+def plan_capacity(plan_input: PlanInput, progress: Progress | None = None) -> CapacityPlan:
+    """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned.
+
+    progress: told as each phase ends (by default, a line on stderr once a plan takes a few seconds).
+    """
+    progress = progress or _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
     context = _resolve(plan_input)
     options = context.options
     setup = _scenario_setup(plan_input, context, options)
+    progress.step("instance types and pods")
     search = search_limits(setup, plan_input.headroom_percent)
     progress.step("limits and scenarios")
     fleet = search.planned[ROLLOUT].result
@@ -1023,6 +1033,9 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
     current = None
     if plan_input.node_pool.limits and {"cpu", "memory"} & set(plan_input.node_pool.limits):
         current = _check_limits(setup, plan_input.node_pool.limits, search.unlimited)
+    findings = _findings(plan_input, setup, search.unlimited)
+    narrower = _fleet_types_limits(setup, search, pool_types(fleet), plan_input.headroom_percent)
+    progress.step("current limits and findings")
 
     return CapacityPlan(
         input=plan_input,
@@ -1040,13 +1053,8 @@ def plan_capacity(plan_input: PlanInput) -> CapacityPlan:
         scenarios=search.planned,
         unlimited=search.unlimited,
         limits_below=search.below,
-        findings=_findings(plan_input, setup, search.unlimited),
+        findings=findings,
         daemon_set_pools=context.daemon_set_pools,
-        fleet_types_limits=_fleet_types_limits(
-            setup,
-            search,
-            pool_types(fleet),
-            plan_input.headroom_percent,
-        ),
+        fleet_types_limits=narrower,
         offerings=context.offerings,
     )

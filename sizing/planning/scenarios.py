@@ -248,6 +248,7 @@ def _simulate(
     limits: Mapping[str, int],
     running: Iterable[RunningNode],
     options: Sequence[NodeOption] | None = None,
+    idle_running: bool = True,
 ) -> ProvisioningResult:
     limits = {**setup.pool_limits, **limits}
     if setup.node_pools:
@@ -260,6 +261,7 @@ def _simulate(
                 pod_groups=tuple(groups),
                 running_nodes=tuple(running),
                 node_pools=(primary, *others),
+                idle_running=idle_running,
             )
         )
     return simulate(
@@ -270,6 +272,7 @@ def _simulate(
             zones=setup.zones,
             capacity_types=setup.capacity_types,
             running_nodes=tuple(running),
+            idle_running=idle_running,
         )
     )
 
@@ -398,7 +401,7 @@ class _Fleet:
 
     def refresh(self, counted: Callable[[str], bool]) -> None:
         for name, node in self.running.items():
-            if name in self.launched_at:
+            if name in self.launched_at and node.capacity_reported != counted(name):
                 self.running[name] = replace(node, capacity_reported=counted(name))
 
     def batch(self, counts: Mapping[str, int]) -> list[PodGroup]:
@@ -427,7 +430,9 @@ class _Fleet:
             if attempt and until is not None and now >= until:
                 return
             self.refresh(counted_at(now))
-            result = _simulate(self.setup, self.batch(counts), limits, self.running.values())
+            # Running nodes that take no pod stay as the fleet knows them; only a batch's first look needs them all.
+            known = all(name in self.placed for name in self.running)
+            result = _simulate(self.setup, self.batch(counts), limits, self.running.values(), idle_running=not known)
             self.batches += 1
             self.reserved += _reserved(result)
             self.remaining = result.remaining

@@ -238,7 +238,9 @@ class Scenario:
     capacity_types: capacity types the NodePool allows. node_pools: the
     NodePools, when there are several (then node_options, limits, zones and
     capacity_types are unused); the first listed is the one
-    `ProvisioningResult.limits` reports on.
+    `ProvisioningResult.limits` reports on. idle_running: whether the result
+    lists the running nodes that took no pod (False for a caller that keeps
+    them from an earlier batch).
     """
 
     node_options: tuple[NodeOption, ...]
@@ -248,6 +250,7 @@ class Scenario:
     capacity_types: tuple[str, ...] = ("on-demand",)
     running_nodes: tuple[RunningNode, ...] = ()
     node_pools: tuple[NodePoolModel, ...] = ()
+    idle_running: bool = True
 
     @property
     def pools(self) -> tuple[NodePoolModel, ...]:

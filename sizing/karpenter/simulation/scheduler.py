@@ -158,6 +158,8 @@ class Simulator:
         self.counts = TopologyCounts()
         self.claims: list[Claim] = []
         self.heap: list[tuple[int, int, Claim]] = []
+        # Claims out of the heap for now: no room for the pods of the last run, perhaps for later ones.
+        self.aside: list[tuple[int, int, Claim]] = []
         self.pending: list[PendingPods] = []
         # (group index, pods) that failed, in the order they failed: Karpenter's queue retries them.
         self.failed: list[tuple[int, int]] = []
@@ -172,6 +174,8 @@ class Simulator:
             ]
             for node in self.running
         ]
+        # The same, as one array: first fit over thousands of running nodes is one vectorised pass.
+        self.running_free_array = np.array(self.running_free, dtype=np.int64).reshape(-1, 3)
         self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
         self.running_workloads: list[dict[str, int]] = [dict(node.pods) for node in self.running]
         self.running_ports: list[set[tuple[str, int]]] = [set(node.host_ports) for node in self.running]
@@ -509,6 +513,7 @@ class Simulator:
         free = self.running_free[index]
         for d in range(3):
             free[d] -= taken * run.requests[d]
+        self.running_free_array[index] = free
         placed = self.running_placed[index]
         placed[group_index] = placed.get(group_index, 0) + taken
         workloads = self.running_workloads[index]
@@ -519,6 +524,23 @@ class Simulator:
 
     def _fill_running(self, run: _Run, group_index: int, count: int) -> int:
         """First fit over the running nodes; returns the pods left over."""
+        if self._fits_anywhere(run.group):
+            # No rule of the pod tells nodes apart: how many pods each takes is free room over the
+            # requests, for every node at once, and a node takes pods at most once per run.
+            requests = run.requests
+            free = self.running_free_array
+            dims = [d for d in range(3) if requests[d] > 0]
+            fit = free[:, dims[0]] // requests[dims[0]]
+            for d in dims[1:]:
+                fit = np.minimum(fit, free[:, d] // requests[d])
+            fit = np.where((free >= 0).all(axis=1), fit, 0)
+            for index in np.flatnonzero(fit > 0).tolist():
+                taken = min(int(fit[index]), count)
+                self._place_on_running(index, run, group_index, taken)
+                count -= taken
+                if count == 0:
+                    break
+            return count
         for index in range(len(self.running)):
             if count == 0:
                 break
@@ -529,14 +551,38 @@ class Simulator:
                 count -= taken
         return count
 
+    def _fits_anywhere(self, group: PodGroup) -> bool:
+        """Whether only room decides which running node takes the group's pods."""
+        return (
+            group.allowed_types is None
+            and group.zones is None
+            and group.capacity_types is None
+            and group.pools is None
+            and group.nodes is None
+            and not group.labels
+            and not group.host_ports
+            and not self._careful(group)
+        )
+
     # -- an unconstrained run --------------------------------------------------------------
 
     def _place_run(self, run: _Run, stamp: Stamp, smallest_later: tuple[int, int, int]) -> None:
         heap = self.heap
-        set_aside: list[tuple[int, int, Claim]] = []
+        requests = run.requests
+        # Claims set aside by earlier runs come back when their headroom might hold this run's pod;
+        # the others stay aside without a look at the heap (thousands of claims, dozens of runs),
+        # and a claim without room for the smallest pod of this run or a later one is done for the batch.
+        floor = [min(requests[d], smallest_later[d]) for d in range(3)]
+        kept: list[tuple[int, int, Claim]] = []
+        for entry in self.aside:
+            headroom = entry[2].headroom
+            if headroom[0] >= requests[0] and headroom[1] >= requests[1] and headroom[2] >= requests[2]:
+                heapq.heappush(heap, entry)
+            elif headroom[0] >= floor[0] and headroom[1] >= floor[1] and headroom[2] >= floor[2]:
+                kept.append(entry)
+        set_aside = kept
         touched: list[Claim] = []
         pending_reason: str | None = None
-        requests = run.requests
         for group_index, count in run.segments:
             count = self._fill_running(run, group_index, count) if self.running else count
             while count > 0 and pending_reason is None:
@@ -578,12 +624,7 @@ class Simulator:
         for claim in touched:
             self._narrow(claim, run)
         self._record_domains(touched, run)
-        later_cpu, later_memory, later_pods = smallest_later
-        for entry in set_aside:
-            headroom = entry[2].headroom
-            # A claim without room for the smallest pod still to come is done for this batch.
-            if headroom[0] >= later_cpu and headroom[1] >= later_memory and headroom[2] >= later_pods:
-                heapq.heappush(heap, entry)
+        self.aside = set_aside
 
     # -- a constrained run -----------------------------------------------------------------
 
@@ -852,6 +893,7 @@ class Simulator:
         self._rebuild_heap()
 
     def _rebuild_heap(self) -> None:
+        self.aside = []
         self.heap = [(c.pod_count, c.index, c) for c in self.claims if c.headroom[0] >= 0]
         heapq.heapify(self.heap)
 
@@ -930,7 +972,8 @@ class Simulator:
             else:
                 self._place_run(run, stamp, smallest_later[stamp + 1])
         self._retry_failed()
-        nodes = [self._running_result(i) for i in range(len(self.running))]
+        idle = self.scenario.idle_running
+        nodes = [self._running_result(i) for i in range(len(self.running)) if idle or self.running_placed[i]]
         nodes += [
             launch(
                 self.table,
