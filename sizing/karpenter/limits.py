@@ -48,7 +48,9 @@ class NodePoolLimits:
     cpu_millicores / memory_mib: the limits (whole cores, whole GiB); minimum: the
     smallest whole-core and whole-GiB limits under which every scenario holds; binding:
     the scenario that sets the minimum (cpu, memory); probes: scenario simulations the
-    search ran.
+    search ran; below: per dimension (cpu, memory), the limits (cpu m, memory MiB) one step
+    under the minimum in that dimension as the search probed them (the other dimension at
+    the value it was searched with), or None where the search probed nothing there.
     """
 
     cpu_millicores: int
@@ -57,6 +59,7 @@ class NodePoolLimits:
     headroom_percent: float
     binding: tuple[str, str]
     probes: int = 0
+    below: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, None)
 
     def spec(self) -> dict[str, str]:
         """The NodePool `spec.limits` mapping, e.g. {"cpu": "24", "memory": "96Gi"}."""
@@ -96,11 +99,6 @@ RESOLUTION = 0.005
 
 def _resolution(value: int) -> int:
     return max(1, int(value * RESOLUTION))
-
-
-def step_below(value: int, unit: int) -> int:
-    """The search's step just below `value` (cpu m or memory MiB, a multiple of `unit`), in the same unit."""
-    return _resolution(value // unit) * unit
 
 
 def _smallest_passing(probe: Callable[[int], bool], failing: int, high: int, guess: int) -> int:
@@ -204,6 +202,7 @@ def smallest_limits(
         names, low_gibs, top_gibs, lambda name, value: probe_at(name, cores, value), gib_guesses, floor
     )
     minimum = Resources(cores * MILLICORES_PER_CORE, gibs * MIB_PER_GIB, 0)
+    searched_gibs = top_gibs
     cpu, memory = with_headroom(minimum, headroom_percent)
     # More room is not always better (a larger limit can change the fleet a scenario starts
     # from), so the limits with headroom are simulated too, and raised if any scenario fails.
@@ -224,6 +223,8 @@ def smallest_limits(
             final_cores, final_gibs = top_cores, top_gibs
             break
         final_cores, final_gibs = raised_cores, raised_gibs
+    cpu_below = cores - _resolution(cores)
+    gib_below = gibs - _resolution(gibs)
     return NodePoolLimits(
         final_cores * MILLICORES_PER_CORE,
         final_gibs * MIB_PER_GIB,
@@ -231,6 +232,10 @@ def smallest_limits(
         float(headroom_percent),
         (cpu_binder, memory_binder),
         len(cache),
+        (
+            (cpu_below * MILLICORES_PER_CORE, searched_gibs * MIB_PER_GIB) if cpu_below >= 1 else None,
+            (cores * MILLICORES_PER_CORE, gib_below * MIB_PER_GIB) if gib_below >= 1 else None,
+        ),
     )
 
 

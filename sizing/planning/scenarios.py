@@ -42,11 +42,8 @@ from types import MappingProxyType
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.limits import (
-    MIB_PER_GIB,
-    MILLICORES_PER_CORE,
     NodePoolLimits,
     smallest_limits,
-    step_below,
     with_headroom,
 )
 from sizing.karpenter.simulation import (
@@ -676,16 +673,13 @@ class LimitSearch:
 
 
 def _below(probe: _LimitProbe, limits: NodePoolLimits) -> dict[str, tuple[str, tuple[Change, ...]]]:
-    """What the binding scenarios decide one step below the minimum, per dimension."""
-    minimum, found = limits.minimum, {}
-    cpu_step, memory_step = step_below(minimum.cpu, MILLICORES_PER_CORE), step_below(minimum.memory, MIB_PER_GIB)
-    for dimension, name, cpu, memory in (
-        ("cpu", limits.binding[0], minimum.cpu - cpu_step, minimum.memory),
-        ("memory", limits.binding[1], minimum.cpu, minimum.memory - memory_step),
-    ):
-        if min(cpu, memory) < 1 or name not in probe.unlimited:
+    """What the binding scenarios decide one step below the minimum, per dimension, at the limits
+    the search probed there (so no scenario is simulated again)."""
+    found = {}
+    for dimension, name, point in zip(("cpu", "memory"), limits.binding, limits.below, strict=True):
+        if point is None or name not in probe.unlimited:
             continue
-        run = probe.runner.run(name, {"cpu": cpu, "memory": memory})
+        run = probe.runner.run(name, {"cpu": point[0], "memory": point[1]})
         found[dimension] = (name, changes(probe.unlimited[name].decisions, run.decisions))
     return found
 

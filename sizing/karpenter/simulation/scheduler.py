@@ -533,9 +533,9 @@ class Simulator:
             fit = free[:, dims[0]] // requests[dims[0]]
             for d in dims[1:]:
                 fit = np.minimum(fit, free[:, d] // requests[d])
-            fit = np.where((free >= 0).all(axis=1), fit, 0)
-            for index in np.flatnonzero(fit > 0).tolist():
-                taken = min(int(fit[index]), count)
+            fits = np.where((free >= 0).all(axis=1), fit, 0)
+            for index in np.flatnonzero(fits > 0).tolist():
+                taken = min(int(fits[index]), count)
                 self._place_on_running(index, run, group_index, taken)
                 count -= taken
                 if count == 0:
