@@ -530,10 +530,10 @@ class Simulator:
             requests = run.requests
             free = self.running_free_array
             dims = [d for d in range(3) if requests[d] > 0]
-            fit = free[:, dims[0]] // requests[dims[0]]
+            room = free[:, dims[0]] // requests[dims[0]]
             for d in dims[1:]:
-                fit = np.minimum(fit, free[:, d] // requests[d])
-            fits = np.where((free >= 0).all(axis=1), fit, 0)
+                room = np.minimum(room, free[:, d] // requests[d])
+            fits = np.where((free >= 0).all(axis=1), room, 0)
             for index in np.flatnonzero(fits > 0).tolist():
                 taken = min(int(fits[index]), count)
                 self._place_on_running(index, run, group_index, taken)
