@@ -73,6 +73,7 @@ from sizing.planning.scenarios import (
     ScenarioRun,
     ScenarioRunner,
     ScenarioSetup,
+    all_at_once,
     checked_limits,
     replica_steps,
     search_limits,
@@ -1003,13 +1004,13 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None) -> Ca
         gap = FleetGap(len(fleet.new_nodes) - optimal.node_count, karpenter_cost - optimal.cost, percent)
         progress.step("optimal fleet")
 
-    def rollout_on(types: Sequence[NodeOption]) -> ProvisioningResult:
-        return ScenarioRunner(replace(setup, options=tuple(types))).run(ROLLOUT, {}).result
+    def all_at_once_on(types: Sequence[NodeOption]) -> ProvisioningResult:
+        return all_at_once(replace(setup, options=tuple(types)))
 
     recommendation = recommend(
         options,
         context.labels,
-        rollout_on,
+        all_at_once_on,
         demand,
         max_pods_per_node=plan_input.max_pods_per_node,
         optimum_cost=optimal.cost if optimal else None,

@@ -108,10 +108,13 @@ class Recommendation:
             if self.max_pods_per_node is not None and not self.current.acceptable(self.max_pods_per_node):
                 text += f" (no candidate keeps every node at ≤ {self.max_pods_per_node} pods)"
             return text
-        return (
+        text = (
             f"restrict to {self.chosen.restriction.label}: {self.describe(self.chosen)} "
             f"(now: {self.describe(self.current)})"
         )
+        if self.max_pods_per_node is not None and not self.chosen.acceptable(self.max_pods_per_node):
+            text += f"; above maxPodsPerNode {self.max_pods_per_node} in this rollout"
+        return text
 
 
 def _outcome(restriction: Restriction, result: ProvisioningResult) -> Outcome:
@@ -204,8 +207,9 @@ def recommend(
 ) -> Recommendation:
     """The best restriction of `options` for Karpenter's own packing.
 
-    simulate_on(types) simulates the peak with only those types allowed; current: the fleet of
-    the NodePool as it is (else simulated with every type of `options`);
+    simulate_on(types) simulates the peak with only those types allowed, the footing every
+    candidate is ranked on, the NodePool as it is included; current: the fleet of the NodePool
+    as it is that the recommendation shows as "now" (else its simulation on that footing);
     demand: requests of the pods that need new nodes (cpu m, memory MiB, pods);
     max_candidates: how many restrictions besides the NodePool as it is may be simulated, the
     lowest cost bounds first (None: all): a budget of work, so the advice is the same on any
@@ -217,8 +221,9 @@ def recommend(
         (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
         for index, r in enumerate(restrictions)
     ]
-    now = _outcome(restrictions[0], current if current is not None else simulate_on(options))
-    best = now
+    as_it_is = _outcome(restrictions[0], simulate_on(options))
+    now = as_it_is if current is None else _outcome(restrictions[0], current)
+    best = as_it_is
     evaluated, skipped, left = 1, 0, 0
     for bound, _, restriction in sorted(bounded[1:], key=lambda item: (item[0], item[1])):
         if best.acceptable(max_pods_per_node) and bound > best.cost + 1e-9:
@@ -232,6 +237,8 @@ def recommend(
         evaluated += 1
         if _rank(outcome, max_pods_per_node) < _rank(best, max_pods_per_node):
             best = outcome
+    if best is as_it_is:
+        best = now
     return Recommendation(
         chosen=best,
         current=now,

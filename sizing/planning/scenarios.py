@@ -594,6 +594,16 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     return ScenarioRun(DISRUPTION, description, combined, 2, peak.reserved + _reserved(result), peak.pods)
 
 
+def all_at_once(setup: ScenarioSetup) -> ProvisioningResult:
+    """Every workload's peak and surge pods pending at once, in one batch, without limits: the
+    footing restrictions of the NodePool are compared on."""
+    groups = [
+        replace(peak, count=peak.count + surge.count)
+        for peak, surge in zip(setup.peak_groups, setup.surge_groups, strict=True)
+    ]
+    return _simulate(setup, groups, {}, setup.running)
+
+
 class ScenarioRunner:
     """Runs scenarios under limits, each (scenario, limits) once: the peak, which the rollout and
     disruption start from, and the runs the limit search probes and reports again."""
