@@ -221,8 +221,10 @@ def recommend(
         (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
         for index, r in enumerate(restrictions)
     ]
-    as_it_is = _outcome(restrictions[0], simulate_on(options))
-    now = as_it_is if current is None else _outcome(restrictions[0], current)
+    now = None if current is None else _outcome(restrictions[0], current)
+    # With nothing to compare it with (one instance type), the NodePool as it is needs no ranking.
+    as_it_is = now if now is not None and len(restrictions) == 1 else _outcome(restrictions[0], simulate_on(options))
+    now = now or as_it_is
     best = as_it_is
     evaluated, skipped, left = 1, 0, 0
     for bound, _, restriction in sorted(bounded[1:], key=lambda item: (item[0], item[1])):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -177,8 +178,9 @@ class Simulator:
         # The same, as one array: first fit over thousands of running nodes is one vectorised pass.
         self.running_free_array = np.array(self.running_free, dtype=np.int64).reshape(-1, 3)
         self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
-        self.running_workloads: list[dict[str, int]] = [dict(node.pods) for node in self.running]
-        self.running_ports: list[set[tuple[str, int]]] = [set(node.host_ports) for node in self.running]
+        # The nodes' own pods and ports, copied only when this batch adds to them (most nodes it does not touch).
+        self.running_workloads: list[Mapping[str, int]] = [node.pods for node in self.running]
+        self.running_ports: list[AbstractSet[tuple[str, int]]] = [node.host_ports for node in self.running]
         self.domains = Domains(self.table, self.pools, self.running, self.groups)
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
@@ -516,10 +518,12 @@ class Simulator:
         self.running_free_array[index] = free
         placed = self.running_placed[index]
         placed[group_index] = placed.get(group_index, 0) + taken
-        workloads = self.running_workloads[index]
+        workloads = dict(self.running_workloads[index])
         workloads[run.group.workload] = workloads.get(run.group.workload, 0) + taken
+        self.running_workloads[index] = workloads
         self.placed[run.group.workload] = self.placed.get(run.group.workload, 0) + taken
-        self.running_ports[index] |= run.group.host_ports
+        if run.group.host_ports:
+            self.running_ports[index] = self.running_ports[index] | run.group.host_ports
         self.domains.record_node(self.counts, run.group.workload, self.running[index], taken)
 
     def _fill_running(self, run: _Run, group_index: int, count: int) -> int:
