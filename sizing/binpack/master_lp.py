@@ -19,6 +19,7 @@ remains as the fallback and gives the same LP optimum.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix, hstack, identity, vstack
 
+from sizing.binpack import work
 from sizing.binpack.instance import Instance
 
 try:  # pragma: no cover - depends on what is installed
@@ -166,6 +168,9 @@ class MasterLP:
             highs.changeRowBounds(i, float(demand[i]), inf)
         for r, t in enumerate(self.limited):
             highs.changeRowBounds(shapes + r, -inf, float(limits[t]))
+        seconds = work.seconds_until(math.inf)
+        if seconds is not None:
+            highs.setOptionValue("time_limit", max(seconds, 1e-3))
         highs.run()
         if highs.modelStatusToString(highs.getModelStatus()) != "Optimal":
             return None
