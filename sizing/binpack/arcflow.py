@@ -159,7 +159,7 @@ def arcflow_search(
             vals.append(1.0)
     conservation = csc_matrix((vals, (rows, cols)), shape=(len(inner), arcs + 1))
     source = np.zeros(arcs + 1)
-    source[: arcs][graph.tails == 0] = 1.0
+    source[:arcs][graph.tails == 0] = 1.0
     source[arcs] = -1.0
     demanded = [i for i in range(shape_count) if demand[i] > 0]
     cover = np.zeros((len(demanded), arcs + 1))
@@ -176,7 +176,7 @@ def arcflow_search(
     result = solve_milp(
         objective, matrix, row_lower, row_upper, lower_bounds, upper, (units - setup) / per_node, deadline
     )
-    work.charge(setup + result.nodes * per_node)
+    work.charge(result.work(setup, per_node))
     if result.infeasible:
         return ArcFlowOutcome(None, True, target + 1)
     bound = lower
@@ -195,8 +195,8 @@ def _paths(graph: ArcGraph, flows: np.ndarray, type_index: int, shape_count: int
     """Split an integer flow into paths from load 0 to the end: one bin per unit of flow."""
     flows = flows.copy()
     out: dict[int, list[int]] = {}
-    for k in np.nonzero(flows > 0)[0]:
-        out.setdefault(int(graph.tails[k]), []).append(int(k))
+    for arc in np.nonzero(flows > 0)[0]:
+        out.setdefault(int(graph.tails[arc]), []).append(int(arc))
     end = graph.room + 1
     bins: list[tuple[tuple[int, tuple[int, ...]], int]] = []
     while True:

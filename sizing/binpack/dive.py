@@ -124,7 +124,8 @@ def dive(
     return best
 
 
-# Discrepancies are taken only this close to the root, where choices weigh most.
+# Discrepancies are taken only this close to the root (plus one level per discrepancy allowed),
+# where choices weigh most.
 DISCREPANCY_DEPTH = 4
 ALTERNATIVES_PER_NODE = 2
 
@@ -138,9 +139,7 @@ def _children(
     columns = master_lp.pool.columns
     values = master.x
     candidates = [
-        int(j)
-        for j in np.nonzero(values > 1e-6)[0]
-        if int(j) not in node.tabu and node.limits[columns[int(j)][0]] != 0
+        int(j) for j in np.nonzero(values > 1e-6)[0] if int(j) not in node.tabu and node.limits[columns[int(j)][0]] != 0
     ]
     if not candidates:
         return []
@@ -148,7 +147,7 @@ def _children(
     whole = [(j, int(math.floor(values[j] + 1e-6))) for j in candidates if values[j] >= 1 - 1e-6]
     first = whole or [(candidates[0], 1)]
     children = [_fix(instance, columns, node, first, node.tabu, node.discrepancies, node.depth + 1)]
-    if node.discrepancies >= max_discrepancies or node.depth >= DISCREPANCY_DEPTH:
+    if node.discrepancies >= max_discrepancies or node.depth >= DISCREPANCY_DEPTH + max_discrepancies:
         return [c for c in children if c is not None]
     tabu = set(node.tabu) | {candidates[0]}
     for j in candidates[1 : 1 + ALTERNATIVES_PER_NODE]:
@@ -192,9 +191,7 @@ def _fix(
 
 def _finish(instance: Instance, node: _Node) -> Packing | None:
     """The node's fixed bins plus first-fit decreasing for the rest (None if that fails)."""
-    used = np.array(
-        [0 if m is None else m - node.limits[t] for t, m in enumerate(instance.max_count)], dtype=np.int64
-    )
+    used = np.array([0 if m is None else m - node.limits[t] for t, m in enumerate(instance.max_count)], dtype=np.int64)
     leftover = first_fit_decreasing(instance, node.demand, used)
     if leftover is None:
         return None

@@ -27,13 +27,20 @@ from sizing.binpack import work
 class MilpResult:
     """x: the best solution found (None if none); optimal: proven optimal; infeasible: proven to
     have no solution; dual_bound: a lower bound on the optimum (-inf if unknown); nodes: branch-
-    and-bound nodes HiGHS explored."""
+    and-bound nodes HiGHS explored; iterations: simplex iterations of all its LPs (heuristics
+    and cut rounds included)."""
 
     x: np.ndarray | None
     optimal: bool
     infeasible: bool
     dual_bound: float
     nodes: int
+    iterations: int
+
+    def work(self, setup: float, per_node: float) -> float:
+        """Units to charge: the larger of the node-based estimate and the LP iterations, which
+        count the root's cut rounds and heuristics that nodes miss."""
+        return max(setup + self.nodes * per_node, self.iterations * work.MILP_ITERATION_UNITS)
 
 
 def solve_milp(
@@ -81,10 +88,11 @@ def solve_milp(
     status = highs.getModelStatus()
     info = highs.getInfo()
     nodes = max(0, int(info.mip_node_count))
+    iterations = max(0, int(info.simplex_iteration_count))
     if status == HighsModelStatus.kInfeasible:
-        return MilpResult(None, False, True, math.inf, nodes)
+        return MilpResult(None, False, True, math.inf, nodes, iterations)
     dual = float(info.mip_dual_bound)
     dual = dual if math.isfinite(dual) else -math.inf
     solution = highs.getSolution()
     x = np.array(solution.col_value) if solution.value_valid else None
-    return MilpResult(x, status == HighsModelStatus.kOptimal, False, dual, nodes)
+    return MilpResult(x, status == HighsModelStatus.kOptimal, False, dual, nodes, iterations)

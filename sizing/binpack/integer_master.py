@@ -80,7 +80,7 @@ def covering_milp(
         work.now() + units,
         relative_gap,
     )
-    work.charge(setup_units + result.nodes * node_units)
+    work.charge(result.work(setup_units, node_units))
     dual = result.dual_bound
     if result.infeasible:
         return MilpOutcome(None, False, True, float("inf"))

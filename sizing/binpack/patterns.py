@@ -83,6 +83,8 @@ def enumerate_patterns(
         grown_last, grown_repeats, grown_loads, grown_members = [], [], [], []
         grown = 0
         for begin in range(0, len(last), _CHUNK):
+            if work.now() > deadline:
+                return None
             chunk = slice(begin, begin + _CHUNK)
             tail, repeats, load = last[chunk], last_repeats[chunk], loads[chunk]
             # Shapes in non-decreasing order; the last shape again only while demand allows.

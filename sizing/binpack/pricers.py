@@ -209,7 +209,7 @@ class TablePricer:
     one dimension only, see `table_pricing_applies`); with a single bin type, a few more
     item-disjoint patterns from programmes without the items already taken."""
 
-    def __init__(self, instance: Instance, extra_columns: int = 8):
+    def __init__(self, instance: Instance, extra_columns: int = 3):
         dimension = sized_dimension(instance)
         if dimension is None:
             raise ValueError("table pricing needs items sized in exactly one dimension")

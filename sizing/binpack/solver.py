@@ -68,6 +68,7 @@ TIE_BREAK_COST_FRACTION = 1e-6
 EXACT_ROUNDS_PER_STEP = 25
 KNAPSACK_ROUNDS_PER_STEP = 5
 DIVE_DISCREPANCIES = 2
+MAX_DIVE_DISCREPANCIES = 16
 # The arc-flow model is built for one bin type and items sized in one dimension, up to this many arcs.
 ARC_LIMIT = 20_000
 
@@ -177,11 +178,14 @@ def _optimise(search: _Search) -> None:
 
     many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
     generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
+    # Items sized in one dimension: exact pricing by a table, the arc-flow model where it is small,
+    # and no integer program over the columns (HiGHS spends long on it and rarely improves).
+    one_dimension = table_pricing_applies(instance)
     pattern_sets = None if many_items else _all_patterns(instance, search.deadline(generation_share / 2))
     pricer: Pricer
     if pattern_sets is not None:
         pricer = PatternPricer(instance, pattern_sets)
-    elif table_pricing_applies(instance):
+    elif one_dimension:
         pricer = TablePricer(instance)
     else:
         pricer = KnapsackPricer(instance, milp_units=MILP_PRICING_SHARE * search.work_limit)
@@ -228,21 +232,31 @@ def _optimise(search: _Search) -> None:
             return _arcflow_task(instance, graph, known_cost, known_bound, deadline)
         if pattern_sets is not None and generation.converged and generation.master is not None:
             return _enumeration_task(instance, pattern_sets, pricer, generation.master.prices, known_cost, deadline)
+        if one_dimension:
+            return _TaskResult(None, float("-inf"))
         return _TaskResult(pool_milp(instance, root_columns, work.clock().left(deadline)).packing, float("-inf"))
 
     def dive_task() -> _TaskResult:
         rounds = EXACT_ROUNDS_PER_STEP if exact_pricing else KNAPSACK_ROUNDS_PER_STEP
-        found = dive(
-            instance, master_lp, pricer, known_cost, work.clock().end, rounds, DIVE_DISCREPANCIES, known_bound
-        )
-        return _TaskResult(found, float("-inf"))
+        best, best_cost = None, known_cost
+        # A search that ends before its budget starts again with twice the discrepancies.
+        discrepancies = DIVE_DISCREPANCIES
+        while work.now() < work.clock().end and best_cost > known_bound * (1 + 1e-9) + 1e-12:
+            found = dive(instance, master_lp, pricer, best_cost, work.clock().end, rounds, discrepancies, known_bound)
+            if found is not None:
+                best, best_cost = found, found.cost(instance)
+            elif discrepancies >= MAX_DIVE_DISCREPANCIES:
+                break
+            discrepancies = min(2 * discrepancies, MAX_DIVE_DISCREPANCIES)
+        return _TaskResult(best, float("-inf"))
 
     # The dive first: when it meets the bound (the common case) the integer program is stopped.
     tasks: list[Callable[[], _TaskResult]] = []
     few_bins = generation.master is None or float(generation.master.x.sum()) < FEW_BINS
     if not many_items or few_bins:
         tasks.append(dive_task)
-    tasks.append(integer_program)
+    if graph is not None or pattern_sets is not None or not one_dimension:
+        tasks.append(integer_program)
     left = search.deadline(1.0) - work.now()
     if left > 0:
         improvement_end = work.now() + IMPROVEMENT_SHARE * left
@@ -259,7 +273,7 @@ def _optimise(search: _Search) -> None:
         return
     # What is left goes to the integer program over every column found, the dive's included.
     units = search.deadline(1.0) - work.now()
-    if units > 0 and len(pool) > len(root_columns):
+    if units > 0 and len(pool) > len(root_columns) and not one_dimension:
         offer(pool_milp(instance, pool.columns, units).packing)
 
 
@@ -309,7 +323,9 @@ def _enumeration_task(
 ) -> _TaskResult:
     """The exact search over every pattern whose reduced cost allows it in a better packing."""
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
-    best_values = pricer.price(prices, np.zeros(instance.type_count), instance.demand, limits != 0, deadline).best_values
+    best_values = pricer.price(
+        prices, np.zeros(instance.type_count), instance.demand, limits != 0, deadline
+    ).best_values
     exact_bound = dual_bound(instance, instance.demand, limits, prices, best_values)
     outcome = enumeration_search(instance, pattern_sets, prices, best_values, exact_bound, known_cost, deadline)
     return _TaskResult(outcome.packing, outcome.bound)

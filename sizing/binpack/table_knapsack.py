@@ -56,7 +56,6 @@ def best_patterns(
     sizes: size per shape in the one dimension (shapes of size 0 come in whole); limits: most items of each shape a pattern
     may hold; prices: value per item. Shapes of no positive price are left out of every pattern.
     """
-    shapes = len(sizes)
     largest = int(max(rooms)) if len(rooms) else 0
     fits = np.minimum(limits, largest // np.maximum(sizes, 1))
     useful = np.nonzero((prices > PRICE_EPSILON) & (fits > 0) & (sizes > 0))[0]
