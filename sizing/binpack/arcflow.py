@@ -51,7 +51,7 @@ def _order(sizes: np.ndarray) -> list[int]:
 
 
 def arc_count(sizes: np.ndarray, demand: np.ndarray, room: int, limit: int) -> int | None:
-    """How many arcs `build_graph` makes, or None as soon as they pass `limit`."""
+    """At least as many arcs as `build_graph` makes (it merges duplicates), or None past `limit`."""
     reached = np.zeros(room + 1, dtype=bool)
     reached[0] = True
     arcs = 0

@@ -97,8 +97,9 @@ def _answer(problem: Problem, workers: int) -> dict:
 @pytest.mark.parametrize(
     "problem",
     [
-        pytest.param(replace(one_dimension(5, 120, 1000, 150, 400), work_limit=600), id="one-dimension"),
-        pytest.param(replace(parse_vbp(random_vector_text(6, 60)), work_limit=600), id="vector"),
+        # Room 150: the dive and the arc-flow model run side by side.
+        pytest.param(replace(one_dimension(7, 200, 150, 20, 100), work_limit=200), id="one-dimension"),
+        pytest.param(replace(parse_vbp(random_vector_text(6, 40)), work_limit=200), id="vector"),
         pytest.param(
             Problem(
                 (
@@ -110,7 +111,7 @@ def _answer(problem: Problem, workers: int) -> dict:
                     ItemType(f"w{k}", {"cpu": 100 + 150 * (k % 7), "memory": 128 + 300 * (k % 5), "pods": 1}, 7 + k)
                     for k in range(12)
                 ),
-                work_limit=400,
+                work_limit=200,
             ),
             id="fleet",
         ),
