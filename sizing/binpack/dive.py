@@ -10,7 +10,10 @@ step solves the master LP for the items still to place (with a few rounds of
 column generation), then fixes bins: every column with an LP value of at least
 1 is fixed that many times, or else the column with the largest value once.
 Fixed bins take only items still needed. A path is cut when its fixed cost plus
-a valid bound for the rest cannot beat the best packing known.
+a valid bound for the rest cannot beat the best packing known, and, with one bin
+type, when its bins leave more room unused than a packing of one bin fewer than
+the best can (the room of those bins minus the items' total size, per dimension):
+a bin that would pass that allowance is never fixed.
 
 With discrepancies allowed (limited discrepancy search), a node near the root
 also tries, after its first choice, the next columns by LP value, each fixed
@@ -74,6 +77,7 @@ class _Node:
     tabu: frozenset[int]
     discrepancies: int
     depth: int
+    waste: np.ndarray
 
 
 def dive(
@@ -94,12 +98,16 @@ def dive(
     target: a lower bound on the cost; the search stops at a packing that meets it.
     """
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
-    stack = [_Node(instance.demand.copy(), limits, (), 0.0, frozenset(), 0, 0)]
+    dimensions = len(instance.dimensions)
+    stack = [_Node(instance.demand.copy(), limits, (), 0.0, frozenset(), 0, 0, np.zeros(dimensions, dtype=np.int64))]
     best: Packing | None = None
     best_cost = incumbent_cost
     while stack:
         node = stack.pop()
         tolerance = 1e-9 * max(1.0, abs(best_cost))
+        allowance = waste_allowance(instance, best_cost)
+        if allowance is not None and (node.waste > allowance).any():
+            continue
         if not node.demand.any():
             packing = Packing.of((column, 1) for column in node.fixed)
             if packing.cost(instance) < best_cost - tolerance:
@@ -120,7 +128,7 @@ def dive(
         rest, _ = rounded_cost_bound(instance, result.bound)
         if node.fixed_cost + rest >= best_cost - tolerance:
             continue
-        stack.extend(reversed(_children(instance, master_lp, master, node, max_discrepancies)))
+        stack.extend(reversed(_children(instance, master_lp, master, node, max_discrepancies, allowance)))
     return best
 
 
@@ -130,8 +138,30 @@ DISCREPANCY_DEPTH = 4
 ALTERNATIVES_PER_NODE = 2
 
 
+def waste_allowance(instance: Instance, incumbent_cost: float) -> np.ndarray | None:
+    """With one unlimited bin type, the room per dimension that a packing of fewer bins than the
+    incumbent may leave unused in all its bins together: (incumbent bins - 1) x room - total size.
+    None with several bin types or max counts, where no such count applies."""
+    if instance.type_count != 1 or instance.max_count[0] is not None or not np.isfinite(incumbent_cost):
+        return None
+    bins = int(round(incumbent_cost / float(instance.cost[0])))
+    allowance: np.ndarray = (bins - 1) * instance.capacity[0] - instance.demand @ instance.sizes
+    return allowance
+
+
+def _waste(instance: Instance, column: tuple[int, tuple[int, ...]], demand: np.ndarray) -> np.ndarray:
+    t, counts = column
+    waste: np.ndarray = instance.capacity[t] - np.minimum(np.array(counts, dtype=np.int64), demand) @ instance.sizes
+    return waste
+
+
 def _children(
-    instance: Instance, master_lp: MasterLP, master: MasterSolution, node: _Node, max_discrepancies: int
+    instance: Instance,
+    master_lp: MasterLP,
+    master: MasterSolution,
+    node: _Node,
+    max_discrepancies: int,
+    allowance: np.ndarray | None,
 ) -> list[_Node]:
     """The dive's own choice first (every column at 1 or more fixed that often, else the
     largest one once), then up to ALTERNATIVES_PER_NODE other columns, each fixed once with
@@ -171,6 +201,7 @@ def _fix(
     demand, limits = node.demand.copy(), node.limits.copy()
     fixed = list(node.fixed)
     cost = node.fixed_cost
+    waste = node.waste.copy()
     for j, copies in chosen:
         t, counts = columns[j]
         for _ in range(copies):
@@ -181,12 +212,13 @@ def _fix(
                 break
             fixed.append((t, tuple(int(c) for c in take)))
             cost += float(instance.cost[t])
+            waste += instance.capacity[t] - take @ instance.sizes
             demand -= take
             if limits[t] > 0:
                 limits[t] -= 1
     if len(fixed) == len(node.fixed):
         return None
-    return _Node(demand, limits, tuple(fixed), cost, tabu, discrepancies, depth)
+    return _Node(demand, limits, tuple(fixed), cost, tabu, discrepancies, depth, waste)
 
 
 def _finish(instance: Instance, node: _Node) -> Packing | None:

@@ -103,6 +103,7 @@ class MasterLP:
         self.penalty = PENALTY_FACTOR * float(instance.cost.max())
         self._highs: Any = _new_highs() if warm else None
         self._synced = 0
+        self._bounds: np.ndarray | None = None
         if self._highs is not None:
             self._build()
 
@@ -164,10 +165,15 @@ class MasterLP:
         highs, shapes = self._highs, self.instance.shape_count
         self._sync()
         inf = highs.getInfinity()
-        for i in range(shapes):
-            highs.changeRowBounds(i, float(demand[i]), inf)
-        for r, t in enumerate(self.limited):
-            highs.changeRowBounds(shapes + r, -inf, float(limits[t]))
+        # Only rows whose bounds differ from the last solve are changed (one call per row).
+        bounds = np.concatenate([demand.astype(float), np.array([float(limits[t]) for t in self.limited])])
+        changed = np.arange(len(bounds)) if self._bounds is None else np.nonzero(bounds != self._bounds)[0]
+        for row in changed.tolist():
+            if row < shapes:
+                highs.changeRowBounds(row, float(bounds[row]), inf)
+            else:
+                highs.changeRowBounds(row, -inf, float(bounds[row]))
+        self._bounds = bounds
         seconds = work.seconds_until(math.inf)
         if seconds is not None:
             highs.setOptionValue("time_limit", max(seconds, 1e-3))

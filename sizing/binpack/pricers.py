@@ -23,7 +23,9 @@ from sizing.binpack.master_lp import Column
 from sizing.binpack.patterns import PatternSet
 from sizing.binpack.table_knapsack import best_patterns, table_cells
 
-_CANDIDATES_PER_TYPE = 3000
+_CANDIDATES_PER_TYPE = 500
+# Candidates looked at (for columns sharing no item) per unit of work.
+CANDIDATES_PER_UNIT = 200
 MANY_ITEMS = 12
 MANY_ITEMS_NODES = 400
 PARTIAL_PRICING_TYPES = 16
@@ -74,6 +76,8 @@ class PatternPricer:
             reduced = float(self.instance.cost[t] + limit_prices[t]) - values[good]
             candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist(), strict=True))
         candidates.sort()
+        candidates = candidates[:_CANDIDATES_PER_TYPE]
+        work.charge(len(candidates) / CANDIDATES_PER_UNIT)
         columns: list[Column] = []
         taken = np.zeros(self.instance.shape_count, dtype=bool)
         for _, t, pattern in candidates:

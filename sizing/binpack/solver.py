@@ -7,23 +7,34 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    Bounds are rounded up to the next cost a packing can have (whole bins when
    all bins cost the same).
 3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`).
-4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, pricing by
-   complete pattern lists when bins hold few items (`sizing.binpack.patterns`),
-   otherwise by a knapsack per bin type (`sizing.binpack.knapsack`); its Farley bound
-   is valid at every iteration.
-5. The master LP rounded down and completed by FFD, then diving on it
-   (`sizing.binpack.dive`); diving is skipped when bins hold many items and there are
-   many bins, where rounding loses little.
-6. An integer program over all generated columns (`sizing.binpack.integer_master`).
-7. With complete pattern lists, an exact search over the patterns whose reduced
-   cost is small enough to appear in a better packing.
+4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
+   prices, up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
+   first rule that applies: complete pattern lists when bins hold few items and the lists
+   stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
+   dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
+   (`sizing.binpack.knapsack`). Its Farley bound is valid at every iteration.
+5. The master LP rounded down and completed by FFD.
+6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
+   limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
+   are many bins, where rounding loses little), then an integer program, chosen by this rule:
+   the arc-flow model (`sizing.binpack.arcflow`) for one unlimited bin type, items sized in
+   one dimension and at most ARC_LIMIT arcs; else, with complete pattern lists and a
+   converged LP, the exact search over the patterns whose reduced cost allows them in a
+   better packing (`sizing.binpack.integer_master.enumeration_search`); else, unless items
+   are sized in one dimension, an integer program over the columns generated so far. A
+   result that proves the optimum stops the other task.
+7. What is left of the budget: the integer program over every column, the dives' included
+   (not for items sized in one dimension, where HiGHS spends long on it for little).
 
 The result never costs more than first-fit decreasing. Packings are covers
 while optimising; the surplus is removed at the end (`sizing.binpack.packing`).
 
 The search is bounded by work, not time (`sizing.binpack.work`): the result depends only
-on the input, on any machine and under any load, unless the optional wall-clock safety
-cap (`Problem.time_limit_seconds`, off by default) cuts a step short.
+on the input, on any machine, under any load and with any number of workers, unless the
+optional wall-clock cap (`Problem.time_limit_seconds`, off by default) cuts a step short.
+Under the cap every step keeps its share of the time (the clock maps the cap onto the work
+scale), so a cap with a large work limit behaves like a time limit, the integer programs
+included, and the answer comes within about a second of the cap.
 HiGHS may write to file descriptor 1; callers that print machine-readable
 output on stdout should redirect it around `solve` (the command line does).
 """
@@ -126,7 +137,12 @@ def solve(problem: Problem, workers: int | None = None) -> Solution:
     """
     start = time.perf_counter()
     instance = build_instance(problem)
-    clock = work.start(float(problem.work_limit), problem.time_limit_seconds)
+    # The search's clock, for this call only: what runs after it on this thread has no cap.
+    with work.using(work.WorkClock(float(problem.work_limit), problem.time_limit_seconds)) as clock:
+        return _solve(problem, instance, clock, start, workers)
+
+
+def _solve(problem: Problem, instance: Instance, clock: work.WorkClock, start: float, workers: int | None) -> Solution:
     if instance.shape_count == 0:
         return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
     fits = np.array(

@@ -3,8 +3,10 @@
 Every step of the search charges what it did (a master LP solve, a knapsack search by
 its nodes, an integer program by its branch-and-bound nodes) and checks its deadline
 against the work spent, never against the wall clock. HiGHS gets node limits derived from
-the work a step may take, and its own results do not depend on how many threads run it,
-so each call is deterministic too.
+the work a step may take and is charged, after it returns, the larger of its nodes and its
+simplex iterations (which count the root's cut rounds and heuristics), so each call is
+deterministic too. A single integer program can still run past its share: HiGHS offers
+no deterministic limit on the work of its root.
 
 A wall-clock cap may be set as well (`Problem.time_limit_seconds`). The clock then maps
 the elapsed share of the cap onto the work scale: `now()` is the larger of the work spent
@@ -37,7 +39,7 @@ KNAPSACK_MILP_UNITS = 100
 MILP_CALL_UNITS = 20
 MILP_NODE_COLUMNS_PER_UNIT = 50
 MILP_COLUMNS_PER_UNIT = 20
-PATTERNS_PER_UNIT = 20_000
+PATTERNS_PER_UNIT = 5_000
 # Simplex iterations of an integer program (root cut rounds and heuristics included) per unit.
 MILP_ITERATION_UNITS = 0.5
 # Cells of a dynamic programme (capacity x shape steps) worth one unit.
@@ -112,13 +114,6 @@ def _active() -> WorkClock:
     if clock is None:
         clock = WorkClock()
         _local.clock = clock
-    return clock
-
-
-def start(work_limit: float = math.inf, wall_seconds: float | None = None) -> WorkClock:
-    """A fresh clock for one solve on this thread; the search reads it through `now()` and `charge()`."""
-    clock = WorkClock(work_limit, wall_seconds)
-    _local.clock = clock
     return clock
 
 
