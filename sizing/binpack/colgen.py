@@ -107,8 +107,16 @@ def column_generation(
         if center is None or smoothed_bound > bound:
             center = prices
         bound = max(bound, smoothed_bound)
-        added = sum(master_lp.pool.add(t, counts) for t, counts in pricing.columns)
-        if not added and center is not master.prices:
+        # Only columns that would lower the LP as it stands: a column found with the smoothed
+        # prices may not (mis-pricing), and the LP's own prices are priced then.
+        improving = [
+            (t, counts)
+            for t, counts in pricing.columns
+            if float(master.prices @ np.asarray(counts, dtype=float))
+            > float(instance.cost[t] + master.limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
+        ]
+        added = sum(master_lp.pool.add(t, counts) for t, counts in improving)
+        if not added and prices is not master.prices:
             pricing = pricer.price(master.prices, master.limit_prices, demand, usable, deadline)
             bound = max(bound, dual_bound(instance, demand, limits, master.prices, pricing.best_values))
             added = sum(master_lp.pool.add(t, counts) for t, counts in pricing.columns)

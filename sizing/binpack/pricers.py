@@ -32,7 +32,9 @@ PARTIAL_PRICING_TYPES = 16
 PARTIAL_PRICING_BEST = 6
 PARTIAL_PRICING_TURNS = 4
 # Largest dynamic programme (pieces x room cells) the table pricer builds per call.
-TABLE_CELL_LIMIT = 4_000_000
+TABLE_CELL_LIMIT = 25_000_000
+# Tables past this many cells are built once per pricing, without the extra disjoint columns.
+SMALL_TABLE_CELLS = 1_000_000
 
 
 def sized_dimension(instance: Instance) -> int | None:
@@ -210,10 +212,11 @@ class KnapsackPricer:
 
 class TablePricer:
     """Exact pricing by one dynamic programme over the room for all bin types (items sized in
-    one dimension only, see `table_pricing_applies`); with a single bin type, a few more
-    item-disjoint patterns from programmes without the items already taken."""
+    one dimension only, see `table_pricing_applies`). Each table also gives the best patterns of
+    smaller rooms as further columns; with a single bin type and a small table, a few more
+    item-disjoint patterns come from tables without the items already taken."""
 
-    def __init__(self, instance: Instance, extra_columns: int = 3):
+    def __init__(self, instance: Instance, extra_columns: int = 3, alternatives: int = 12):
         dimension = sized_dimension(instance)
         if dimension is None:
             raise ValueError("table pricing needs items sized in exactly one dimension")
@@ -221,6 +224,7 @@ class TablePricer:
         self.sizes = instance.sizes[:, dimension]
         self.rooms = instance.capacity[:, dimension]
         self.extra_columns = extra_columns if instance.type_count == 1 else 0
+        self.alternatives = alternatives
 
     def price(
         self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
@@ -231,17 +235,22 @@ class TablePricer:
         columns: list[Column] = []
         remaining = prices.copy()
         for round_ in range(1 + self.extra_columns):
-            found, cells = best_patterns(remaining, self.sizes, demand, [int(self.rooms[t]) for t in types])
+            found, cells = best_patterns(
+                remaining, self.sizes, demand, [int(self.rooms[t]) for t in types], self.alternatives
+            )
             work.charge(work.KNAPSACK_CALL_UNITS + cells / work.TABLE_CELLS_PER_UNIT)
             taken = np.zeros(instance.shape_count, dtype=bool)
-            for t, pattern in zip(types, found, strict=True):
-                if round_ == 0:
+            # The alternatives (patterns of smaller rooms) fit the largest bin type.
+            largest = max(types, key=lambda t: (int(self.rooms[t]), -t)) if types else 0
+            owners = types + [largest] * (len(found) - len(types))
+            for k, (t, pattern) in enumerate(zip(owners, found, strict=True)):
+                if round_ == 0 and k < len(types):
                     best_values[t] = pattern.value
                 threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
                 if pattern.value > threshold:
                     columns.append((t, tuple(int(c) for c in pattern.counts)))
                     taken |= pattern.counts > 0
-            if not taken.any() or work.now() > deadline:
+            if not taken.any() or work.now() > deadline or cells > SMALL_TABLE_CELLS:
                 break
             remaining = np.where(taken, 0.0, remaining)
         return Pricing(columns, best_values, exact=True)

@@ -49,9 +49,10 @@ def table_cells(sizes: np.ndarray, limits: np.ndarray, room: int) -> int:
 
 
 def best_patterns(
-    prices: np.ndarray, sizes: np.ndarray, limits: np.ndarray, rooms: Sequence[int]
+    prices: np.ndarray, sizes: np.ndarray, limits: np.ndarray, rooms: Sequence[int], alternatives: int = 0
 ) -> tuple[list[TablePattern], int]:
-    """A best pattern for each room in `rooms`, and the cells computed.
+    """A best pattern for each room in `rooms`, then up to `alternatives` other patterns (the best
+    ones for smaller rooms than the largest, read from the same table), and the cells computed.
 
     sizes: size per shape in the one dimension (shapes of size 0 come in whole); limits: most items of each shape a pattern
     may hold; prices: value per item. Shapes of no positive price are left out of every pattern.
@@ -72,14 +73,27 @@ def best_patterns(
         better = candidate > best[weight:] + PRICE_EPSILON
         taken[k, weight:] = better
         best[weight:] = np.where(better, candidate, best[weight:])
-    results = []
-    for room in rooms:
+
+    def read(room: int) -> TablePattern:
         counts = np.where(free, limits, 0).astype(np.int64)
-        c = int(room)
+        c = room
         for k in range(len(pieces) - 1, -1, -1):
             if taken[k, c]:
                 i, copies = pieces[k]
                 counts[i] += copies
                 c -= int(sizes[i]) * copies
-        results.append(TablePattern(counts, float(prices @ counts)))
+        return TablePattern(counts, float(prices @ counts))
+
+    results = [read(int(room)) for room in rooms]
+    if alternatives:
+        # Rooms where the table's value steps up hold patterns of their own; the most valuable first.
+        steps = np.nonzero(np.diff(best) > PRICE_EPSILON)[0] + 1
+        seen = {tuple(p.counts) for p in results}
+        for c in steps[np.argsort(-best[steps], kind="stable")][: 4 * alternatives].tolist():
+            pattern = read(int(c))
+            if tuple(pattern.counts) not in seen:
+                seen.add(tuple(pattern.counts))
+                results.append(pattern)
+                if len(results) >= len(rooms) + alternatives:
+                    break
     return results, len(pieces) * (largest + 1)

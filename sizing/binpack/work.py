@@ -39,7 +39,7 @@ KNAPSACK_MILP_UNITS = 100
 MILP_CALL_UNITS = 20
 MILP_NODE_COLUMNS_PER_UNIT = 50
 MILP_COLUMNS_PER_UNIT = 20
-PATTERNS_PER_UNIT = 5_000
+PATTERNS_PER_UNIT = 10_000
 # Simplex iterations of an integer program (root cut rounds and heuristics included) per unit.
 MILP_ITERATION_UNITS = 0.5
 # Cells of a dynamic programme (capacity x shape steps) worth one unit.
