@@ -6,8 +6,9 @@ The deterministic stop is a node limit, derived by the caller from the work the 
 take. Under a wall-clock cap HiGHS also gets the seconds left to the deadline. The clock of
 the calling task is watched from HiGHS's interrupt callback: a task stopped from outside
 (`sizing.binpack.work.WorkClock.stop`, see `sizing.binpack.portfolio`) ends its program
-at the next callback. HiGHS releases Python's lock while it runs, so programs of tasks
-on other threads run at the same time.
+at the next callback, and so does a program past its deadline under a wall-clock cap. HiGHS
+releases Python's lock while it runs, so programs of tasks on other threads run at the same
+time.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def solve_milp(
     clock = work.clock()
 
     def interrupt(event: Any) -> None:
-        if clock.stopped:
+        # Under a wall-clock cap, HiGHS's own time limit is checked less often than this.
+        if clock.stopped or (clock.seconds is not None and clock.now() > deadline):
             event.interrupt()
 
     highs.cbMipInterrupt.subscribe(interrupt)
