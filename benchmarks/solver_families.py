@@ -206,23 +206,20 @@ def fleet_table(quick: bool) -> None:
 
 def run(options: Sequence[str]) -> int:
     quick = "--quick" in options
-    parts = [p for p in ("--bpplib", "--vector", "--fleets") if p in options] or ["--bpplib", "--vector", "--fleets"]
+    parts = {
+        "--bpplib": ("BPPLIB families", BPPLIB_DIR / "Bounds.txt", lambda: family_table(bpplib_instances(quick))),
+        "--vector": ("vector families", VECTOR_DIR / "optima.csv", lambda: family_table(vector_instances(quick))),
+        "--fleets": ("fleets of many distinct pod sizes", None, lambda: fleet_table(quick)),
+    }
+    chosen = [p for p in parts if p in options] or list(parts)
     try:
-        if "--bpplib" in parts:
-            if (BPPLIB_DIR / "Bounds.txt").exists():
-                print(f"-- BPPLIB families from {BPPLIB_DIR}", flush=True)
-                family_table(bpplib_instances(quick))
-            else:
-                print(f"-- BPPLIB families: skipped, {BPPLIB_DIR}/Bounds.txt not found (set BPPLIB_DIR)")
-        if "--vector" in parts:
-            if (VECTOR_DIR / "optima.csv").exists():
-                print(f"-- vector families from {VECTOR_DIR}", flush=True)
-                family_table(vector_instances(quick))
-            else:
-                print(f"-- vector families: skipped, {VECTOR_DIR} not found")
-        if "--fleets" in parts:
-            print("-- fleets of many distinct pod sizes", flush=True)
-            fleet_table(quick)
+        for part in chosen:
+            title, needed, action = parts[part]
+            if needed is not None and not needed.exists():
+                print(f"-- {title}: skipped, {needed} not found (BPPLIB: set BPPLIB_DIR)")
+                continue
+            print(f"-- {title}", flush=True)
+            action()
     except BenchmarkFailure as failure:
         print(f"FAILED: {failure}")
         return 1

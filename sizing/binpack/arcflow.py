@@ -21,6 +21,7 @@ since HiGHS's time grows quickly with the arcs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,11 +51,10 @@ def _order(sizes: np.ndarray) -> list[int]:
     return sorted(range(len(sizes)), key=lambda i: (-int(sizes[i]), i))
 
 
-def arc_count(sizes: np.ndarray, demand: np.ndarray, room: int, limit: int) -> int | None:
-    """At least as many arcs as `build_graph` makes (it merges duplicates), or None past `limit`."""
+def _item_arcs(sizes: np.ndarray, demand: np.ndarray, room: int) -> Iterator[tuple[int, np.ndarray] | np.ndarray]:
+    """The item arcs, run by run: (shape, the loads its arcs leave); last, every load reached."""
     reached = np.zeros(room + 1, dtype=bool)
     reached[0] = True
-    arcs = 0
     for i in _order(sizes):
         size, copies = int(sizes[i]), int(demand[i])
         if size <= 0 or size > room or copies <= 0:
@@ -65,45 +65,39 @@ def arc_count(sizes: np.ndarray, demand: np.ndarray, room: int, limit: int) -> i
             starts = np.nonzero(front[: room + 1 - size])[0]
             if not len(starts):
                 break
-            arcs += len(starts)
-            if arcs > limit:
-                return None
+            yield i, starts
             front = np.zeros(room + 1, dtype=bool)
             front[starts + size] = True
             grown |= front
         reached = grown
-    arcs += int(reached.sum())
-    return arcs if arcs <= limit else None
+    yield np.nonzero(reached)[0]
+
+
+def arc_count(sizes: np.ndarray, demand: np.ndarray, room: int, limit: int) -> int | None:
+    """At least as many arcs as `build_graph` makes (it merges duplicates), or None past `limit`."""
+    arcs = 0
+    for run in _item_arcs(sizes, demand, room):
+        arcs += len(run[1]) if isinstance(run, tuple) else len(run)
+        if arcs > limit:
+            return None
+    return arcs
 
 
 def build_graph(sizes: np.ndarray, demand: np.ndarray, room: int) -> ArcGraph:
     """The arc-flow graph (see the module docstring); shapes of size 0 or none demanded get no arc."""
-    reached = np.zeros(room + 1, dtype=bool)
-    reached[0] = True
     tails: list[np.ndarray] = []
     heads: list[np.ndarray] = []
     shapes: list[np.ndarray] = []
-    for i in _order(sizes):
-        size, copies = int(sizes[i]), int(demand[i])
-        if size <= 0 or size > room or copies <= 0:
-            continue
-        grown = reached.copy()
-        front = reached.copy()
-        for _ in range(min(copies, room // size)):
-            starts = np.nonzero(front[: room + 1 - size])[0]
-            if not len(starts):
-                break
+    for run in _item_arcs(sizes, demand, room):
+        if isinstance(run, tuple):
+            i, starts = run
             tails.append(starts)
-            heads.append(starts + size)
+            heads.append(starts + int(sizes[i]))
             shapes.append(np.full(len(starts), i))
-            front = np.zeros(room + 1, dtype=bool)
-            front[starts + size] = True
-            grown |= front
-        reached = grown
-    loads = np.nonzero(reached)[0]
-    tails.append(loads)
-    heads.append(np.full(len(loads), room + 1))
-    shapes.append(np.full(len(loads), -1))
+        else:
+            tails.append(run)
+            heads.append(np.full(len(run), room + 1))
+            shapes.append(np.full(len(run), -1))
     tail = np.concatenate(tails)
     head = np.concatenate(heads)
     shape = np.concatenate(shapes)
