@@ -25,7 +25,7 @@ from sizing.binpack.instance import Instance
 from sizing.binpack.master_lp import Column, MasterLP, MasterSolution
 
 REDUCED_COST_TOLERANCE = 1e-9
-# Weight of the best prices so far in the prices that pricing sees.
+# Weight of the best prices so far in the prices that exact pricers see.
 SMOOTHING = 0.5
 
 
@@ -83,12 +83,14 @@ def column_generation(
     deadline: float,
     max_iterations: int,
     target: float = float("inf"),
+    smoothing: float = 0.0,
 ) -> GenerationResult:
     """Grow the pool until no column prices out, the bound reaches `target`, or a budget runs out.
 
-    Prices are smoothed (Wentges): pricing sees a mix of the LP's prices and those that gave
-    the best bound so far, which damps the swings that make column generation tail off. When
-    the mix finds no column, the LP's own prices are priced before concluding.
+    With `smoothing` > 0 (Wentges), pricing sees a mix of the LP's prices and those that gave
+    the best bound so far (that share of them), which damps the swings that make column
+    generation tail off; meant for exact pricers. When the mix finds no column that would lower
+    the LP, the LP's own prices are priced before concluding.
     """
     bound = float("-inf")
     master = None
@@ -101,7 +103,9 @@ def column_generation(
         work.charge(work.MASTER_LP_UNITS)
         if master is None:
             return GenerationResult(None, bound, False, iterations)
-        prices = master.prices if center is None else SMOOTHING * center + (1 - SMOOTHING) * master.prices
+        prices = (
+            master.prices if center is None or not smoothing else smoothing * center + (1 - smoothing) * master.prices
+        )
         pricing = pricer.price(prices, master.limit_prices, demand, usable, deadline)
         smoothed_bound = dual_bound(instance, demand, limits, prices, pricing.best_values)
         if center is None or smoothed_bound > bound:

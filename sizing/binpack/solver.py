@@ -51,7 +51,7 @@ import numpy as np
 from sizing.binpack import work
 from sizing.binpack.arcflow import ArcGraph, arc_count, arcflow_search, build_graph
 from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
-from sizing.binpack.colgen import Pricer, column_generation, dual_bound
+from sizing.binpack.colgen import SMOOTHING, Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
@@ -223,6 +223,7 @@ def _optimise(search: _Search) -> None:
         search.deadline(generation_share),
         MAX_GENERATION_ROUNDS,
         target=search.incumbent_cost,
+        smoothing=SMOOTHING if exact_pricing else 0.0,
     )
     search.raise_bound(generation.bound)
     if generation.master is not None:
