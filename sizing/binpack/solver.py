@@ -275,11 +275,13 @@ def _optimise(search: _Search) -> None:
     if graph is not None or pattern_sets is not None or not one_dimension:
         tasks.append(integer_program)
     left = search.deadline(1.0) - work.now()
+    # With items sized in one dimension no integer program follows: the tasks take all that is left.
+    share = 1.0 if one_dimension else IMPROVEMENT_SHARE
     if left > 0:
-        improvement_end = work.now() + IMPROVEMENT_SHARE * left
+        improvement_end = work.now() + share * left
         for result in run_tasks(
             tasks,
-            IMPROVEMENT_SHARE * left,
+            share * left,
             work.seconds_until(improvement_end),
             search.workers,
             proves,
