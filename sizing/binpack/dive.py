@@ -1,15 +1,16 @@
 """Packings from the master LP: rounding down with a repair, and diving.
 
-`round_down` keeps floor(x_j) copies of every column and packs what is left
-with first-fit decreasing: quick, and close to the LP when bins hold many
-items.
+`round_down` keeps floor(x_j) copies of every column (topped up like the
+dive's bins) and packs what is left with first-fit decreasing: quick, and close
+to the LP when bins hold many items.
 
 `dive` rounds one decision at a time, re-pricing in between, so columns that
 the root never saw can enter below it (a depth-first price-and-branch). Each
 step solves the master LP for the items still to place (with a few rounds of
 column generation), then fixes bins: every column with an LP value of at least
 1 is fixed that many times, or else the column with the largest value once.
-Fixed bins take only items still needed. A path is cut when its fixed cost plus
+Fixed bins take only items still needed, topped up with other items still needed
+that fit the room left (`filled`). A path is cut when its fixed cost plus
 a valid bound for the rest cannot beat the best packing known, and, with one bin
 type, when its bins leave more room unused than a packing of one bin fewer than
 the best can (the room of those bins minus the items' total size, per dimension):
@@ -34,10 +35,27 @@ import numpy as np
 from sizing.binpack import work
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import Pricer, column_generation
-from sizing.binpack.ffd import first_fit_decreasing
-from sizing.binpack.instance import Instance
+from sizing.binpack.ffd import first_fit_decreasing, size_order
+from sizing.binpack.instance import Instance, fit_counts
 from sizing.binpack.master_lp import MasterLP, MasterSolution
 from sizing.binpack.packing import Packing
+
+
+def filled(instance: Instance, type_index: int, take: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """`take` (items of a column still needed) plus, largest first, items still needed that fit
+    the room it leaves: a column's place for an item no longer needed (or one the LP moved to a
+    smaller item) holds another item instead."""
+    result = take.copy()
+    room = instance.capacity[type_index] - take @ instance.sizes
+    left = demand - take
+    for i in size_order(instance):
+        if left[i] <= 0:
+            continue
+        fits = fit_counts(room, instance.sizes[i : i + 1], left[i : i + 1])[0]
+        if fits > 0:
+            result[i] += fits
+            room = room - fits * instance.sizes[i]
+    return result
 
 
 def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Packing | None:
@@ -53,7 +71,7 @@ def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) 
             copies = min(copies, limit - int(used[t]))
         column = np.array(counts, dtype=np.int64)
         for _ in range(copies):
-            take = np.minimum(column, demand)
+            take = filled(instance, t, np.minimum(column, demand), demand)
             if not take.any():
                 break
             fixed.append(((t, tuple(take)), 1))
@@ -207,7 +225,7 @@ def _fix(
         for _ in range(copies):
             if limits[t] == 0:
                 break
-            take = np.minimum(np.array(counts, dtype=np.int64), demand)
+            take = filled(instance, t, np.minimum(np.array(counts, dtype=np.int64), demand), demand)
             if not take.any():
                 break
             fixed.append((t, tuple(int(c) for c in take)))

@@ -99,10 +99,10 @@ class MasterLP:
     """The master LP over `pool`; `solve` takes the demand per shape and the limit per bin type
     (-1 for unlimited; only types with a max count may be limited)."""
 
-    def __init__(self, instance: Instance, pool: ColumnPool, warm: bool = True):
+    def __init__(self, instance: Instance, pool: ColumnPool, warm: bool = True, exchanges: bool = True):
         self.instance = instance
         self.pool = pool
-        self.exchanges = exchange_pairs(instance) if warm else []
+        self.exchanges = exchange_pairs(instance) if warm and exchanges else []
         self.limited = [t for t, m in enumerate(instance.max_count) if m is not None]
         self.penalty = PENALTY_FACTOR * float(instance.cost.max())
         self._highs: Any = _new_highs() if warm else None

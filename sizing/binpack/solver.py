@@ -253,13 +253,17 @@ def _optimise(search: _Search) -> None:
             return _TaskResult(None, float("-inf"))
         return _TaskResult(pool_milp(instance, root_columns, work.clock().left(deadline)).packing, float("-inf"))
 
+    # The dives' own LP, without exchange columns: its solutions hold the items bins really take,
+    # which is what fixing columns needs.
+    dive_lp = MasterLP(instance, pool, exchanges=False)
+
     def dive_task() -> _TaskResult:
         rounds = EXACT_ROUNDS_PER_STEP if exact_pricing else KNAPSACK_ROUNDS_PER_STEP
         best, best_cost = None, known_cost
         # A search that ends before its budget starts again with twice the discrepancies.
         discrepancies = DIVE_DISCREPANCIES
         while work.now() < work.clock().end and best_cost > known_bound * (1 + 1e-9) + 1e-12:
-            found = dive(instance, master_lp, pricer, best_cost, work.clock().end, rounds, discrepancies, known_bound)
+            found = dive(instance, dive_lp, pricer, best_cost, work.clock().end, rounds, discrepancies, known_bound)
             if found is not None:
                 best, best_cost = found, found.cost(instance)
             elif discrepancies >= MAX_DIVE_DISCREPANCIES:
