@@ -45,16 +45,19 @@ def filled(instance: Instance, type_index: int, take: np.ndarray, demand: np.nda
     """`take` (items of a column still needed) plus, largest first, items still needed that fit
     the room it leaves: a column's place for an item no longer needed (or one the LP moved to a
     smaller item) holds another item instead."""
-    result = take.copy()
     room = instance.capacity[type_index] - take @ instance.sizes
     left = demand - take
+    fits = (instance.sizes <= room).all(axis=1) & (left > 0)
+    if not fits.any():
+        return take
+    result = take.copy()
     for i in size_order(instance):
-        if left[i] <= 0:
+        if not fits[i]:
             continue
-        fits = fit_counts(room, instance.sizes[i : i + 1], left[i : i + 1])[0]
-        if fits > 0:
-            result[i] += fits
-            room = room - fits * instance.sizes[i]
+        count = fit_counts(room, instance.sizes[i : i + 1], left[i : i + 1])[0]
+        if count > 0:
+            result[i] += count
+            room = room - count * instance.sizes[i]
     return result
 
 
