@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHMARKS = ("solver", "planner", "scale", "program")
+BENCHMARKS = ("solver", "solver_families", "planner", "scale", "program")
 
 
 def main(argv):

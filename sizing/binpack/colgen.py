@@ -25,6 +25,8 @@ from sizing.binpack.instance import Instance
 from sizing.binpack.master_lp import Column, MasterLP, MasterSolution
 
 REDUCED_COST_TOLERANCE = 1e-9
+# Weight of the best prices so far in the prices that exact pricers see.
+SMOOTHING = 0.5
 
 
 @dataclass(frozen=True)
@@ -81,21 +83,47 @@ def column_generation(
     deadline: float,
     max_iterations: int,
     target: float = float("inf"),
+    smoothing: float = 0.0,
 ) -> GenerationResult:
-    """Grow the pool until no column prices out, the bound reaches `target`, or a budget runs out."""
+    """Grow the pool until no column prices out, the bound reaches `target`, or a budget runs out.
+
+    With `smoothing` > 0 (Wentges), pricing sees a mix of the LP's prices and those that gave
+    the best bound so far (that share of them), which damps the swings that make column
+    generation tail off; meant for exact pricers. When the mix finds no column that would lower
+    the LP, the LP's own prices are priced before concluding.
+    """
     bound = float("-inf")
     master = None
     iterations = 0
     usable = limits != 0
+    center: np.ndarray | None = None
     while iterations < max_iterations:
         iterations += 1
         master = master_lp.solve(demand, limits)
         work.charge(work.MASTER_LP_UNITS)
         if master is None:
             return GenerationResult(None, bound, False, iterations)
-        pricing = pricer.price(master.prices, master.limit_prices, demand, usable, deadline)
-        bound = max(bound, dual_bound(instance, demand, limits, master.prices, pricing.best_values))
-        added = sum(master_lp.pool.add(t, counts) for t, counts in pricing.columns)
+        prices = (
+            master.prices if center is None or not smoothing else smoothing * center + (1 - smoothing) * master.prices
+        )
+        pricing = pricer.price(prices, master.limit_prices, demand, usable, deadline)
+        smoothed_bound = dual_bound(instance, demand, limits, prices, pricing.best_values)
+        if center is None or smoothed_bound > bound:
+            center = prices
+        bound = max(bound, smoothed_bound)
+        # Only columns that would lower the LP as it stands: a column found with the smoothed
+        # prices may not (mis-pricing), and the LP's own prices are priced then.
+        improving = [
+            (t, counts)
+            for t, counts in pricing.columns
+            if float(master.prices @ np.asarray(counts, dtype=float))
+            > float(instance.cost[t] + master.limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
+        ]
+        added = sum(master_lp.pool.add(t, counts) for t, counts in improving)
+        if not added and prices is not master.prices:
+            pricing = pricer.price(master.prices, master.limit_prices, demand, usable, deadline)
+            bound = max(bound, dual_bound(instance, demand, limits, master.prices, pricing.best_values))
+            added = sum(master_lp.pool.add(t, counts) for t, counts in pricing.columns)
         if not added:
             return GenerationResult(master, bound, pricing.exact, iterations)
         if bound >= target or work.now() > deadline:

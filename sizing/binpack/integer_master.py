@@ -1,4 +1,4 @@
-"""Integer programs over columns, solved with HiGHS (scipy.optimize.milp).
+"""Integer programs over columns, solved with HiGHS (`sizing.binpack.highs_milp`).
 
 `covering_milp` solves min sum cost x subject to covering the demand and the
 max counts, over a given set of columns; over the columns found by column
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import LinearConstraint, milp
-from scipy.sparse import csc_matrix, hstack
+from scipy.sparse import csc_matrix, hstack, vstack
 
 from sizing.binpack import work
+from sizing.binpack.highs_milp import solve_milp
 from sizing.binpack.instance import Instance
 from sizing.binpack.master_lp import Column
 from sizing.binpack.packing import Packing
@@ -61,22 +61,28 @@ def covering_milp(
     if count == 0 or units < setup_units + 1:
         return MilpOutcome(None, False, False, float("-inf"))
     matrix = csc_matrix(matrix, dtype=float)
-    constraints = [LinearConstraint(matrix, demand.astype(float), np.inf)]
+    rows = [matrix]
+    row_lower = [demand.astype(float)]
+    row_upper = [np.full(len(demand), np.inf)]
     limited = [t for t, m in enumerate(instance.max_count) if m is not None]
     if limited:
-        membership = csc_matrix(np.array([types == t for t in limited], dtype=float))
-        constraints.append(LinearConstraint(membership, 0, [float(m) for m in instance.max_count if m is not None]))
-    result = milp(
+        rows.append(csc_matrix(np.array([types == t for t in limited], dtype=float)))
+        row_lower.append(np.zeros(len(limited)))
+        row_upper.append(np.array([float(m) for m in instance.max_count if m is not None]))
+    result = solve_milp(
         instance.cost[types],
-        constraints=constraints,
-        integrality=np.ones(count),
-        bounds=(0, np.inf),
-        options=dict(work.milp_options((units - setup_units) / node_units), mip_rel_gap=relative_gap),
+        vstack(rows, format="csc"),
+        np.concatenate(row_lower),
+        np.concatenate(row_upper),
+        np.zeros(count),
+        np.full(count, np.inf),
+        (units - setup_units) / node_units,
+        work.now() + units,
+        relative_gap,
     )
-    nodes = getattr(result, "mip_node_count", None) or 0
-    work.charge(setup_units + nodes * node_units)
-    dual = float(result.mip_dual_bound) if result.mip_dual_bound is not None else float("-inf")
-    if result.status == 2:
+    work.charge(result.work(setup_units, node_units))
+    dual = result.dual_bound
+    if result.infeasible:
         return MilpOutcome(None, False, True, float("inf"))
     if result.x is None:
         return MilpOutcome(None, False, False, dual)
@@ -86,7 +92,7 @@ def covering_milp(
     packing = Packing.of(((int(types[j]), tuple(chosen[:, k])), int(x[j])) for k, j in enumerate(used))
     if (packing.covered(instance.shape_count) < demand).any():
         return MilpOutcome(None, False, False, dual)
-    return MilpOutcome(packing, result.status == 0, False, dual)
+    return MilpOutcome(packing, result.optimal, False, dual)
 
 
 def pool_milp(instance: Instance, columns: Sequence[Column], units: float) -> MilpOutcome:

@@ -12,7 +12,7 @@ of surrogate size (sizes weighted by the dual prices of the dimensions in the
 LP relaxation, solved with HiGHS), and a branch is cut when its
 value plus the fractional (Dantzig) bound of the shapes after it, restricted to
 those that still fit, cannot beat the best pattern found. When the search
-exceeds its node budget, HiGHS (scipy.optimize.milp) takes over if given time;
+exceeds its node budget, HiGHS (`sizing.binpack.highs_milp`) takes over if given time;
 its dual bound, or else the root bound of the search, keeps the reported upper
 bound valid either way.
 """
@@ -23,9 +23,10 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.optimize import linprog
 
 from sizing.binpack import work
+from sizing.binpack.highs_milp import solve_milp
 from sizing.binpack.instance import fit_counts
 
 PRICE_EPSILON = 1e-12
@@ -241,12 +242,14 @@ def _with_milp(
 ) -> KnapsackResult:
     """Solve with HiGHS when the search ran out of nodes; keep the better pattern."""
     useful = search.order
-    result = milp(
+    result = solve_milp(
         -prices[useful],
-        constraints=LinearConstraint(sizes[useful].T.astype(float), -np.inf, room.astype(float)),
-        integrality=np.ones(len(useful)),
-        bounds=Bounds(0, limit[useful].astype(float)),
-        options=work.milp_options(MILP_NODE_LIMIT),
+        sizes[useful].T.astype(float),
+        np.full(len(room), -np.inf),
+        room.astype(float),
+        np.zeros(len(useful)),
+        limit[useful].astype(float),
+        MILP_NODE_LIMIT,
     )
     counts = base_counts + search.best_counts
     base_value = float(prices @ base_counts)
@@ -256,7 +259,7 @@ def _with_milp(
         candidate[useful] += np.round(result.x).astype(np.int64)
         if (candidate @ sizes <= room).all() and (candidate <= limit).all() and prices @ candidate > prices @ counts:
             counts = candidate
-    if result.mip_dual_bound is not None and np.isfinite(result.mip_dual_bound):
-        upper = min(upper, base_value - float(result.mip_dual_bound) + 1e-9 * max(1.0, abs(result.mip_dual_bound)))
+    if np.isfinite(result.dual_bound):
+        upper = min(upper, base_value - result.dual_bound + 1e-9 * max(1.0, abs(result.dual_bound)))
     value = float(prices @ counts)
     return KnapsackResult(counts, value, max(upper, value))

@@ -5,6 +5,9 @@
                sum_{j of type t} x_j <= limit_t           (limit prices sigma_t >= 0, limited types)
                x, s >= 0
 
+With items sized in one dimension, columns of cost 0 also let a larger item's place
+hold a smaller item (see `exchange_pairs`).
+
 The artificial s_i keep the LP feasible under max counts and in dives; their
 penalty is far above any bin cost, so they stay at zero whenever real columns
 can cover the items.
@@ -19,6 +22,7 @@ remains as the fallback and gives the same LP optimum.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +31,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix, hstack, identity, vstack
 
+from sizing.binpack import work
 from sizing.binpack.instance import Instance
 
 try:  # pragma: no cover - depends on what is installed
@@ -94,13 +99,15 @@ class MasterLP:
     """The master LP over `pool`; `solve` takes the demand per shape and the limit per bin type
     (-1 for unlimited; only types with a max count may be limited)."""
 
-    def __init__(self, instance: Instance, pool: ColumnPool, warm: bool = True):
+    def __init__(self, instance: Instance, pool: ColumnPool, warm: bool = True, exchanges: bool = True):
         self.instance = instance
         self.pool = pool
+        self.exchanges = exchange_pairs(instance) if warm and exchanges else []
         self.limited = [t for t, m in enumerate(instance.max_count) if m is not None]
         self.penalty = PENALTY_FACTOR * float(instance.cost.max())
         self._highs: Any = _new_highs() if warm else None
         self._synced = 0
+        self._bounds: np.ndarray | None = None
         if self._highs is not None:
             self._build()
 
@@ -125,6 +132,26 @@ class MasterLP:
             np.arange(shapes, dtype=np.int32),
             np.arange(shapes, dtype=np.int32),
             np.ones(shapes),
+        )
+        self._add_exchanges()
+
+    def _add_exchanges(self) -> None:
+        highs = self._highs
+        count = len(self.exchanges)
+        if not count:
+            return
+        starts = np.arange(0, 2 * count, 2, dtype=np.int32)
+        indices = np.array([row for pair in self.exchanges for row in pair], dtype=np.int32)
+        values = np.tile([-1.0, 1.0], count)
+        highs.addCols(
+            count,
+            np.zeros(count),
+            np.zeros(count),
+            np.full(count, highs.getInfinity()),
+            2 * count,
+            starts,
+            indices,
+            values,
         )
 
     def _sync(self) -> None:
@@ -162,10 +189,18 @@ class MasterLP:
         highs, shapes = self._highs, self.instance.shape_count
         self._sync()
         inf = highs.getInfinity()
-        for i in range(shapes):
-            highs.changeRowBounds(i, float(demand[i]), inf)
-        for r, t in enumerate(self.limited):
-            highs.changeRowBounds(shapes + r, -inf, float(limits[t]))
+        # Only rows whose bounds differ from the last solve are changed (one call per row).
+        bounds = np.concatenate([demand.astype(float), np.array([float(limits[t]) for t in self.limited])])
+        changed = np.arange(len(bounds)) if self._bounds is None else np.nonzero(bounds != self._bounds)[0]
+        for row in changed.tolist():
+            if row < shapes:
+                highs.changeRowBounds(row, float(bounds[row]), inf)
+            else:
+                highs.changeRowBounds(row, -inf, float(bounds[row]))
+        self._bounds = bounds
+        seconds = work.seconds_until(math.inf)
+        if seconds is not None:
+            highs.setOptionValue("time_limit", max(seconds, 1e-3))
         highs.run()
         if highs.modelStatusToString(highs.getModelStatus()) != "Optimal":
             return None
@@ -177,7 +212,7 @@ class MasterLP:
         for r, t in enumerate(self.limited):
             limit_prices[t] = max(0.0, -float(duals[shapes + r]))
         return MasterSolution(
-            x=values[shapes:],
+            x=values[shapes + len(self.exchanges) :],
             value=float(highs.getInfo().objective_function_value),
             prices=prices,
             limit_prices=limit_prices,
@@ -218,6 +253,23 @@ class MasterLP:
             limit_prices=limit_prices,
             uncovered=float(result.x[len(types) :].sum()),
         )
+
+
+def exchange_pairs(instance: Instance) -> list[tuple[int, int]]:
+    """(larger, smaller) shapes next to each other by size, when items are sized in one dimension.
+
+    Any bin that holds an item can hold a smaller one in its place, so some optimal prices
+    never value a smaller item above a larger one. Columns of cost 0 that trade a larger
+    item's place for a smaller item (-1 and +1 in their rows) keep the LP's prices so ordered
+    without changing its optimum, which cuts the many rounds in which prices wander over
+    equally good values (dual-optimal inequalities of the cutting-stock problem).
+    """
+    sized = np.nonzero((instance.sizes > 0).any(axis=0))[0]
+    if len(sized) != 1:
+        return []
+    sizes = instance.sizes[:, int(sized[0])]
+    order = sorted(range(instance.shape_count), key=lambda i: (-int(sizes[i]), i))
+    return [(order[k], order[k + 1]) for k in range(len(order) - 1) if sizes[order[k + 1]] > 0]
 
 
 def _new_highs() -> Any:

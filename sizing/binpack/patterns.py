@@ -10,8 +10,12 @@ passes a limit, so its cost is bounded.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.sparse import csr_matrix
+
+from sizing.binpack import work
 
 _CHUNK = 2048
 
@@ -55,8 +59,11 @@ class PatternSet:
         return counts
 
 
-def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, limit: int) -> PatternSet | None:
-    """Every multiset of items (at most demand[i] of shape i) that fits `room`; None past `limit` patterns."""
+def enumerate_patterns(
+    room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, limit: int, deadline: float = math.inf
+) -> PatternSet | None:
+    """Every multiset of items (at most demand[i] of shape i) that fits `room`; None past `limit`
+    patterns, or when the work clock passes `deadline` (each level charges its patterns)."""
     shapes, dims = sizes.shape
     room = np.asarray(room, dtype=np.int64)
     start = np.nonzero((sizes <= room).all(axis=1) & (demand > 0))[0]
@@ -69,12 +76,15 @@ def enumerate_patterns(room: np.ndarray, sizes: np.ndarray, demand: np.ndarray, 
     candidates = np.arange(shapes)
     while len(last):
         total += len(last)
-        if total > limit:
+        work.charge(len(last) / work.PATTERNS_PER_UNIT)
+        if total > limit or work.now() > deadline:
             return None
         levels.append(members)
         grown_last, grown_repeats, grown_loads, grown_members = [], [], [], []
         grown = 0
         for begin in range(0, len(last), _CHUNK):
+            if work.now() > deadline:
+                return None
             chunk = slice(begin, begin + _CHUNK)
             tail, repeats, load = last[chunk], last_repeats[chunk], loads[chunk]
             # Shapes in non-decreasing order; the last shape again only while demand allows.

@@ -2,7 +2,9 @@
 
 A pattern a of bin type t prices out when cost_t + sigma_t - pi.a < 0.
 `PatternPricer` scans complete pattern lists (see `sizing.binpack.patterns`);
-`KnapsackPricer` solves one knapsack per bin type (see `sizing.binpack.knapsack`).
+`KnapsackPricer` solves one knapsack per bin type (see `sizing.binpack.knapsack`);
+`TablePricer` prices exactly by dynamic programming when items have size in one
+dimension only (see `sizing.binpack.table_knapsack`).
 Both return several item-disjoint columns per call, which cuts the number of
 master LPs, and an upper bound on max pi.a per bin type for the bound.
 """
@@ -19,13 +21,35 @@ from sizing.binpack.instance import Instance
 from sizing.binpack.knapsack import best_pattern
 from sizing.binpack.master_lp import Column
 from sizing.binpack.patterns import PatternSet
+from sizing.binpack.table_knapsack import best_patterns, table_cells
 
-_CANDIDATES_PER_TYPE = 3000
+_CANDIDATES_PER_TYPE = 500
+# Candidates looked at (for columns sharing no item) per unit of work.
+CANDIDATES_PER_UNIT = 200
 MANY_ITEMS = 12
 MANY_ITEMS_NODES = 400
 PARTIAL_PRICING_TYPES = 16
 PARTIAL_PRICING_BEST = 6
 PARTIAL_PRICING_TURNS = 4
+# Largest dynamic programme (pieces x room cells) the table pricer builds per call.
+TABLE_CELL_LIMIT = 25_000_000
+# Tables past this many cells are built once per pricing, without the extra disjoint columns.
+SMALL_TABLE_CELLS = 1_000_000
+
+
+def sized_dimension(instance: Instance) -> int | None:
+    """The one dimension in which items have size, or None when there are several (or none)."""
+    sized = np.nonzero((instance.sizes > 0).any(axis=0))[0]
+    return int(sized[0]) if len(sized) == 1 else None
+
+
+def table_pricing_applies(instance: Instance) -> bool:
+    """Items sized in one dimension only, and a table of at most TABLE_CELL_LIMIT cells."""
+    d = sized_dimension(instance)
+    if d is None:
+        return False
+    room = int(instance.capacity[:, d].max())
+    return table_cells(instance.sizes[:, d], instance.demand, room) <= TABLE_CELL_LIMIT
 
 
 class PatternPricer:
@@ -54,6 +78,8 @@ class PatternPricer:
             reduced = float(self.instance.cost[t] + limit_prices[t]) - values[good]
             candidates.extend(zip(reduced.tolist(), [t] * len(good), good.tolist(), strict=True))
         candidates.sort()
+        candidates = candidates[:_CANDIDATES_PER_TYPE]
+        work.charge(len(candidates) / CANDIDATES_PER_UNIT)
         columns: list[Column] = []
         taken = np.zeros(self.instance.shape_count, dtype=bool)
         for _, t, pattern in candidates:
@@ -182,3 +208,49 @@ class KnapsackPricer:
                 columns.append((t, tuple(result.counts)))
                 remaining = np.where(result.counts > 0, 0.0, remaining)
         return Pricing(columns, best_values, exact)
+
+
+class TablePricer:
+    """Exact pricing by one dynamic programme over the room for all bin types (items sized in
+    one dimension only, see `table_pricing_applies`). Each table also gives the best patterns of
+    smaller rooms as further columns; with a single bin type and a small table, a few more
+    item-disjoint patterns come from tables without the items already taken."""
+
+    def __init__(self, instance: Instance, extra_columns: int = 3, alternatives: int = 12):
+        dimension = sized_dimension(instance)
+        if dimension is None:
+            raise ValueError("table pricing needs items sized in exactly one dimension")
+        self.instance = instance
+        self.sizes = instance.sizes[:, dimension]
+        self.rooms = instance.capacity[:, dimension]
+        self.extra_columns = extra_columns if instance.type_count == 1 else 0
+        self.alternatives = alternatives
+
+    def price(
+        self, prices: np.ndarray, limit_prices: np.ndarray, demand: np.ndarray, usable: np.ndarray, deadline: float
+    ) -> Pricing:
+        instance = self.instance
+        types = [t for t in range(instance.type_count) if usable[t]]
+        best_values = np.zeros(instance.type_count)
+        columns: list[Column] = []
+        remaining = prices.copy()
+        for round_ in range(1 + self.extra_columns):
+            found, cells = best_patterns(
+                remaining, self.sizes, demand, [int(self.rooms[t]) for t in types], self.alternatives
+            )
+            work.charge(work.KNAPSACK_CALL_UNITS + cells / work.TABLE_CELLS_PER_UNIT)
+            taken = np.zeros(instance.shape_count, dtype=bool)
+            # The alternatives (patterns of smaller rooms) fit the largest bin type.
+            largest = max(types, key=lambda t: (int(self.rooms[t]), -t)) if types else 0
+            owners = types + [largest] * (len(found) - len(types))
+            for k, (t, pattern) in enumerate(zip(owners, found, strict=True)):
+                if round_ == 0 and k < len(types):
+                    best_values[t] = pattern.value
+                threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
+                if pattern.value > threshold:
+                    columns.append((t, tuple(int(c) for c in pattern.counts)))
+                    taken |= pattern.counts > 0
+            if not taken.any() or work.now() > deadline or cells > SMALL_TABLE_CELLS:
+                break
+            remaining = np.where(taken, 0.0, remaining)
+        return Pricing(columns, best_values, exact=True)

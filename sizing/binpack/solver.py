@@ -7,37 +7,51 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    Bounds are rounded up to the next cost a packing can have (whole bins when
    all bins cost the same).
 3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`).
-4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, pricing by
-   complete pattern lists when bins hold few items (`sizing.binpack.patterns`),
-   otherwise by a knapsack per bin type (`sizing.binpack.knapsack`); its Farley bound
-   is valid at every iteration.
-5. The master LP rounded down and completed by FFD, then diving on it
-   (`sizing.binpack.dive`); diving is skipped when bins hold many items and there are
-   many bins, where rounding loses little.
-6. An integer program over all generated columns (`sizing.binpack.integer_master`).
-7. With complete pattern lists, an exact search over the patterns whose reduced
-   cost is small enough to appear in a better packing.
+4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
+   prices, up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
+   first rule that applies: complete pattern lists when bins hold few items and the lists
+   stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
+   dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
+   (`sizing.binpack.knapsack`). Its Farley bound is valid at every iteration.
+5. The master LP rounded down and completed by FFD.
+6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
+   limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
+   are many bins, where rounding loses little), then an integer program, chosen by this rule:
+   the arc-flow model (`sizing.binpack.arcflow`) for one unlimited bin type, items sized in
+   one dimension and at most ARC_LIMIT arcs; else, with complete pattern lists and a
+   converged LP, the exact search over the patterns whose reduced cost allows them in a
+   better packing (`sizing.binpack.integer_master.enumeration_search`); else, unless items
+   are sized in one dimension, an integer program over the columns generated so far. A
+   result that proves the optimum stops the other task.
+7. What is left of the budget: the integer program over every column, the dives' included
+   (not for items sized in one dimension, where HiGHS spends long on it for little).
 
 The result never costs more than first-fit decreasing. Packings are covers
 while optimising; the surplus is removed at the end (`sizing.binpack.packing`).
 
 The search is bounded by work, not time (`sizing.binpack.work`): the result depends only
-on the input, on any machine and under any load, unless the optional wall-clock safety
-cap (`Problem.time_limit_seconds`, off by default) cuts a step short.
+on the input, on any machine, under any load and with any number of workers, unless the
+optional wall-clock cap (`Problem.time_limit_seconds`, off by default) cuts a step short.
+Under the cap every step keeps its share of the time (the clock maps the cap onto the work
+scale), so a cap with a large work limit behaves like a time limit, the integer programs
+included, and the answer comes within about a second of the cap.
 HiGHS may write to file descriptor 1; callers that print machine-readable
 output on stdout should redirect it around `solve` (the command line does).
 """
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sizing.binpack import work
+from sizing.binpack.arcflow import ArcGraph, arc_count, arcflow_search, build_graph
 from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
-from sizing.binpack.colgen import Pricer, column_generation, dual_bound
+from sizing.binpack.colgen import SMOOTHING, Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
@@ -46,37 +60,40 @@ from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import LowerBound, Problem, Solution
 from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
 from sizing.binpack.patterns import PatternSet, enumerate_patterns
-from sizing.binpack.pricers import KnapsackPricer, PatternPricer
+from sizing.binpack.portfolio import run_tasks
+from sizing.binpack.pricers import KnapsackPricer, PatternPricer, TablePricer, sized_dimension, table_pricing_applies
 
 PATTERN_LIMIT = 1_500_000
 COLUMN_GENERATION_SHARE = 0.4
 MANY_ITEMS_GENERATION_SHARE = 0.55
 MANY_ITEMS_PER_BIN = 12
 FEW_BINS = 50
-DIVE_SHARE = 0.75
-LONG_DIVE_SHARE = 0.85
-POOL_MILP_SHARE = 0.85
-LAST_POOL_MILP_SHARE = 0.95
-FINISH_SHARE = 0.97
+# Of the work left after column generation: the integer program and the dive, side by side.
+IMPROVEMENT_SHARE = 0.8
 MAX_GENERATION_ROUNDS = 5000
 MILP_PRICING_SHARE = 0.15
 # Added to every bin's cost, as a share of the cheapest bin, to rank packings of equal cost by
 # their bin count: small against any real difference in cost, large against float rounding.
 TIE_BREAK_COST_FRACTION = 1e-6
-# Pricing from pattern lists is cheap, so dives can afford to re-price more per step.
-PATTERN_ROUNDS_PER_STEP = 25
+# Exact pricing is cheap, so dives can afford to re-price more per step.
+EXACT_ROUNDS_PER_STEP = 25
 KNAPSACK_ROUNDS_PER_STEP = 5
+DIVE_DISCREPANCIES = 2
+MAX_DIVE_DISCREPANCIES = 16
+# The arc-flow model is built for one bin type and items sized in one dimension, up to this many arcs.
+ARC_LIMIT = 20_000
 
 
 @dataclass
 class _Search:
-    """The state of one solve: best packing and best bound so far."""
+    """The state of one solve: best packing and best bound so far, and the workers it may use."""
 
     instance: Instance
     start: float
     work_limit: float
     incumbent: Packing | None
     bound: float
+    workers: int = 1
 
     def deadline(self, share: float) -> float:
         return self.start + share * self.work_limit
@@ -101,15 +118,31 @@ class _Search:
         return self.incumbent is not None and self.incumbent_cost <= self.bound * (1 + 1e-9) + 1e-12
 
 
-def solve(problem: Problem) -> Solution:
+def default_workers() -> int:
+    """The cores this process may run on, at most 2 (the search has two tasks side by side)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(2, cores))
+
+
+def solve(problem: Problem, workers: int | None = None) -> Solution:
     """Pack every item into bins of minimal total cost (see the module docstring).
 
+    workers: threads the search may use (default: the cores available, at most 2); within the
+    work limit the result is the same whatever their number.
     Raises SizingInputError for malformed problems. An item that fits no bin type,
     or max counts too small for the items, give status "infeasible" with a reason.
     """
     start = time.perf_counter()
-    clock = work.start(problem.time_limit_seconds)
     instance = build_instance(problem)
+    # The search's clock, for this call only: what runs after it on this thread has no cap.
+    with work.using(work.WorkClock(float(problem.work_limit), problem.time_limit_seconds)) as clock:
+        return _solve(problem, instance, clock, start, workers)
+
+
+def _solve(problem: Problem, instance: Instance, clock: work.WorkClock, start: float, workers: int | None) -> Solution:
     if instance.shape_count == 0:
         return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
     fits = np.array(
@@ -122,7 +155,14 @@ def solve(problem: Problem) -> Solution:
     if impossible is not None:
         return _infeasible(impossible, start)
     assert cheap_bound is not None  # aggregate_bound gives a bound whenever packing is possible
-    search = _Search(instance, clock.now(), float(problem.work_limit), first_fit_decreasing(instance), 0.0)
+    search = _Search(
+        instance,
+        clock.origin,
+        float(problem.work_limit),
+        first_fit_decreasing(instance),
+        0.0,
+        default_workers() if workers is None else max(1, workers),
+    )
     bins_bound = bin_count_bound(instance)
     search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
     if not search.proven:
@@ -133,23 +173,39 @@ def solve(problem: Problem) -> Solution:
             "the max counts of the bin types may be too small: no packing of every item was found in the work limit",
             start,
         )
-    return _solution(search, bins_bound, start)
+    return _solution(search, bins_bound, start, clock)
+
+
+@dataclass(frozen=True)
+class _TaskResult:
+    packing: Packing | None
+    bound: float
 
 
 def _optimise(search: _Search) -> None:
     types = undominated_types(search.instance)
     instance = restrict_types(search.instance, types)
 
-    def offer(packing: Packing | None) -> None:
-        if packing is not None:
-            search.offer(Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins))
+    def restored(packing: Packing | None) -> Packing | None:
+        return None if packing is None else Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins)
 
-    pattern_sets = _all_patterns(instance)
+    def offer(packing: Packing | None) -> None:
+        search.offer(restored(packing))
+
+    many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
+    generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
+    # Items sized in one dimension: exact pricing by a table, the arc-flow model where it is small,
+    # and no integer program over the columns (HiGHS spends long on it and rarely improves).
+    one_dimension = table_pricing_applies(instance)
+    pattern_sets = None if many_items else _all_patterns(instance, search.deadline(generation_share / 2))
     pricer: Pricer
     if pattern_sets is not None:
         pricer = PatternPricer(instance, pattern_sets)
+    elif one_dimension:
+        pricer = TablePricer(instance)
     else:
         pricer = KnapsackPricer(instance, milp_units=MILP_PRICING_SHARE * search.work_limit)
+    exact_pricing = not isinstance(pricer, KnapsackPricer)
     pool = ColumnPool(instance.shape_count)
     if search.incumbent is not None:
         position = {t: k for k, t in enumerate(types)}
@@ -158,10 +214,6 @@ def _optimise(search: _Search) -> None:
                 pool.add(position[t], counts)
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     master_lp = MasterLP(instance, pool)
-    # With many items per bin and many bins, rounding the LP loses little and dives gain little:
-    # column generation and the integer program over its columns get the time instead.
-    many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
-    generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
     generation = column_generation(
         instance,
         master_lp,
@@ -171,36 +223,135 @@ def _optimise(search: _Search) -> None:
         search.deadline(generation_share),
         MAX_GENERATION_ROUNDS,
         target=search.incumbent_cost,
+        smoothing=SMOOTHING if exact_pricing else 0.0,
     )
     search.raise_bound(generation.bound)
     if generation.master is not None:
         offer(round_down(instance, master_lp, generation.master))
     if search.proven:
         return
+
+    # The dive and the integer program, side by side on equal budgets. Each sees the packing
+    # and bound known now; a result that proves the optimum ends the search.
+    known_cost, known_bound = search.incumbent_cost, search.bound
+    root_columns = list(pool.columns)
+    graph = _arc_graph(instance)
+
+    def proves(result: _TaskResult) -> bool:
+        cost = known_cost
+        if result.packing is not None:
+            cost = min(cost, result.packing.cost(instance))
+        return cost <= max(known_bound, result.bound) * (1 + 1e-9) + 1e-12
+
+    def integer_program() -> _TaskResult:
+        deadline = work.clock().end
+        if graph is not None:
+            return _arcflow_task(instance, graph, known_cost, known_bound, deadline)
+        if pattern_sets is not None and generation.converged and generation.master is not None:
+            return _enumeration_task(instance, pattern_sets, pricer, generation.master.prices, known_cost, deadline)
+        if one_dimension:
+            return _TaskResult(None, float("-inf"))
+        return _TaskResult(pool_milp(instance, root_columns, work.clock().left(deadline)).packing, float("-inf"))
+
+    # The dives' own LP, without exchange columns: its solutions hold the items bins really take,
+    # which is what fixing columns needs.
+    dive_lp = MasterLP(instance, pool, exchanges=False)
+
+    def dive_task() -> _TaskResult:
+        rounds = EXACT_ROUNDS_PER_STEP if exact_pricing else KNAPSACK_ROUNDS_PER_STEP
+        best, best_cost = None, known_cost
+        # A search that ends before its budget starts again with twice the discrepancies.
+        discrepancies = DIVE_DISCREPANCIES
+        while work.now() < work.clock().end and best_cost > known_bound * (1 + 1e-9) + 1e-12:
+            found = dive(instance, dive_lp, pricer, best_cost, work.clock().end, rounds, discrepancies, known_bound)
+            if found is not None:
+                best, best_cost = found, found.cost(instance)
+            elif discrepancies >= MAX_DIVE_DISCREPANCIES:
+                break
+            discrepancies = min(2 * discrepancies, MAX_DIVE_DISCREPANCIES)
+        return _TaskResult(best, float("-inf"))
+
+    # The dive first: when it meets the bound (the common case) the integer program is stopped.
+    tasks: list[Callable[[], _TaskResult]] = []
     few_bins = generation.master is None or float(generation.master.x.sum()) < FEW_BINS
     if not many_items or few_bins:
-        rounds = PATTERN_ROUNDS_PER_STEP if pattern_sets is not None else KNAPSACK_ROUNDS_PER_STEP
-        # Without pattern lists there is no exact search to leave time for.
-        dive_share = DIVE_SHARE if pattern_sets is not None else LONG_DIVE_SHARE
-        offer(dive(instance, master_lp, pricer, search.incumbent_cost, search.deadline(dive_share), rounds))
+        tasks.append(dive_task)
+    if graph is not None or pattern_sets is not None or not one_dimension:
+        tasks.append(integer_program)
+    left = search.deadline(1.0) - work.now()
+    # With items sized in one dimension no integer program follows: the tasks take all that is left.
+    share = 1.0 if one_dimension else IMPROVEMENT_SHARE
+    if left > 0:
+        improvement_end = work.now() + share * left
+        for result in run_tasks(
+            tasks,
+            share * left,
+            work.seconds_until(improvement_end),
+            search.workers,
+            proves,
+        ):
+            offer(result.packing)
+            search.raise_bound(result.bound)
     if search.proven:
         return
-    pool_share = POOL_MILP_SHARE if pattern_sets is not None else LAST_POOL_MILP_SHARE
-    units = search.deadline(pool_share) - work.now()
-    if units > 0:
+    # What is left goes to the integer program over every column found, the dive's included.
+    units = search.deadline(1.0) - work.now()
+    if units > 0 and len(pool) > len(root_columns) and not one_dimension:
         offer(pool_milp(instance, pool.columns, units).packing)
-    if search.proven or pattern_sets is None or not generation.converged or generation.master is None:
-        return
-    prices = generation.master.prices
+
+
+def _arc_graph(instance: Instance) -> ArcGraph | None:
+    """The arc-flow graph when the model applies: one bin type, items sized in one dimension,
+    whole bins as the cost step, and at most ARC_LIMIT arcs."""
+    dimension = sized_dimension(instance)
+    if instance.type_count != 1 or dimension is None or instance.max_count[0] is not None:
+        return None
+    room = int(instance.capacity[0, dimension])
+    sizes = instance.sizes[:, dimension]
+    if arc_count(sizes, instance.demand, room, ARC_LIMIT) is None:
+        return None
+    return build_graph(sizes, instance.demand, room)
+
+
+def _arcflow_task(
+    instance: Instance, graph: ArcGraph, known_cost: float, known_bound: float, deadline: float
+) -> _TaskResult:
+    """Packings of one bin fewer than the best known, while the arc-flow model finds them;
+    the bound it proves when it shows none exists."""
+    unit = float(instance.cost[0])
+    best_bins = round(known_cost / unit)
+    lower = round(rounded_cost_bound(instance, known_bound)[0] / unit)
+    dimension = sized_dimension(instance)
+    assert dimension is not None  # _arc_graph checked it
+    best: Packing | None = None
+    bound = lower
+    while best_bins - 1 >= bound:
+        outcome = arcflow_search(
+            graph, 0, instance.shape_count, instance.demand, best_bins - 1, bound, work.clock().left(deadline), deadline
+        )
+        bound = max(bound, outcome.bins_bound)
+        if outcome.packing is None:
+            break
+        best, best_bins = outcome.packing, outcome.packing.bin_count
+    return _TaskResult(best, bound * unit)
+
+
+def _enumeration_task(
+    instance: Instance,
+    pattern_sets: list[PatternSet],
+    pricer: Pricer,
+    prices: np.ndarray,
+    known_cost: float,
+    deadline: float,
+) -> _TaskResult:
+    """The exact search over every pattern whose reduced cost allows it in a better packing."""
+    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     best_values = pricer.price(
-        prices, np.zeros(instance.type_count), instance.demand, limits != 0, search.deadline(FINISH_SHARE)
+        prices, np.zeros(instance.type_count), instance.demand, limits != 0, deadline
     ).best_values
     exact_bound = dual_bound(instance, instance.demand, limits, prices, best_values)
-    outcome = enumeration_search(
-        instance, pattern_sets, prices, best_values, exact_bound, search.incumbent_cost, search.deadline(FINISH_SHARE)
-    )
-    offer(outcome.packing)
-    search.raise_bound(outcome.bound)
+    outcome = enumeration_search(instance, pattern_sets, prices, best_values, exact_bound, known_cost, deadline)
+    return _TaskResult(outcome.packing, outcome.bound)
 
 
 def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
@@ -218,7 +369,7 @@ def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
     instance = search.instance
     per_bin = TIE_BREAK_COST_FRACTION * float(instance.cost.min())
     dearer = replace(instance, cost=instance.cost + per_bin)
-    tie_break = _Search(dearer, work.now(), remaining, search.incumbent, 0.0)
+    tie_break = _Search(dearer, work.now(), remaining, search.incumbent, 0.0, search.workers)
     cheap_bound, _ = aggregate_bound(dearer)
     assert cheap_bound is not None  # the same items and limits as the search that found a packing
     tie_break.raise_bound(max(cheap_bound, bins_bound * float(dearer.cost.min())))
@@ -227,17 +378,13 @@ def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
     search.offer(tie_break.incumbent)
 
 
-def _all_patterns(instance: Instance) -> list[PatternSet] | None:
-    """Complete pattern lists of every bin type, or None when together they pass the limit.
-
-    Bins that may hold many items have far too many patterns; those are not even tried.
-    """
-    if instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN:
-        return None
+def _all_patterns(instance: Instance, deadline: float) -> list[PatternSet] | None:
+    """Complete pattern lists of every bin type, or None when together they pass the limit
+    or the work clock passes `deadline` first."""
     sets: list[PatternSet] = []
     left = PATTERN_LIMIT
     for t in range(instance.type_count):
-        patterns = enumerate_patterns(instance.capacity[t], instance.sizes, instance.demand, left)
+        patterns = enumerate_patterns(instance.capacity[t], instance.sizes, instance.demand, left, deadline)
         if patterns is None:
             return None
         sets.append(patterns)
@@ -245,7 +392,7 @@ def _all_patterns(instance: Instance) -> list[PatternSet] | None:
     return sets
 
 
-def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
+def _solution(search: _Search, bins_bound: int, start: float, clock: work.WorkClock) -> Solution:
     instance = search.instance
     assert search.incumbent is not None  # callers return an infeasible solution first
     packing = exact_packing(search.incumbent, instance)
@@ -272,7 +419,7 @@ def _solution(search: _Search, bins_bound: int, start: float) -> Solution:
         lower_bound=LowerBound(cost=bound, bins=bins),
         bins=bin_groups(packing, instance),
         seconds=_elapsed(start),
-        work=round(work.now(), 3),
+        work=round(clock.spent, 3),
     )
 
 

@@ -168,6 +168,23 @@ def test_bad_time_limit_option(limit, capsys, monkeypatch):
     assert code == 2 and "--time-limit must be a positive number" in err
 
 
+@pytest.mark.parametrize("workers", ["0", "-1"])
+def test_bad_workers_option(workers, capsys, monkeypatch):
+    code, _, err = run_cli(capsys, ["solve", "-", "--workers", workers], json.dumps(PROBLEM), monkeypatch)
+    assert code == 2 and "--workers must be a positive integer" in err
+
+
+def test_one_worker_and_two_print_the_same_packing(capsys, monkeypatch):
+    outputs = []
+    for workers in ("1", "2"):
+        code, out, _ = run_cli(capsys, ["solve", "-", "--workers", workers], json.dumps(PROBLEM), monkeypatch)
+        assert code == 0
+        result = json.loads(out)
+        result.pop("seconds")
+        outputs.append(result)
+    assert outputs[0] == outputs[1]
+
+
 def test_a_missing_file_is_reported(tmp_path, capsys):
     code, _, err = run_cli(capsys, ["solve", str(tmp_path / "absent.json")])
     assert code == 2 and "cannot read" in err and "absent.json" in err

@@ -1,0 +1,216 @@
+"""The arc-flow model of one-dimensional bin packing, solved as an integer program by HiGHS.
+
+Valério de Carvalho's model: a node per load a bin can reach, an arc (u, u + size_i) per
+item of shape i placed at load u, and an arc from every node to the end (room left
+unused). A path from load 0 to the end is a pattern, and
+
+    minimise z   s.t.  flow out of 0 = z = flow into the end, flow conserved elsewhere,
+                       sum of the flows on the arcs of shape i >= demand_i,  flows integer >= 0
+
+is the whole problem: unlike the integer program over generated columns, it holds every
+pattern, so its optimum is the true optimum. Its LP relaxation is as strong as column
+generation's. Arcs are built with the shapes by decreasing size, an arc of shape i leaving
+only the loads reached by larger shapes (up to demand_i of shape i in a row), which keeps
+one order of the items in a bin and cuts most of the symmetric paths.
+
+`arcflow_search` asks for a packing of at most `target` bins (one fewer than the best
+known): a packing if HiGHS finds one, a proof that none exists when it proves the
+model infeasible. The model is built only when it is small (`arc_count` tells in advance),
+since HiGHS's time grows quickly with the arcs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import csc_matrix, vstack
+
+from sizing.binpack import work
+from sizing.binpack.highs_milp import solve_milp
+from sizing.binpack.packing import Packing
+
+
+@dataclass(frozen=True)
+class ArcGraph:
+    """Arcs as parallel arrays: tail and head loads (the end is `room + 1`) and shape (-1: the
+    arc to the end)."""
+
+    room: int
+    tails: np.ndarray
+    heads: np.ndarray
+    shapes: np.ndarray
+
+    @property
+    def arc_count(self) -> int:
+        return int(len(self.tails))
+
+
+def _order(sizes: np.ndarray) -> list[int]:
+    return sorted(range(len(sizes)), key=lambda i: (-int(sizes[i]), i))
+
+
+def _item_arcs(sizes: np.ndarray, demand: np.ndarray, room: int) -> Iterator[tuple[int, np.ndarray] | np.ndarray]:
+    """The item arcs, run by run: (shape, the loads its arcs leave); last, every load reached."""
+    reached = np.zeros(room + 1, dtype=bool)
+    reached[0] = True
+    for i in _order(sizes):
+        size, copies = int(sizes[i]), int(demand[i])
+        if size <= 0 or size > room or copies <= 0:
+            continue
+        grown = reached.copy()
+        front = reached.copy()
+        for _ in range(min(copies, room // size)):
+            starts = np.nonzero(front[: room + 1 - size])[0]
+            if not len(starts):
+                break
+            yield i, starts
+            front = np.zeros(room + 1, dtype=bool)
+            front[starts + size] = True
+            grown |= front
+        reached = grown
+    yield np.nonzero(reached)[0]
+
+
+def arc_count(sizes: np.ndarray, demand: np.ndarray, room: int, limit: int) -> int | None:
+    """At least as many arcs as `build_graph` makes (it merges duplicates), or None past `limit`."""
+    arcs = 0
+    for run in _item_arcs(sizes, demand, room):
+        arcs += len(run[1]) if isinstance(run, tuple) else len(run)
+        if arcs > limit:
+            return None
+    return arcs
+
+
+def build_graph(sizes: np.ndarray, demand: np.ndarray, room: int) -> ArcGraph:
+    """The arc-flow graph (see the module docstring); shapes of size 0 or none demanded get no arc."""
+    tails: list[np.ndarray] = []
+    heads: list[np.ndarray] = []
+    shapes: list[np.ndarray] = []
+    for run in _item_arcs(sizes, demand, room):
+        if isinstance(run, tuple):
+            i, starts = run
+            tails.append(starts)
+            heads.append(starts + int(sizes[i]))
+            shapes.append(np.full(len(starts), i))
+        else:
+            tails.append(run)
+            heads.append(np.full(len(run), room + 1))
+            shapes.append(np.full(len(run), -1))
+    tail = np.concatenate(tails)
+    head = np.concatenate(heads)
+    shape = np.concatenate(shapes)
+    # Parallel arcs of one shape (the same item reached by two runs) carry the same flow: keep one.
+    keys = np.unique(np.stack([tail, head, shape]), axis=1)
+    return ArcGraph(room, keys[0], keys[1], keys[2])
+
+
+@dataclass(frozen=True)
+class ArcFlowOutcome:
+    """packing: a packing of at most `target` bins (None if none found); infeasible: HiGHS
+    proved that none exists; bins_bound: a lower bound on the bins of any packing."""
+
+    packing: Packing | None
+    infeasible: bool
+    bins_bound: int
+
+
+def arcflow_search(
+    graph: ArcGraph,
+    type_index: int,
+    shape_count: int,
+    demand: np.ndarray,
+    target: int,
+    lower: int,
+    units: float,
+    deadline: float,
+) -> ArcFlowOutcome:
+    """A packing into at most `target` bins of the one bin type, or a proof there is none.
+
+    lower: a known lower bound on the bins; units: work HiGHS may take (its node limit);
+    deadline: for the wall-clock cap, if any.
+    """
+    arcs = graph.arc_count
+    nodes = np.unique(np.concatenate([graph.tails, graph.heads]))
+    inner = nodes[(nodes > 0) & (nodes <= graph.room)]
+    setup = work.MILP_CALL_UNITS + arcs / work.MILP_COLUMNS_PER_UNIT
+    per_node = max(1.0, arcs / work.MILP_NODE_COLUMNS_PER_UNIT)
+    if target < lower or units < setup + 1:
+        return ArcFlowOutcome(None, target < lower, lower)
+    # Variables: the arcs, then z (the number of bins).
+    rows, cols, vals = [], [], []
+    row_of_node = {int(u): k for k, u in enumerate(inner)}
+    for k in range(arcs):
+        u, v = int(graph.tails[k]), int(graph.heads[k])
+        if u in row_of_node:
+            rows.append(row_of_node[u])
+            cols.append(k)
+            vals.append(-1.0)
+        if v in row_of_node:
+            rows.append(row_of_node[v])
+            cols.append(k)
+            vals.append(1.0)
+    conservation = csc_matrix((vals, (rows, cols)), shape=(len(inner), arcs + 1))
+    source = np.zeros(arcs + 1)
+    source[:arcs][graph.tails == 0] = 1.0
+    source[arcs] = -1.0
+    demanded = [i for i in range(shape_count) if demand[i] > 0]
+    cover = np.zeros((len(demanded), arcs + 1))
+    for r, i in enumerate(demanded):
+        cover[r, :arcs] = graph.shapes == i
+    matrix = vstack([conservation, csc_matrix(source[None, :]), csc_matrix(cover)], format="csc")
+    row_lower = np.concatenate([np.zeros(len(inner) + 1), demand[demanded].astype(float)])
+    row_upper = np.concatenate([np.zeros(len(inner) + 1), np.full(len(demanded), np.inf)])
+    objective = np.zeros(arcs + 1)
+    objective[arcs] = 1.0
+    upper = np.full(arcs + 1, float(target))
+    lower_bounds = np.zeros(arcs + 1)
+    lower_bounds[arcs] = float(lower)
+    result = solve_milp(
+        objective, matrix, row_lower, row_upper, lower_bounds, upper, (units - setup) / per_node, deadline
+    )
+    work.charge(result.work(setup, per_node))
+    if result.infeasible:
+        return ArcFlowOutcome(None, True, target + 1)
+    bound = lower
+    if np.isfinite(result.dual_bound):
+        bound = max(lower, int(np.ceil(result.dual_bound - 1e-6)))
+    if result.x is None:
+        return ArcFlowOutcome(None, False, bound)
+    flows = np.rint(result.x[:arcs]).astype(np.int64)
+    packing = _paths(graph, flows, type_index, shape_count)
+    if packing is None or (packing.covered(shape_count) < demand).any():
+        return ArcFlowOutcome(None, False, bound)
+    return ArcFlowOutcome(packing, False, bound)
+
+
+def _paths(graph: ArcGraph, flows: np.ndarray, type_index: int, shape_count: int) -> Packing | None:
+    """Split an integer flow into paths from load 0 to the end: one bin per unit of flow."""
+    flows = flows.copy()
+    out: dict[int, list[int]] = {}
+    for arc in np.nonzero(flows > 0)[0]:
+        out.setdefault(int(graph.tails[arc]), []).append(int(arc))
+    end = graph.room + 1
+    bins: list[tuple[tuple[int, tuple[int, ...]], int]] = []
+    while True:
+        starts = [k for k in out.get(0, []) if flows[k] > 0]
+        if not starts:
+            break
+        counts = np.zeros(shape_count, dtype=np.int64)
+        path = []
+        node = 0
+        while node != end:
+            arcs = [k for k in out.get(node, []) if flows[k] > 0]
+            if not arcs:
+                return None
+            k = arcs[0]
+            path.append(k)
+            if graph.shapes[k] >= 0:
+                counts[graph.shapes[k]] += 1
+            node = int(graph.heads[k])
+        amount = int(min(flows[k] for k in path))
+        for k in path:
+            flows[k] -= amount
+        bins.append(((type_index, tuple(int(c) for c in counts)), amount))
+    return Packing.of(bins)

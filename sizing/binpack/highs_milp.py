@@ -1,0 +1,100 @@
+"""Integer programs with HiGHS (highspy), bounded by the solver's work clock.
+
+    minimise cost . x   s.t.  row_lower <= A x <= row_upper,  lower <= x <= upper,  x integer
+
+The deterministic stop is a node limit, derived by the caller from the work the program may
+take. Under a wall-clock cap HiGHS also gets the seconds left to the deadline. The clock of
+the calling task is watched from HiGHS's interrupt callback: a task stopped from outside
+(`sizing.binpack.work.WorkClock.stop`, see `sizing.binpack.portfolio`) ends its program
+at the next callback, and so does a program past its deadline under a wall-clock cap. HiGHS
+releases Python's lock while it runs, so programs of tasks on other threads run at the same
+time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from highspy import Highs, HighsLp, HighsModelStatus, HighsVarType, MatrixFormat
+from scipy.sparse import csc_matrix
+
+from sizing.binpack import work
+
+
+@dataclass(frozen=True)
+class MilpResult:
+    """x: the best solution found (None if none); optimal: proven optimal; infeasible: proven to
+    have no solution; dual_bound: a lower bound on the optimum (-inf if unknown); nodes: branch-
+    and-bound nodes HiGHS explored; iterations: simplex iterations of all its LPs (heuristics
+    and cut rounds included)."""
+
+    x: np.ndarray | None
+    optimal: bool
+    infeasible: bool
+    dual_bound: float
+    nodes: int
+    iterations: int
+
+    def work(self, setup: float, per_node: float) -> float:
+        """Units to charge: the larger of the node-based estimate and the LP iterations, which
+        count the root's cut rounds and heuristics that nodes miss."""
+        return max(setup + self.nodes * per_node, self.iterations * work.MILP_ITERATION_UNITS)
+
+
+def solve_milp(
+    cost: np.ndarray,
+    matrix: Any,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    node_limit: float,
+    deadline: float = math.inf,
+    relative_gap: float = 1e-6,
+) -> MilpResult:
+    """Solve the integer program (see the module docstring); all variables are integer."""
+    highs = Highs()
+    highs.setOptionValue("output_flag", False)
+    for name, value in work.milp_options(node_limit, deadline).items():
+        highs.setOptionValue(name, value)
+    highs.setOptionValue("mip_rel_gap", relative_gap)
+    inf = highs.getInfinity()
+    a = csc_matrix(matrix, dtype=float)
+    columns = a.shape[1]
+    model = HighsLp()
+    model.num_col_ = columns
+    model.num_row_ = a.shape[0]
+    model.col_cost_ = np.asarray(cost, dtype=float)
+    model.col_lower_ = np.asarray(lower, dtype=float)
+    model.col_upper_ = np.where(np.isinf(upper), inf, np.asarray(upper, dtype=float))
+    model.row_lower_ = np.where(np.isinf(row_lower), -inf, np.asarray(row_lower, dtype=float))
+    model.row_upper_ = np.where(np.isinf(row_upper), inf, np.asarray(row_upper, dtype=float))
+    model.a_matrix_.format_ = MatrixFormat.kColwise
+    model.a_matrix_.start_ = a.indptr
+    model.a_matrix_.index_ = a.indices
+    model.a_matrix_.value_ = a.data
+    model.integrality_ = [HighsVarType.kInteger] * columns
+    highs.passModel(model)
+    clock = work.clock()
+
+    def interrupt(event: Any) -> None:
+        # Under a wall-clock cap, HiGHS's own time limit is checked less often than this.
+        if clock.stopped or (clock.seconds is not None and clock.now() > deadline):
+            event.interrupt()
+
+    highs.cbMipInterrupt.subscribe(interrupt)
+    highs.run()
+    status = highs.getModelStatus()
+    info = highs.getInfo()
+    nodes = max(0, int(info.mip_node_count))
+    iterations = max(0, int(info.simplex_iteration_count))
+    if status == HighsModelStatus.kInfeasible:
+        return MilpResult(None, False, True, math.inf, nodes, iterations)
+    dual = float(info.mip_dual_bound)
+    dual = dual if math.isfinite(dual) else -math.inf
+    solution = highs.getSolution()
+    x = np.array(solution.col_value) if solution.value_valid else None
+    return MilpResult(x, status == HighsModelStatus.kOptimal, False, dual, nodes, iterations)

@@ -1,0 +1,110 @@
+"""Items sized in one dimension: exact pricing by table, the arc-flow model, and the solver on them."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sizing.binpack.arcflow import arc_count, arcflow_search, build_graph
+from sizing.binpack.instance import build_instance
+from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.binpack.packing import overfilled
+from sizing.binpack.pricers import table_pricing_applies
+from sizing.binpack.solver import solve
+from sizing.binpack.table_knapsack import best_patterns
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+knapsacks = st.integers(1, 5).flatmap(
+    lambda shapes: st.tuples(
+        st.lists(st.integers(0, 9), min_size=shapes, max_size=shapes),
+        st.lists(st.integers(0, 4), min_size=shapes, max_size=shapes),
+        st.lists(st.floats(0, 5, allow_nan=False), min_size=shapes, max_size=shapes),
+        st.lists(st.integers(0, 25), min_size=1, max_size=3),
+    )
+)
+
+
+@SETTINGS
+@given(data=knapsacks)
+def test_the_table_finds_the_best_pattern_for_every_room(data):
+    sizes, limits, prices, rooms = (np.array(x) for x in data)
+    found, _ = best_patterns(prices.astype(float), sizes.astype(np.int64), limits.astype(np.int64), rooms.tolist())
+    for room, pattern in zip(rooms, found, strict=True):
+        best = 0.0
+        for counts in itertools.product(*[range(int(n) + 1) for n in limits]):
+            counts = np.array(counts)
+            if counts @ sizes <= room:
+                best = max(best, float(prices @ counts))
+        assert pattern.counts @ sizes <= room and (pattern.counts <= limits).all()
+        assert pattern.value == pytest.approx(best)
+
+
+@st.composite
+def bin_packings(draw):
+    room = draw(st.integers(5, 20))
+    sizes = draw(st.lists(st.integers(1, room), min_size=1, max_size=4, unique=True))
+    counts = [draw(st.integers(1, 3)) for _ in sizes]
+    return room, np.array(sizes, dtype=np.int64), np.array(counts, dtype=np.int64)
+
+
+@SETTINGS
+@given(data=bin_packings())
+def test_the_arc_flow_model_finds_the_optimum_and_proves_nothing_smaller(data, brute_force_optimum):
+    room, sizes, demand = data
+    problem = Problem(
+        (BinType("bin", {"x": room}, 1.0),),
+        tuple(ItemType(f"s{k}", {"x": int(s)}, int(n)) for k, (s, n) in enumerate(zip(sizes, demand, strict=True))),
+    )
+    optimum = int(brute_force_optimum(problem)[1])
+    instance = build_instance(problem)
+    graph = build_graph(instance.sizes[:, 0], instance.demand, room)
+    assert arc_count(instance.sizes[:, 0], instance.demand, room, 10**6) >= graph.arc_count
+    found = arcflow_search(graph, 0, instance.shape_count, instance.demand, optimum, 0, 10**6, float("inf"))
+    assert found.packing is not None and found.packing.bin_count <= optimum
+    assert (found.packing.covered(instance.shape_count) >= instance.demand).all()
+    assert not overfilled(found.packing, instance)
+    if optimum > 1:
+        none = arcflow_search(graph, 0, instance.shape_count, instance.demand, optimum - 1, 0, 10**6, float("inf"))
+        assert none.infeasible and none.packing is None and none.bins_bound == optimum
+
+
+@SETTINGS
+@given(data=bin_packings())
+def test_the_solver_on_one_dimension_is_optimal_and_never_below(data, brute_force_optimum, solution_checker):
+    room, sizes, demand = data
+    problem = Problem(
+        (BinType("bin", {"x": room}, 1.0),),
+        tuple(ItemType(f"s{k}", {"x": int(s)}, int(n)) for k, (s, n) in enumerate(zip(sizes, demand, strict=True))),
+        work_limit=300,
+    )
+    assert table_pricing_applies(build_instance(problem))
+    solution = solve(problem)
+    solution_checker(problem, solution)
+    assert solution.status == "optimal" and solution.bin_count == brute_force_optimum(problem)[1]
+
+
+def test_triplets_that_fill_their_bins_exactly_are_packed_at_the_optimum(solution_checker):
+    # Triplets of sizes summing to the room exactly (Falkenauer's T construction, small): the optimum
+    # is a third of the items, and first-fit decreasing misses it.
+    rng = np.random.default_rng(3)
+    room, triplets = 1000, 20
+    sizes = []
+    for _ in range(triplets):
+        first = int(rng.integers(380, 490))
+        second = int(rng.integers(250, min(490, room - first - 250)))
+        sizes += [first, second, room - first - second]
+    counts: dict[int, int] = {}
+    for size in sizes:
+        counts[size] = counts.get(size, 0) + 1
+    problem = Problem(
+        (BinType("bin", {"x": room}, 1.0),),
+        tuple(ItemType(f"w{s}", {"x": s}, n) for s, n in sorted(counts.items())),
+        work_limit=1500,
+    )
+    solution = solve(problem)
+    solution_checker(problem, solution)
+    assert solution.lower_bound.bins == triplets
+    assert solution.bin_count == triplets
