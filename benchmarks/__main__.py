@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHMARKS = ("solver", "solver_families", "planner", "scale", "program")
+BENCHMARKS = ("solver", "solver_families", "planner", "scale", "trace_shapes", "program")
 
 
 def main(argv):
