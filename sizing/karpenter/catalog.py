@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from sizing.errors import SizingInputError
+from sizing.kube.safe_yaml import read_text
 
 BUNDLED_CATALOG_PATH = Path(__file__).resolve().parent / "data" / "catalog.json"
 CATALOG_FORMAT_VERSION = 1
@@ -229,14 +230,14 @@ def _bundled_catalog() -> tuple[InstanceType, ...]:
 
 
 def _read_catalog_file(path: Path) -> tuple[InstanceType, ...]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise SizingInputError(f"catalog file {str(path)!r}: cannot be read ({error.strerror})") from error
+    # Read as every input file is: a regular UTF-8 text file of bounded size.
+    text = read_text(path, f"catalog file {str(path)!r}", kind="a catalog (JSON)")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise SizingInputError(f"catalog file {str(path)!r}: not valid JSON ({error})") from error
+    except RecursionError:
+        raise SizingInputError(f"catalog file {str(path)!r}: not a catalog (its JSON nests too deep)") from None
     return catalog_from_document(document, where=f"catalog file {str(path)!r}")
 
 
