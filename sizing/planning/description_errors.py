@@ -58,7 +58,7 @@ def _requirement(kind: str, detail: Mapping[str, Any], annotation: Any) -> str:
         "int_type": "must be an integer",
         "float_type": "must be a number",
         "bool_type": "must be true or false",
-        "finite_number": "must be a finite number",
+        "finite_number": "must be a finite number (YAML reads .nan and .inf as such)",
     }
     return simple.get(kind, f"is not valid ({detail['msg']})")
 

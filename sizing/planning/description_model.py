@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
 from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
-from sizing.kube.workloads import DEFAULT_MAX_SURGE, SURGE_FORMS, surge_pods
+from sizing.kube.workloads import CEILING_WHY, DEFAULT_MAX_SURGE, MAX_REPLICAS, SURGE_FORMS, surge_pods
 
 _QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
 
@@ -163,11 +163,22 @@ class WorkloadEntry(DescriptionModel):
 
     name: Name
     requests: Requests = Field(description="requests of one pod")
-    max_replicas: int = Field(ge=1, description="peak replicas: the HPA's maxReplicas")
+    max_replicas: int = Field(
+        ge=1,
+        json_schema_extra={"maximum": MAX_REPLICAS},
+        description=f"peak replicas: the HPA's maxReplicas (at most {MAX_REPLICAS:,})",
+    )
     max_surge: MaxSurge = Field(
         default=DEFAULT_MAX_SURGE, description="extra pods of a rollout: a count or a percentage"
     )
     node_selector: LabelSelector = Field(default_factory=dict, description="labels the pods require of their node")
+
+    @field_validator("max_replicas")
+    @classmethod
+    def _within_the_ceiling(cls, value: int) -> int:
+        if value > MAX_REPLICAS:
+            raise ValueError(f"must be at most {MAX_REPLICAS:,} ({CEILING_WHY}), got {value:,}")
+        return value
 
 
 class DaemonSetEntry(DescriptionModel):
@@ -199,7 +210,9 @@ class Description(DescriptionModel):
 
     region: Name = Field(default="us-east-1", description="the AWS region whose prices are used")
     zones: list[Name] = Field(default_factory=list, description="the region's zones to plan with")
-    headroom_percent: float = Field(default=10.0, ge=0, le=1000, description="extra room in the limits")
+    headroom_percent: float = Field(
+        default=10.0, ge=0, le=1000, allow_inf_nan=False, description="extra room in the limits"
+    )
     max_pods_per_node: int | None = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
     price_overrides: dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
     solver_work_limit: int | None = Field(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -53,7 +54,7 @@ from sizing.karpenter.simulation import (
 )
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolerates_all
-from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload, check_ceilings
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.planning.pod_groups import PodGroupBuilder, PoolView
 from sizing.planning.recommendation import Recommendation, recommend
@@ -133,9 +134,11 @@ class PlanInput:
     catalog); other_node_pools: further NodePools pods may overflow to (their
     limits as given; `node_pool` is the one planned); ignored: inputs the
     planner does not model, accepted by the user and listed in the report
-    ("ignored, may under-plan"); hpa_scale_up: workload name -> how its HPA
-    scales up (the HPA ramp scenario; absent: the workload's own HPA fields if
-    it has them, else Kubernetes' defaults with minReplicas 1).
+    ("ignored, may under-plan"); not_planned: objects read that place no pods
+    (a Service, a PodDisruptionBudget, ...), listed in the report as not
+    planned; hpa_scale_up: workload name -> how its HPA scales up (the HPA
+    ramp scenario; absent: the workload's own HPA fields if it has them, else
+    Kubernetes' defaults with minReplicas 1).
     """
 
     workloads: tuple[Workload, ...]
@@ -151,15 +154,17 @@ class PlanInput:
     catalog: tuple[InstanceType, ...] | None = None
     other_node_pools: tuple[NodePoolSpec, ...] = ()
     ignored: tuple[str, ...] = ()
+    not_planned: tuple[str, ...] = ()
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.workloads:
             raise SizingInputError("workloads is empty; list at least one workload to plan for")
         names = [w.name for w in self.workloads]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise SizingInputError(f"workload names must be unique, {duplicates} appear more than once")
+        check_ceilings(self.workloads)
         if (
             isinstance(self.headroom_percent, bool)
             or not isinstance(self.headroom_percent, (int, float))
@@ -585,6 +590,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         else {}
     )
     notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
+    notes.extend(f"not planned: {item}" for item in plan_input.not_planned)
     return _Context(
         options=options,
         instances=MappingProxyType({i.name: i for i in primary.instances}),
