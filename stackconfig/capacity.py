@@ -20,8 +20,9 @@ from sizing.kube.objects import read_objects
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
 from sizing.planning.report import plan_data
+from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.errors import StackConfigError
-from stackconfig.load import load_stack_file
+from stackconfig.load import parse_stack_config, read_stack_file
 from stackconfig.planned_objects import planned_objects
 from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
@@ -164,17 +165,25 @@ def plan_summary(plan: CapacityPlan) -> dict:
 
 
 def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
-    """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`)."""
+    """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`), after
+    the checks the stack program runs before it registers anything: every `eks-autoscaling:*`
+    key, every `aws:*` key, and the VPC's room for the peak's pods."""
     path = Path(project_dir) / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        stacks = sorted(found.name[len("Pulumi.") : -len(".yaml")] for found in Path(project_dir).glob("Pulumi.*.yaml"))
+    if not path.exists() and not path.is_symlink():
+        stacks = sorted(
+            found.name[len("Pulumi.") : -len(".yaml")]
+            for found in Path(project_dir).glob("Pulumi.*.yaml")
+            if found.is_file()
+        )
         raise StackConfigError(
             [
                 f"no stack file {path.name} in {Path(project_dir).resolve()}; "
                 f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"
             ]
         )
-    config = load_stack_file(path)
+    raw = read_stack_file(path)
+    config = parse_stack_config(raw)
+    parse_aws_settings(raw)
     plan_input = _plan_input(*plan_source(config))
     # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
     try:
@@ -188,7 +197,13 @@ def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
     settings = json.loads(settings_json)
     try:
         objects = read_objects([(OBJECTS_SOURCE, objects_yaml)])
-        plan_input = plan_input_from_objects(objects, zones=settings["zones"], region=settings["region"])
+        plan_input = plan_input_from_objects(
+            objects,
+            zones=settings["zones"],
+            region=settings["region"],
+            zones_key="nodePool.zones",
+            region_key="aws:region",
+        )
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
     return replace(
