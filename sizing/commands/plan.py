@@ -138,7 +138,7 @@ def _refuse(flags: Sequence[tuple[str, object]], reason: str) -> None:
 def plan_input_for(args: argparse.Namespace, stdin: Any = None) -> Any:
     """The planner's input for the parsed command line."""
     from sizing.planning.description import plan_input_from_input
-    from sizing.planning.objects import objects_of, plan_input_from_objects, read_inputs
+    from sizing.planning.objects import STDIN, objects_of, plan_input_from_objects, read_inputs
 
     if args.stack is not None:
         _refuse(
@@ -155,6 +155,8 @@ def plan_input_for(args: argparse.Namespace, stdin: Any = None) -> Any:
     _refuse([("--project-dir", args.project_dir)], "without --stack")
     if not args.file and not args.manifests:
         raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
+    if [*args.file, *args.manifests].count(STDIN) > 1:
+        raise SizingInputError("'-' (stdin) is given more than once; stdin can be read once")
     inputs = read_inputs(args.file, stdin) + read_inputs(args.manifests, stdin, what="manifest")
     descriptions = [item for item in inputs if item.is_description]
     if len(descriptions) > 1:

@@ -55,7 +55,7 @@ def read_file_bytes(path: Path | str, what: str, stdin_hint: bool = False) -> by
     except FileNotFoundError:
         if path.is_symlink():
             raise YamlInputError(
-                f"{what} is a link to {echo(os.readlink(path))}, which does not exist"
+                f"{what} is a link to {os.readlink(path)!r}, which does not exist"
             ) from None
         raise YamlInputError(f"{what} cannot be read (it does not exist)") from None
     except OSError as error:

@@ -24,14 +24,16 @@ from sizing.kube.scheduling import PodScheduling, Taint
 MaxSurge = int | str
 DEFAULT_MAX_SURGE = "25%"
 
-# The planner's ceilings, checked before anything is simulated. It places every pod, one by one:
-# 100,000 pods at peak plan in about half a minute on two cores (docs/benchmarks.md, "Whole plans
-# at scale"), and Kubernetes itself supports at most 150,000 pods in a cluster. Pods that each
-# need a node of their own (required hostname anti-affinity on their own labels, or a host port)
-# cost far more: every scenario launches their nodes over many batches (2,000 such pods: about
-# a minute).
+# The planner's ceilings, checked before anything is simulated (measured in docs/benchmarks.md,
+# "Ceilings"). It places every pod, one by one: 100,000 pods at peak plan in about half a minute
+# on two cores, and Kubernetes itself supports at most 150,000 pods and 5,000 nodes in a cluster.
+# Each distinct workload adds its own groups to every scenario, so their number is bounded too.
+# Pods that each need a node of their own (required hostname anti-affinity on their own labels,
+# or a host port) cost far more: every scenario launches their nodes over many batches.
 MAX_REPLICAS = 100_000
 MAX_PEAK_PODS = 100_000
+MAX_WORKLOADS = 1_000
+MAX_EXISTING_NODES = 5_000
 MAX_NODE_PER_POD_PODS = 2_000
 HOSTNAME_KEY = "kubernetes.io/hostname"
 CEILING_WHY = "the planner's ceiling: it simulates every pod, and 100,000 pods take about half a minute"
@@ -151,27 +153,6 @@ class Workload:
         )
 
 
-def check_ceilings(workloads: Sequence[Workload]) -> None:
-    """Refuse, before any simulation, more pods at peak than the planner's ceilings allow."""
-    total = sum(workload.peak_pods for workload in workloads)
-    if total > MAX_PEAK_PODS:
-        largest = sorted(workloads, key=lambda w: (-w.peak_pods, w.name))[:3]
-        named = ", ".join(f"{w.name!r} {w.peak_pods:,}" for w in largest)
-        raise SizingInputError(
-            f"{total:,} pods at peak (replicas plus rollout surge; largest: {named}), more than "
-            f"{MAX_PEAK_PODS:,} ({CEILING_WHY})"
-        )
-    own_node = [w for w in workloads if w.needs_node_per_pod]
-    alone = sum(w.peak_pods for w in own_node)
-    if alone > MAX_NODE_PER_POD_PODS:
-        named = ", ".join(f"{w.name!r} {w.peak_pods:,}" for w in sorted(own_node, key=lambda w: (-w.peak_pods, w.name)))
-        raise SizingInputError(
-            f"{alone:,} pods at peak need a node each (required hostname anti-affinity on their own labels, or a "
-            f"host port: {named}), more than {MAX_NODE_PER_POD_PODS:,} (the planner's ceiling for such pods: "
-            "every scenario launches their nodes over many batches, and 2,000 of them take about a minute)"
-        )
-
-
 @dataclass(frozen=True)
 class DaemonSet:
     """A DaemonSet whose pod runs on every node it selects (cpu millicores, memory MiB).
@@ -251,3 +232,34 @@ class ExistingNode:
             raise SizingInputError(
                 f"existing node {self.name!r}: requested must be non-negative Resources, got {self.requested!r}"
             )
+
+
+def check_ceilings(workloads: Sequence[Workload], existing_nodes: Sequence[ExistingNode] = ()) -> None:
+    """Refuse, before any simulation, more pods, workloads or nodes than the planner's ceilings allow."""
+    if len(workloads) > MAX_WORKLOADS:
+        raise SizingInputError(
+            f"{len(workloads):,} workloads (Deployments, StatefulSets, Jobs), more than {MAX_WORKLOADS:,} (the "
+            "planner's ceiling: each workload is simulated as groups of its own; plan the NodePool's share of them)"
+        )
+    if len(existing_nodes) > MAX_EXISTING_NODES:
+        raise SizingInputError(
+            f"{len(existing_nodes):,} existing nodes, more than {MAX_EXISTING_NODES:,} (the most Kubernetes "
+            "supports in one cluster, and the planner's ceiling)"
+        )
+    total = sum(workload.peak_pods for workload in workloads)
+    if total > MAX_PEAK_PODS:
+        largest = sorted(workloads, key=lambda w: (-w.peak_pods, w.name))[:3]
+        named = ", ".join(f"{w.name!r} {w.peak_pods:,}" for w in largest)
+        raise SizingInputError(
+            f"{total:,} pods at peak (replicas plus rollout surge; largest: {named}), more than "
+            f"{MAX_PEAK_PODS:,} ({CEILING_WHY})"
+        )
+    own_node = [w for w in workloads if w.needs_node_per_pod]
+    alone = sum(w.peak_pods for w in own_node)
+    if alone > MAX_NODE_PER_POD_PODS:
+        named = ", ".join(f"{w.name!r} {w.peak_pods:,}" for w in sorted(own_node, key=lambda w: (-w.peak_pods, w.name)))
+        raise SizingInputError(
+            f"{alone:,} pods at peak need a node each (required hostname anti-affinity on their own labels, or a "
+            f"host port: {named}), more than {MAX_NODE_PER_POD_PODS:,} (the planner's ceiling for such pods: "
+            "every scenario launches their nodes over many batches, and 2,000 of them take about a minute)"
+        )

@@ -164,7 +164,7 @@ class PlanInput:
         duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise SizingInputError(f"workload names must be unique, {duplicates} appear more than once")
-        check_ceilings(self.workloads)
+        check_ceilings(self.workloads, self.existing_nodes)
         if (
             isinstance(self.headroom_percent, bool)
             or not isinstance(self.headroom_percent, (int, float))

@@ -7,9 +7,9 @@ import pytest
 from sizing.errors import SizingInputError
 from sizing.kube.manifests import pod_requests
 from sizing.kube.objects import read_objects
-from sizing.planning.objects import read_object_files
 from sizing.kube.quantities import cpu_millicores, format_cpu, format_memory, memory_mib
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload, surge_pods
+from sizing.planning.objects import read_object_files
 
 PROJECT = Path(__file__).resolve().parents[2]
 
