@@ -10,7 +10,7 @@ set -eu
 
 usage() {
     cat <<'USAGE'
-Usage: scripts/stack.sh [--dry-run] COMMAND [STACK]
+Usage: scripts/stack.sh [--dry-run | --check] COMMAND [STACK]
 
 COMMAND  up | preview | destroy | output
 STACK    the stack to use (default: dev); its settings are in Pulumi.<STACK>.yaml
@@ -28,11 +28,17 @@ waits until Karpenter has terminated its nodes; then it runs pulumi destroy. Whe
 does not answer, it says what to check in AWS and runs pulumi destroy.
 
 --dry-run prints the commands instead of running them (prerequisites are still checked).
+--check checks the prerequisites only, and says how to get what is missing (make up runs it
+before it installs anything).
 USAGE
 }
 
 dry_run=0
-if [ "${1:-}" = "--dry-run" ]; then dry_run=1; shift; fi
+check_only=0
+case "${1:-}" in
+    --dry-run) dry_run=1; shift ;;
+    --check) check_only=1; shift ;;
+esac
 case "${1:-}" in
     -h|--help) usage; exit 0 ;;
     up|preview|destroy|output) command=$1 ;;
@@ -66,6 +72,7 @@ fi
 backend=$(default_backend "$project_dir")
 check_passphrase "$backend"
 if [ "$missing" -ne 0 ]; then exit 1; fi
+if [ "$check_only" -eq 1 ]; then echo "prerequisites of $command on stack $stack: found" >&2; exit 0; fi
 
 run() {
     if [ "$dry_run" -eq 1 ]; then echo "$*"; else "$@"; fi
