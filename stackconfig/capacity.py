@@ -196,7 +196,9 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
 def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
     settings = json.loads(settings_json)
     try:
-        objects = read_objects([(OBJECTS_SOURCE, objects_yaml)])
+        # The stack's own objects that place no pods (its Namespace, Service, Ingress, disruption
+        # budget) are not listed as not planned: nobody handed them in, and the stack builds them.
+        objects = replace(read_objects([(OBJECTS_SOURCE, objects_yaml)]), not_planned=())
         plan_input = plan_input_from_objects(
             objects,
             zones=settings["zones"],

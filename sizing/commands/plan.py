@@ -21,6 +21,14 @@ from typing import Any
 
 from sizing.commands.native_output import stdout_to_stderr
 from sizing.errors import SizingInputError
+from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES
+from sizing.kube.workloads import (
+    MAX_EXISTING_NODES,
+    MAX_NODE_PER_POD_PODS,
+    MAX_PEAK_PODS,
+    MAX_REPLICAS,
+    MAX_WORKLOADS,
+)
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
 DEFAULT_REGION = "us-east-1"
@@ -54,12 +62,12 @@ What each door accepts:
     --region, --zones or --accept-unmodelled: the stack sets them.
 
   stdin: '-' as a FILE reads stdin, once, told apart like a file. Every input is UTF-8 YAML text
-  of at most 16 MiB; a key given twice in one map is refused, and aliases may repeat at most
-  10,000 values per document.
+  of at most {MAX_INPUT_BYTES // (1024 * 1024)} MiB; a key given twice in one map is refused, and aliases may repeat at most
+  {MAX_ALIAS_REPEATS:,} values per document.
 
-Ceilings, checked before any simulation: 100,000 replicas per workload, 100,000 pods at peak in
-all, 2,000 pods that need a node each (required hostname anti-affinity on their own labels, or a
-host port).
+Ceilings, checked before any simulation: {MAX_REPLICAS:,} replicas per workload, {MAX_PEAK_PODS:,} pods at
+peak in all, {MAX_WORKLOADS:,} workloads, {MAX_EXISTING_NODES:,} existing nodes, {MAX_NODE_PER_POD_PODS:,} pods that need a node each
+(required hostname anti-affinity on their own labels, or a host port).
 """
 
 
@@ -102,7 +110,8 @@ def register(subparsers: Any) -> None:
         "(listed as ignored)",
     )
     parser.add_argument(
-        "--zones", nargs="+", default=None, metavar="ZONE", help="zones of --region, for Kubernetes object input only"
+        "--zones", nargs="+", default=None, metavar="ZONE", help="zones of --region, for Kubernetes object input only: the region's name and a letter (us-east-1a), "
+        "or a Local Zone's (us-west-2-lax-1a)"
     )
     parser.add_argument(
         "--region", default=None, help=f"region, for Kubernetes object input only (default {DEFAULT_REGION})"
