@@ -14,7 +14,8 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from sizing.kube.safe_yaml import YamlInputError, echo, load_document, read_text
+from sizing.errors import echo
+from sizing.kube.safe_yaml import YamlInputError, load_document, read_text
 from stackconfig.errors import StackConfigError
 from stackconfig.model import StackConfig
 

@@ -110,8 +110,12 @@ def register(subparsers: Any) -> None:
         "(listed as ignored)",
     )
     parser.add_argument(
-        "--zones", nargs="+", default=None, metavar="ZONE", help="zones of --region, for Kubernetes object input only: the region's name and a letter (us-east-1a), "
-        "or a Local Zone's (us-west-2-lax-1a)"
+        "--zones",
+        nargs="+",
+        default=None,
+        metavar="ZONE",
+        help="zones of --region, for Kubernetes object input only: the region's name and a letter (us-east-1a), "
+        "or a Local Zone's (us-west-2-lax-1a)",
     )
     parser.add_argument(
         "--region", default=None, help=f"region, for Kubernetes object input only (default {DEFAULT_REGION})"

@@ -54,9 +54,7 @@ def read_file_bytes(path: Path | str, what: str, stdin_hint: bool = False) -> by
         info = path.stat()
     except FileNotFoundError:
         if path.is_symlink():
-            raise YamlInputError(
-                f"{what} is a link to {os.readlink(path)!r}, which does not exist"
-            ) from None
+            raise YamlInputError(f"{what} is a link to {os.readlink(path)!r}, which does not exist") from None
         raise YamlInputError(f"{what} cannot be read (it does not exist)") from None
     except OSError as error:
         raise YamlInputError(f"{what} cannot be read ({error.strerror or error})") from None
@@ -71,12 +69,9 @@ def read_file_bytes(path: Path | str, what: str, stdin_hint: bool = False) -> by
         raise YamlInputError(_too_large(what))
     try:
         with path.open("rb") as stream:
-            data = stream.read(MAX_INPUT_BYTES + 1)
+            return read_stream_bytes(stream, what)
     except OSError as error:
         raise YamlInputError(f"{what} cannot be read ({error.strerror or error})") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise YamlInputError(_too_large(what))
-    return data
 
 
 def read_stream_bytes(stream: IO[bytes], what: str) -> bytes:
@@ -169,11 +164,10 @@ def load_document(text: str, what: str) -> Any:
 
 
 def _load(text: str, what: str) -> Iterator[Any]:
-    loader = _Loader(text)
-    loader.what = what
+    # A loader class of this input's own, so that its checks name the input.
+    loader = type("_InputLoader", (_Loader,), {"what": what})
     try:
-        while loader.check_data():
-            yield loader.get_data()
+        yield from yaml.load_all(text, Loader=loader)
     except YamlInputError:
         raise
     except yaml.MarkedYAMLError as error:
@@ -187,8 +181,6 @@ def _load(text: str, what: str) -> Iterator[Any]:
         if "integer string conversion" in str(error):
             raise YamlInputError(f"{what}: a number has more than {sys.get_int_max_str_digits():,} digits") from None
         raise YamlInputError(f"{what}: a value cannot be read ({' '.join(str(error).split())[:200]})") from None
-    finally:
-        loader.dispose()
 
 
 def syntax_problem(error: yaml.MarkedYAMLError) -> str:

@@ -43,7 +43,12 @@ def test_the_guides_quote_the_ceilings_of_the_code():
 
 def test_the_help_says_what_each_door_accepts_and_the_rules():
     text = " ".join(plan_help().split())
-    for door in ("Kubernetes objects (FILE ...", "A workload description (one FILE", "A stack (--stack NAME)", "stdin: '-'"):
+    for door in (
+        "Kubernetes objects (FILE ...",
+        "A workload description (one FILE",
+        "A stack (--stack NAME)",
+        "stdin: '-'",
+    ):
         assert door in text, door
     assert "PodDisruptionBudget" in text and "--region and --zones are refused" in text
     assert f"at most {MIB}" in text and f"at most {MAX_ALIAS_REPEATS:,} values" in text

@@ -163,7 +163,10 @@ def write(tmp_path, name, text):
             ],
             "leave no capacity type",
         ),
-        (lambda p: ["--requirements", write(p, "r.yaml", "- {key: [unclosed\n")], "YAML syntax error at line 2, column 1"),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "- {key: [unclosed\n")],
+            "YAML syntax error at line 2, column 1",
+        ),
         (
             lambda p: ["--requirements", write(p, "r.yaml", "")],
             "is empty; expected a list of requirements or a NodePool object",

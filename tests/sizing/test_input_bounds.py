@@ -12,6 +12,7 @@ import pytest
 from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES
 from sizing.kube.workloads import MAX_NODE_PER_POD_PODS, MAX_PEAK_PODS, MAX_REPLICAS, MAX_WORKLOADS
 from tests.bounded import CPU_LIMIT_SECONDS, MEMORY_LIMIT_MIB, run_bounded
+from tests.sizing.sample_objects import NODE_POOL
 
 # A refusal before planning takes about a second of CPU and a hundred MiB on this machine; these are
 # generous bounds that a simulation of millions of pods or an expanded alias bomb would break.
@@ -19,17 +20,6 @@ REFUSED_WITHIN_CPU_SECONDS = 15
 REFUSED_WITHIN_RSS_MIB = 400
 # The longest message any of these may print: values are echoed cut.
 MESSAGE_LIMIT = 4200
-
-NODE_POOL = """\
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}]
-"""
 
 
 def deployment(name="web", replicas="3", extra=""):

@@ -11,19 +11,8 @@ import textwrap
 import pytest
 
 from sizing import cli
+from tests.sizing.sample_objects import NODE_POOL
 
-NODE_POOL = """\
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}
-        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large, xlarge]}
-"""
 DESCRIPTION = """\
 solverWorkLimit: null
 nodePool:
