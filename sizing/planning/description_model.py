@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchem
 from pydantic.alias_generators import to_camel
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
-from sizing.errors import SizingInputError
+from sizing.errors import SizingInputError, echo
 from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
 from sizing.kube.workloads import CEILING_WHY, DEFAULT_MAX_SURGE, MAX_REPLICAS, SURGE_FORMS, surge_pods
 
@@ -26,7 +26,7 @@ def _quantity_check(parse: Any, forms: str) -> Any:
         try:
             parse(value, "")
         except SizingInputError:
-            raise ValueError(f"must be {forms}, got {value!r}") from None
+            raise ValueError(f"must be {forms}, got {echo(value)}") from None
         return value  # kept as written: a stack turns entries back into a description
 
     return check
@@ -40,7 +40,7 @@ def _surge_check(value: Any) -> Any:
     try:
         surge_pods(1, value)
     except SizingInputError:
-        raise ValueError(f"must be {SURGE_FORMS}, got {value!r}") from None
+        raise ValueError(f"must be {SURGE_FORMS}, got {echo(value)}") from None
     return value
 
 
@@ -53,7 +53,7 @@ def _eviction_check(value: Any) -> Any:
 def _label_values(value: Any) -> Any:
     # Label values are strings, but YAML reads `true` or `1` as other scalars: they mean their text.
     if not isinstance(value, dict):
-        raise ValueError(f"must map label keys to values, got {value!r}")
+        raise ValueError(f"must map label keys to values, got {echo(value)}")
     return {str(key): str(label) for key, label in value.items()}
 
 
