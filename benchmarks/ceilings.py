@@ -52,6 +52,8 @@ def run(options: Sequence[str]) -> int:
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"| {label} | {plan.peak_pods:,} | {seconds:.1f} | {len(plan.fleet.nodes)} | {peak_mib:.0f} |", flush=True
+            f"| {label} | {plan.peak_pods:,} | {seconds:.1f} | {cpu_seconds:.1f} | {len(plan.fleet.nodes)} | "
+            f"{peak_mib:.0f} |",
+            flush=True,
         )
     return 0

@@ -90,6 +90,16 @@ def write_plan(
     return [directory / path.relative_to(staging) for path in written]
 
 
+def check_writable(directory: Path) -> None:
+    """Refuse, before anything is evaluated, a `directory` whose parent cannot take the plan."""
+    directory = Path(directory)
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        Path(tempfile.mkdtemp(prefix=f".{directory.name}.check-", dir=directory.parent)).rmdir()
+    except OSError as error:
+        raise PlanDirectoryError(_unwritable(directory, error)) from None
+
+
 def _unwritable(directory: Path, error: OSError) -> str:
     reason = error.strerror or str(error)
     return f"{directory} cannot be written ({reason}); nothing was changed. Choose a writable folder with --output"
