@@ -12,7 +12,7 @@ import pytest
 from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES
 from sizing.kube.workloads import MAX_NODE_PER_POD_PODS, MAX_PEAK_PODS, MAX_REPLICAS, MAX_WORKLOADS
 from tests.bounded import CPU_LIMIT_SECONDS, MEMORY_LIMIT_MIB, run_bounded
-from tests.sizing.sample_objects import NODE_POOL
+from tests.sizing.sample_objects import NODE_POOL, deployment
 
 # A refusal before planning takes about a second of CPU and a hundred MiB on this machine; these are
 # generous bounds that a simulation of millions of pods or an expanded alias bomb would break.
@@ -20,20 +20,6 @@ REFUSED_WITHIN_CPU_SECONDS = 15
 REFUSED_WITHIN_RSS_MIB = 400
 # The longest message any of these may print: values are echoed cut.
 MESSAGE_LIMIT = 4200
-
-
-def deployment(name="web", replicas="3", extra=""):
-    return textwrap.dedent(f"""\
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {{name: {name}}}
-        spec:
-          replicas: {replicas}
-          template:
-            metadata: {{labels: {{app: {name}}}}}
-            spec:
-              containers: [{{name: app, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}]
-        {extra}""")
 
 
 def laughs(levels=9, anchor_at="replicas"):

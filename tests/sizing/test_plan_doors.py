@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from sizing import cli
-from tests.sizing.sample_objects import NODE_POOL
+from tests.sizing.sample_objects import NODE_POOL, deployment
 
 DESCRIPTION = """\
 solverWorkLimit: null
@@ -22,20 +22,6 @@ nodePool:
 workloads:
   - {name: api, requests: {cpu: 250m, memory: 256Mi}, maxReplicas: 4}
 """
-
-
-def deployment(name, replicas, kind="Deployment", extra_pod="", namespace="default"):
-    return textwrap.dedent(f"""\
-        apiVersion: apps/v1
-        kind: {kind}
-        metadata: {{name: {name}, namespace: {namespace}}}
-        spec:
-          replicas: {replicas}
-          template:
-            metadata: {{labels: {{app: {name}}}}}
-            spec:
-              containers: [{{name: app, resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}}}]
-        """) + textwrap.indent(textwrap.dedent(extra_pod), "    ")
 
 
 PDB = """\
