@@ -1,9 +1,11 @@
 """Kubernetes objects as the planner reads them: workloads, DaemonSets, HPAs, NodePools,
 EC2NodeClasses, Nodes and NodeClaims, from YAML (several files, `kind: List` unpacked).
 
-Every field that changes where pods go and is not modelled is recorded as `Unmodelled`
-(object kind/namespace/name and field path), never dropped silently; the caller stops the plan
-unless the user accepts them. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
+No object is dropped silently. Every field that changes where pods go and is not modelled, and
+every kind the planner does not read, is recorded as `Unmodelled` (object kind/namespace/name and
+field path); the caller stops the plan unless the user accepts them. Kinds that place no pods
+(`NOT_PLANNED_KINDS`) are recorded as not planned, for the report to list. An object without a
+kind, or given twice, is refused. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
 (replicas, no surge), Job (parallelism). Pod-level `spec.resources.requests` replace the sum of
 the containers' (Kubernetes 1.34+ default).
 """

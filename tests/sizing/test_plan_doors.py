@@ -203,9 +203,20 @@ def test_zones_of_the_region_are_used(tmp_path, capsys):
     assert {zone for node in data["fleet"]["nodes"] for zone in node["zones"]} <= {"us-east-1b", "us-east-1c"}
 
 
-def test_a_description_zone_of_another_region_is_refused(tmp_path, capsys):
-    description = write(tmp_path, "d.yaml", DESCRIPTION + "zones: [eu-west-1a]\n")
-    assert "zones: 'eu-west-1a' is a zone of eu-west-1, not of us-east-1" in refusal(capsys, description)
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ("zones: [eu-west-1a]\n", "zones: 'eu-west-1a' is a zone of eu-west-1, not of us-east-1"),
+        ("region: us-east-7\n", "region: 'us-east-7' is not an AWS region"),
+        (
+            "existingNodes: [{name: old, instanceType: m5.large, zone: eu-west-1b}]\n",
+            "existing node 'old': zone: 'eu-west-1b' is a zone of eu-west-1",
+        ),
+    ],
+    ids=["zones", "region", "existing-node-zone"],
+)
+def test_a_description_zone_or_region_that_does_not_fit_is_refused(tmp_path, capsys, extra, message):
+    assert message in refusal(capsys, write(tmp_path, "d.yaml", DESCRIPTION + extra))
 
 
 # --- a description and the objects that join it ----------------------------------------------------
