@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import allocatable, max_pods
 from sizing.karpenter.catalog import Catalog, InstanceType, read_catalog
@@ -26,6 +24,7 @@ from sizing.karpenter.requirements import (
     parse_requirements,
     requirement_objects_from_document,
 )
+from sizing.kube.safe_yaml import load_documents, read_text
 
 DEFAULT_REGION = "us-east-1"
 
@@ -136,14 +135,8 @@ def read_requirements_file(path: Path) -> tuple[Requirement, ...]:
     A multi-document YAML file may hold other objects too, but exactly one NodePool.
     """
     where = f"requirements file {str(path)!r}"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise SizingInputError(f"{where}: cannot be read ({error.strerror})") from error
-    try:
-        documents = [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError as error:
-        raise SizingInputError(f"{where}: not valid YAML or JSON ({_one_line(str(error))})") from error
+    # JSON is YAML: one reader for both, with the checks of every YAML input.
+    documents = [document for document in load_documents(read_text(path, where), where) if document is not None]
     if len(documents) > 1:
         documents = [d for d in documents if isinstance(d, dict) and d.get("kind") == "NodePool"]
         if len(documents) != 1:
@@ -153,10 +146,6 @@ def read_requirements_file(path: Path) -> tuple[Requirement, ...]:
     if not documents:
         raise SizingInputError(f"{where}: is empty; expected a list of requirements or a NodePool object")
     return parse_requirements(requirement_objects_from_document(documents[0], where), f"{where}: requirements")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def catalog_entry(instance: InstanceType, region: str) -> dict[str, Any]:
