@@ -648,8 +648,26 @@ def test_yaml_the_stack_file_may_not_hold_is_refused(tmp_path, text, fragments):
         ("eks-autoscaling:tags", {"t" * 100_000: "x"}),
         ("eks-autoscaling:nodeGroup", {"instanceTypes": ["m" * 100_000]}),
         ("aws:region", "r" * 100_000),
+        ("eks-autoscaling:monitoring", {"enabled": True, "namespace": "n" * 100_000}),
+        ("eks-autoscaling:monitoring", {"enabled": True, "prometheus": {"retention": "7" * 100_000}}),
+        ("eks-autoscaling:network", {"zoneIds": ["z" * 100_000]}),
+        ("eks-autoscaling:capacity", {"catalog": "c" * 100_000}),
+        ("eks-autoscaling:capacity", {"spotDiscountPercent": "9" * 100_000}),
+        ("eks-autoscaling:cluster", {"deployFromInsideVpc": "y" * 100_000}),
     ],
-    ids=["cluster-name", "cidr", "tag-key", "instance-type", "region"],
+    ids=[
+        "cluster-name",
+        "cidr",
+        "tag-key",
+        "instance-type",
+        "region",
+        "monitoring-namespace",
+        "prometheus-retention",
+        "zone-ids",
+        "catalog",
+        "spot-discount",
+        "deploy-from-inside-vpc",
+    ],
 )
 def test_a_huge_value_is_quoted_cut(key, value):
     with pytest.raises(StackConfigError) as failure:
