@@ -51,10 +51,16 @@ schema: install ## Regenerate schema.json of the component package and the input
 sizing-docs: install ## Regenerate the dev stack's capacity report quoted in docs/sizing.md
 	$(PY) -m scripts.generate_sizing_docs
 
-up: install ## Create or update the stack (STACK=dev by default), refreshed first; pins its zones on first use
+# The prerequisites are checked before the install, which takes minutes: a missing CLI, credentials
+# or passphrase is said at once.
+up: ## Create or update the stack (STACK=dev by default), refreshed first; pins its zones on first use; needs the Pulumi CLI and AWS credentials
+	@scripts/stack.sh --check up $(STACK)
+	@$(MAKE) --no-print-directory install
 	scripts/stack.sh up $(STACK)
 
-preview: install ## Show what `make up` would change
+preview: ## Show what `make up` would change
+	@scripts/stack.sh --check preview $(STACK)
+	@$(MAKE) --no-print-directory install
 	scripts/stack.sh preview $(STACK)
 
 destroy: ## Delete every resource of the stack; asks first (YES=1: do not ask)

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from benchmarks.planner import benchmark_pods
 from sizing.kube.scheduling import LabelSelector, PodAffinityTerm, PodScheduling, TopologySpread
-from sizing.kube.workloads import Workload
+from sizing.kube.workloads import MAX_PEAK_PODS, Workload
 from sizing.planning.planner import CapacityPlan, NodePoolSpec, PlanInput, plan_capacity
 
 POD_COUNTS = (1000, 20000, 100000)
@@ -43,18 +43,26 @@ def _zone_spread(name: str) -> PodScheduling:
 
 
 def workloads(count: int, spread: bool = True) -> tuple[Workload, ...]:
-    return tuple(
-        Workload(
-            group.workload,
-            group.requests.cpu,
-            group.requests.memory,
-            replicas=group.count,
-            max_surge="25%",
-            scheduling=_zone_spread(group.workload) if spread else PodScheduling(),
+    """About `count` pods at peak with their surge, of the 30 benchmark shapes; never more than the
+    planner's ceiling (the draw is repeated with fewer replicas when the surge's rounding passes it)."""
+    replicas = int(count / 1.25)
+    while True:
+        found = tuple(
+            Workload(
+                group.workload,
+                group.requests.cpu,
+                group.requests.memory,
+                replicas=group.count,
+                max_surge="25%",
+                scheduling=_zone_spread(group.workload) if spread else PodScheduling(),
+            )
+            for group in benchmark_pods(replicas)
+            if group.count > 0
         )
-        for group in benchmark_pods(int(count / 1.25))
-        if group.count > 0
-    )
+        excess = sum(w.peak_pods for w in found) - MAX_PEAK_PODS
+        if excess <= 0:
+            return found
+        replicas -= excess
 
 
 def one_pod_per_node(replicas: int) -> PlanInput:

@@ -30,7 +30,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, MAX_PEAK_PODS, DaemonSet, Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 
 SHAPES = Path(__file__).resolve().parent / "data" / "alibaba_pod_shapes.json"
@@ -86,12 +86,19 @@ def case_input(case: str, pods: int) -> PlanInput:
         shapes = [
             (cpu, memory, n) for cpu, memory, n in shapes if (cpu, memory) <= SMALL_LIMIT and memory <= SMALL_LIMIT[1]
         ]
-    counts = _replicas([weight for _, _, weight in shapes], round(pods / SURGE))
-    workloads = tuple(
-        Workload(f"{trace}-{cpu}m-{memory}Mi", cpu, memory, replicas=count, max_surge="25%")
-        for (cpu, memory, _), count in zip(shapes, counts, strict=True)
-        if count > 0
-    )
+    replicas = round(pods / SURGE)
+    while True:
+        counts = _replicas([weight for _, _, weight in shapes], replicas)
+        workloads = tuple(
+            Workload(f"{trace}-{cpu}m-{memory}Mi", cpu, memory, replicas=count, max_surge="25%")
+            for (cpu, memory, _), count in zip(shapes, counts, strict=True)
+            if count > 0
+        )
+        # The surge of each shape rounds up: fewer replicas until the planner's ceiling holds.
+        excess = sum(w.peak_pods for w in workloads) - MAX_PEAK_PODS
+        if excess <= 0:
+            break
+        replicas -= excess
     requirements = M5_LARGE if case == "openb-small-m5" else WIDE
     return PlanInput(
         workloads=workloads,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from offline.plan import PlanDirectoryError, check_replaceable, write_plan
+from offline.plan import PlanDirectoryError, check_replaceable, check_writable, write_plan
 from offline.program import PROJECT_DIR, ProgramFailed, run_program
 
 
@@ -47,6 +47,7 @@ def main(argv=None) -> int:
     try:
         # Before the evaluation: a folder the plan may not replace is refused at once.
         check_replaceable(directory)
+        check_writable(directory)
         recording = run_program(args.stack)
         written = write_plan(recording, directory, capacity_report_for(args.stack, recording))
     except ProgramFailed as failure:

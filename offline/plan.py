@@ -73,15 +73,36 @@ def write_plan(
     """
     directory = Path(directory)
     check_replaceable(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.new-", dir=directory.parent))
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.new-", dir=directory.parent))
+    except OSError as error:
+        raise PlanDirectoryError(_unwritable(directory, error)) from None
     try:
         written = _write_contents(recording, staging, capacity_report, [*recording.warnings, *warnings])
         _swap_in(staging, directory)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise PlanDirectoryError(_unwritable(directory, error)) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [directory / path.relative_to(staging) for path in written]
+
+
+def check_writable(directory: Path) -> None:
+    """Refuse, before anything is evaluated, a `directory` whose parent cannot take the plan."""
+    directory = Path(directory)
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        Path(tempfile.mkdtemp(prefix=f".{directory.name}.check-", dir=directory.parent)).rmdir()
+    except OSError as error:
+        raise PlanDirectoryError(_unwritable(directory, error)) from None
+
+
+def _unwritable(directory: Path, error: OSError) -> str:
+    reason = error.strerror or str(error)
+    return f"{directory} cannot be written ({reason}); nothing was changed. Choose a writable folder with --output"
 
 
 def check_replaceable(directory: Path) -> None:
@@ -89,6 +110,11 @@ def check_replaceable(directory: Path) -> None:
         return
     if not directory.is_dir():
         raise PlanDirectoryError(f"{directory} is a file, not a folder; choose another --output")
+    if os.path.ismount(directory):
+        raise PlanDirectoryError(
+            f"{directory} is a mount point; a plan replaces its folder whole, which a mount point cannot be. "
+            "Choose a folder inside it with --output"
+        )
     entries = {path.name for path in directory.iterdir()}
     if entries and not (directory / MARKER).is_file() and not _unmarked_plan(directory, entries):
         raise PlanDirectoryError(
@@ -113,8 +139,18 @@ def _swap_in(staging: Path, directory: Path) -> None:
         os.replace(staging, directory)
         return
     retired = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old-", dir=directory.parent))
-    os.replace(directory, retired / directory.name)
-    os.replace(staging, directory)
+    try:
+        os.replace(directory, retired / directory.name)
+    except OSError:
+        retired.rmdir()
+        raise
+    try:
+        os.replace(staging, directory)
+    except OSError:
+        # Put the previous plan back: a failed write changes nothing.
+        os.replace(retired / directory.name, directory)
+        retired.rmdir()
+        raise
     shutil.rmtree(retired)
 
 

@@ -10,7 +10,7 @@ set -eu
 
 usage() {
     cat <<'USAGE'
-Usage: scripts/stack.sh [--dry-run] [--yes] COMMAND [STACK]
+Usage: scripts/stack.sh [--dry-run | --check] [--yes] COMMAND [STACK]
 
 COMMAND  up | preview | destroy | output
 STACK    the stack to use (default: dev); its settings are in Pulumi.<STACK>.yaml
@@ -38,13 +38,17 @@ when the cluster does not answer, it says what to check in AWS. Then it runs pul
 deletes the control-plane log group if EKS creates it again with late log lines.
 
 --dry-run prints the commands instead of running them (prerequisites are still checked).
+--check checks the prerequisites only, and says how to get what is missing (make up runs it
+before it installs anything).
 USAGE
 }
 
 dry_run=0
+check_only=0
 while :; do
     case "${1:-}" in
         --dry-run) dry_run=1; shift ;;
+        --check) check_only=1; shift ;;
         --yes) YES=1; shift ;;
         *) break ;;
     esac
@@ -64,7 +68,8 @@ missing=0
 check_pulumi_cli "to run pulumi $command"
 case "$command" in up|preview|destroy) check_aws_cli ;; esac
 python=${PROJECT_PYTHON:-$project_dir/.venv/bin/python}
-if [ "$command" = "up" ] && [ ! -x "$python" ]; then
+# make up runs --check before it installs the virtualenv: only a run that pins the zones needs it.
+if [ "$command" = "up" ] && [ "$check_only" -eq 0 ] && [ ! -x "$python" ]; then
     echo "missing: the project's virtualenv ($python), whose Python pins the stack's zones. Run 'make install' (make up does)" >&2
     missing=1
 fi
@@ -90,6 +95,7 @@ fi
 backend=$(default_backend "$project_dir")
 check_passphrase "$backend"
 if [ "$missing" -ne 0 ]; then exit 1; fi
+if [ "$check_only" -eq 1 ]; then echo "prerequisites of $command on stack $stack: found" >&2; exit 0; fi
 
 run() {
     if [ "$dry_run" -eq 1 ]; then echo "$*"; else "$@"; fi

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from sizing.kube.workloads import CEILING_WHY, MAX_REPLICAS
 from stackconfig.base import ConfigSection
 
 # Kubernetes resource.Quantity syntax (as in the CRD patterns), with an integer exponent.
@@ -161,6 +162,8 @@ class HpaConfig(ConfigSection):
     def _max_at_least_one(cls, value: int) -> int:
         if value < 1:
             raise ValueError(f"maxReplicas must be at least 1, got {value}")
+        if value > MAX_REPLICAS:
+            raise ValueError(f"maxReplicas must be at most {MAX_REPLICAS:,} ({CEILING_WHY}), got {value:,}")
         return value
 
     @field_validator("target_cpu_utilization_percent")

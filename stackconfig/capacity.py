@@ -20,11 +20,13 @@ from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import read_catalog
 from sizing.karpenter.pricing import SpotDiscount, check_catalog_region
 from sizing.kube.objects import read_objects
+from sizing.kube.safe_yaml import YamlInputError, read_file_bytes
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
 from sizing.planning.report import plan_data
+from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.errors import StackConfigError
-from stackconfig.load import load_stack_file
+from stackconfig.load import parse_stack_config, read_stack_file
 from stackconfig.planned_objects import planned_objects
 from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
@@ -42,11 +44,12 @@ def catalog_source(config: Any, project_dir: Path = Path(".")) -> dict[str, str]
         return None
     path = Path(given) if Path(given).is_absolute() else Path(project_dir) / given
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as error:
+        # Read as every input file is (a regular file of bounded size): a FIFO never blocks the program.
+        digest = hashlib.sha256(read_file_bytes(path, repr(given))).hexdigest()
+    except YamlInputError as error:
         raise StackConfigError(
             [
-                f"`{CATALOG_KEY}`: {given!r} cannot be read ({error.strerror}); give the path of a catalog file "
+                f"`{CATALOG_KEY}`: {error}; give the path of a catalog file "
                 f"(python -m sizing catalog refresh --region {config.region} writes one), relative to the "
                 "project directory"
             ]
@@ -205,17 +208,25 @@ def plan_summary(plan: CapacityPlan) -> dict:
 
 
 def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
-    """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`)."""
+    """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`), after
+    the checks the stack program runs before it registers anything: every `eks-autoscaling:*`
+    key, every `aws:*` key, and the VPC's room for the peak's pods."""
     path = Path(project_dir) / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        stacks = sorted(found.name[len("Pulumi.") : -len(".yaml")] for found in Path(project_dir).glob("Pulumi.*.yaml"))
+    if not path.exists() and not path.is_symlink():
+        stacks = sorted(
+            found.name[len("Pulumi.") : -len(".yaml")]
+            for found in Path(project_dir).glob("Pulumi.*.yaml")
+            if found.is_file()
+        )
         raise StackConfigError(
             [
                 f"no stack file {path.name} in {Path(project_dir).resolve()}; "
                 f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"
             ]
         )
-    config = load_stack_file(path)
+    raw = read_stack_file(path)
+    config = parse_stack_config(raw)
+    parse_aws_settings(raw)
     plan_input = _plan_input(*plan_source(config, project_dir=Path(project_dir)))
     # The stack refuses a peak whose pods its VPC cannot address; so does its plan, before simulating it.
     try:
@@ -228,8 +239,16 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
 def _plan_input(objects_yaml: str, settings_json: str) -> PlanInput:
     settings = json.loads(settings_json)
     try:
-        objects = read_objects([(OBJECTS_SOURCE, objects_yaml)])
-        plan_input = plan_input_from_objects(objects, zones=settings["zones"], region=settings["region"])
+        # The stack's own objects that place no pods (its Namespace, Service, Ingress, disruption
+        # budget) are not listed as not planned: nobody handed them in, and the stack builds them.
+        objects = replace(read_objects([(OBJECTS_SOURCE, objects_yaml)]), not_planned=())
+        plan_input = plan_input_from_objects(
+            objects,
+            zones=settings["zones"],
+            region=settings["region"],
+            zones_key="nodePool.zones",
+            region_key="aws:region",
+        )
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
     discount = settings["spotDiscountPercent"]

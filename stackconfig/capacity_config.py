@@ -18,7 +18,7 @@ class CapacityConfig(ConfigSection):
 
     workloads: tuple[WorkloadEntry, ...] = ()
     daemon_sets: tuple[DaemonSetEntry, ...] = ()
-    headroom_percent: float = Field(default=10.0, ge=0, le=1000)
+    headroom_percent: float = Field(default=10.0, ge=0, le=1000, allow_inf_nan=False)
     max_pods_per_node: int | None = Field(default=None, ge=1)
     price_overrides: dict[str, float] = Field(default_factory=dict)
     # A catalog file (`python -m sizing catalog refresh --region R` writes one): its prices, spot

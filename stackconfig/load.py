@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from sizing.errors import echo
+from sizing.kube.safe_yaml import YamlInputError, load_document, read_text
 from stackconfig.errors import StackConfigError
 from stackconfig.model import StackConfig
 
@@ -64,23 +65,15 @@ def load_stack_file(path: Path, project: str = PROJECT) -> StackConfig:
 
 
 def read_stack_file(path: Path) -> dict[str, Any]:
-    """The `config:` map of a stack file, unvalidated; an unreadable file, a YAML syntax error
-    (with its line and column) or a document of the wrong shape raise StackConfigError."""
+    """The `config:` map of a stack file, unvalidated. The file is read as every YAML input is
+    (`sizing.kube.safe_yaml`: a regular UTF-8 text file, no key twice in a map, aliases bounded);
+    an unreadable file, a YAML error (with its line and column) or a document of the wrong shape
+    raise StackConfigError."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise StackConfigError(
-            [f"{path} is not a text file (byte {error.start} is not UTF-8); a stack file is YAML text"]
-        ) from None
-    except OSError as error:
-        raise StackConfigError([f"cannot read stack file {path}: {error.strerror or error}"]) from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as error:
-        raise StackConfigError([f"{path}: {_yaml_problem(error)}"]) from None
-    except yaml.YAMLError as error:
-        raise StackConfigError([f"{path} is not valid YAML: {error}"]) from None
+        document = load_document(read_text(path, f"stack file {path}"), str(path))
+    except YamlInputError as error:
+        raise StackConfigError([str(error)]) from None
     if document is None:
         return {}
     if not isinstance(document, dict):
@@ -100,22 +93,11 @@ def read_stack_file(path: Path) -> dict[str, Any]:
     return config
 
 
-def _yaml_problem(error: yaml.MarkedYAMLError) -> str:
-    mark = error.problem_mark or error.context_mark
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    what = error.problem or "invalid YAML"
-    if error.context:
-        context_mark = error.context_mark
-        opened = f" (opened at line {context_mark.line + 1}, column {context_mark.column + 1})" if context_mark else ""
-        what = f"{what}, {error.context}{opened}"
-    return f"YAML syntax error at {where}{what}"
-
-
 def _yaml_kind(value: Any) -> str:
     if isinstance(value, list):
         return "list"
     if isinstance(value, str):
-        return f"string ({value[:40]!r})"
+        return f"string ({echo(value, 40)})"
     return type(value).__name__
 
 
@@ -169,11 +151,13 @@ def _describe_one(detail: Mapping[str, Any], region_key: str = REGION_KEY) -> st
         return f"`{key}` is required"
     if kind == "string_type" and isinstance(given, (int, float)) and not isinstance(given, bool):
         return f"`{key}`: {_unquoted_number(given, location)}"
+    if kind == "finite_number":
+        return f"`{key}`: must be a finite number, not {given} (YAML reads .nan and .inf as such)"
     message = detail["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
         return f"`{key}`: {message}" if key else message
-    return f"`{key}`: {message} (got {given!r})" if key else f"{message} (got {given!r})"
+    return f"`{key}`: {message} (got {echo(given)})" if key else f"{message} (got {echo(given)})"
 
 
 def _unquoted_number(given: Any, location: list) -> str:

@@ -102,7 +102,7 @@ check_passphrase() {
     case "$1" in
         file://*)
             if [ -z "${PULUMI_CONFIG_PASSPHRASE:-}" ] && [ -z "${PULUMI_CONFIG_PASSPHRASE_FILE:-}" ]; then
-                echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), the passphrase of the stack's secrets on the local backend" >&2
+                echo "missing: PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE), the passphrase of the stack's secrets on the local backend. Choose one and export it (export PULUMI_CONFIG_PASSPHRASE='...'), and keep it: every later run of the stack needs the same" >&2
                 missing=1
             fi ;;
     esac

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import allocatable, max_pods
@@ -26,6 +26,7 @@ from sizing.karpenter.requirements import (
     parse_requirements,
     requirement_objects_from_document,
 )
+from sizing.kube.safe_yaml import load_documents, read_text
 
 DEFAULT_REGION = "us-east-1"
 
@@ -119,9 +120,20 @@ def _refresh(region: str, output: Path | None) -> int:
     from sizing.karpenter.catalog_refresh import refresh_catalog
 
     path = output if output is not None else Path(f"catalog-{region}.json")
+    # Checked before the AWS calls, which take a while; written through a file of its own beside it,
+    # so that a FIFO or a folder at `path` is never opened and a failed write leaves the old file.
+    _check_output(path)
     refreshed = refresh_catalog(region)
     try:
-        path.write_text(refreshed.text(), encoding="utf-8")
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as staging:
+            staging.write(refreshed.text())
+        # A temporary file is private; the catalog gets the mode a new file would have.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging.name, 0o666 & ~umask)
+        os.replace(staging.name, path)
     except OSError as error:
         raise SizingInputError(f"--output {str(path)!r}: cannot be written ({error.strerror})") from error
     print(f"wrote {path}: {refreshed.summary()}")
@@ -130,20 +142,28 @@ def _refresh(region: str, output: Path | None) -> int:
     return 0
 
 
+def _check_output(path: Path) -> None:
+    """Refuse an --output that is not a regular file, or whose folder cannot take one."""
+    if path.is_dir():
+        raise SizingInputError(f"--output {str(path)!r} is a folder; give the path of the catalog file to write")
+    if path.exists() and not path.is_file():
+        raise SizingInputError(f"--output {str(path)!r} is not a regular file; give the path of a file to write")
+    try:
+        descriptor, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.check-")
+        os.close(descriptor)
+        os.unlink(probe)
+    except OSError as error:
+        raise SizingInputError(f"--output {str(path)!r}: cannot be written ({error.strerror})") from None
+
+
 def read_requirements_file(path: Path) -> tuple[Requirement, ...]:
     """Requirements from a YAML/JSON file holding a requirement list or a NodePool object.
 
     A multi-document YAML file may hold other objects too, but exactly one NodePool.
     """
     where = f"requirements file {str(path)!r}"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise SizingInputError(f"{where}: cannot be read ({error.strerror})") from error
-    try:
-        documents = [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError as error:
-        raise SizingInputError(f"{where}: not valid YAML or JSON ({_one_line(str(error))})") from error
+    # JSON is YAML: one reader for both, with the checks of every YAML input.
+    documents = [document for document in load_documents(read_text(path, where), where) if document is not None]
     if len(documents) > 1:
         documents = [d for d in documents if isinstance(d, dict) and d.get("kind") == "NodePool"]
         if len(documents) != 1:
@@ -153,10 +173,6 @@ def read_requirements_file(path: Path) -> tuple[Requirement, ...]:
     if not documents:
         raise SizingInputError(f"{where}: is empty; expected a list of requirements or a NodePool object")
     return parse_requirements(requirement_objects_from_document(documents[0], where), f"{where}: requirements")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def catalog_entry(instance: InstanceType, region: str) -> dict[str, Any]:

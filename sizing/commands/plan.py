@@ -1,17 +1,16 @@
 """`python -m sizing plan`: size a NodePool for workloads at peak.
 
-    python -m sizing plan FILE [--manifests A.yaml B.yaml ...] [--json]
-    python -m sizing plan OBJECTS.yaml [MORE.yaml ...|-] [--accept-unmodelled] [--zones a b c] [--json]
-    python -m sizing plan --stack dev [--project-dir DIR] [--json]
-    ... [--catalog FILE] [--spot-discount PERCENT]
+    python -m sizing plan OBJECTS.yaml [MORE.yaml ...] [-] [--zones Z ...] [--region R] [--accept-unmodelled]
+    python -m sizing plan DESCRIPTION.yaml [OBJECTS.yaml ...] [--manifests OBJECTS.yaml ...] [--accept-unmodelled]
+    python -m sizing plan --stack NAME [--project-dir DIR]
+    ... [--catalog FILE] [--spot-discount PERCENT] [--json]
 
-FILE is a workload description (docs/sizing-input.md). Files holding
-Kubernetes objects (NodePools, EC2NodeClass, Deployments, StatefulSets, Jobs,
-DaemonSets, HPAs, Nodes, NodeClaims; `kubectl get -o yaml` Lists too; `-` for
-stdin) are read as such. `--stack` reads the Pulumi stack configuration
-through the `stackconfig` package. `--catalog` plans with a catalog file (such
-as one `catalog refresh` wrote) and `--spot-discount` prices spot that many
-percent below on-demand; both win over the stack's capacity.catalog and
+Each FILE is read whole and told apart by what it holds: one YAML map without `kind` is a
+workload description (docs/sizing-input.md); anything else is Kubernetes objects. `-` reads
+stdin, once, told apart the same way. `--stack` reads the Pulumi stack configuration through
+the `stackconfig` package, with the checks the stack program runs. `--catalog` plans with a
+catalog file (such as one `catalog refresh` wrote) and `--spot-discount` prices spot that many
+percent below on-demand, by every door; both win over the stack's capacity.catalog and
 capacity.spotDiscountPercent.
 """
 
@@ -27,43 +26,99 @@ from typing import Any
 
 from sizing.commands.native_output import stdout_to_stderr
 from sizing.errors import SizingInputError
-from sizing.karpenter.catalog import read_catalog
-from sizing.karpenter.pricing import SpotDiscount, check_catalog_region
+from sizing.karpenter.catalog import MAX_INSTANCE_TYPES, Catalog, read_catalog
+from sizing.karpenter.pricing import MAX_DISCOUNT_PERCENT, SpotDiscount, check_catalog_region
+from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES
+from sizing.kube.workloads import (
+    MAX_EXISTING_NODES,
+    MAX_NODE_PER_POD_PODS,
+    MAX_PEAK_PODS,
+    MAX_REPLICAS,
+    MAX_WORKLOADS,
+)
+from sizing.planning.ceilings import MAX_NODE_POOL_LABELS, MAX_NODE_POOL_REQUIREMENTS, MAX_TOPOLOGY_POD_DOMAINS
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
+DEFAULT_REGION = "us-east-1"
+
+DESCRIPTION = f"""\
+Simulate the fleet Karpenter launches for the workloads at peak (HPA maxReplicas plus the rollout
+surge), compare it with the optimal fleet, derive NodePool limits and recommend an instance-type
+restriction. cpu in millicores, memory in MiB, costs per hour.
+
+What each door accepts:
+
+  Kubernetes objects (FILE ... and --manifests FILE ...): YAML files of objects, several documents
+    and `kind: List` (kubectl get -o yaml) included. Planned: NodePool (karpenter.sh/v1; the
+    heaviest is planned, the others take overflow; requirements and labels, custom keys too),
+    EC2NodeClass (kubelet, AMI family; AL2023 without one), Deployment, StatefulSet, Job,
+    HorizontalPodAutoscaler (maxReplicas at peak), DaemonSet, Node, NodeClaim. Requests come from
+    the containers or the pod-level `resources`; a pod without a request asks 0 of it, and the
+    report warns of it. Listed in the report as not planned, because they place no pods: Service,
+    Ingress, ConfigMap, Namespace, PodDisruptionBudget and the like, and Pods or ReplicaSets that
+    an owner creates. Any other kind, and fields that change where pods go but are not modelled,
+    stop the plan naming the object, unless --accept-unmodelled (then listed as ignored, may
+    under-plan). --region (default: a refreshed --catalog's region, else {DEFAULT_REGION}) and
+    --zones apply to this door only.
+
+  A workload description (one FILE holding one YAML map without `kind`; docs/sizing-input.md):
+    region, zones, nodePool (requirements, labels, kubelet, amiFamily, limits), workloads,
+    daemonSets, existingNodes and planning settings. Further FILEs, --manifests and its own
+    `manifests` key add Kubernetes objects whose workloads and DaemonSets join it; a NodePool,
+    EC2NodeClass, Node or NodeClaim there is refused (the description's nodePool and
+    existingNodes say those). --region and --zones are refused: the description's `region` and
+    `zones` keys set them.
+
+  A stack (--stack NAME): Pulumi.NAME.yaml in --project-dir, checked as the stack program checks
+    it (eks-autoscaling:* and aws:* keys, the VPC's room for the peak). Takes no FILE, --manifests,
+    --region, --zones or --accept-unmodelled: the stack sets them.
+
+  stdin: '-' as a FILE reads stdin, once, told apart like a file. Every input is UTF-8 YAML text
+  of at most {MAX_INPUT_BYTES // (1024 * 1024)} MiB; a key given twice in one map is refused, and aliases may repeat at most
+  {MAX_ALIAS_REPEATS:,} values per document.
+
+  Prices, by every door: --catalog FILE plans with a catalog file (JSON, format 1 or 2, a regular
+    UTF-8 file of at most {MAX_INPUT_BYTES // (1024 * 1024)} MiB; python -m sizing catalog refresh writes one per region). A refreshed
+    catalog must be of the region planned. --spot-discount PERCENT (0 to {MAX_DISCOUNT_PERCENT:g}) prices spot
+    that many percent below on-demand. With --stack, both win over the stack's capacity.catalog
+    and capacity.spotDiscountPercent.
+
+Ceilings, checked before any simulation: {MAX_REPLICAS:,} replicas per workload, {MAX_PEAK_PODS:,} pods at
+peak in all, {MAX_WORKLOADS:,} workloads, {MAX_EXISTING_NODES:,} existing nodes, {MAX_NODE_PER_POD_PODS:,} pods that need a node each
+(required hostname anti-affinity on their own labels, or a host port), {MAX_TOPOLOGY_POD_DOMAINS:,} pods times
+the domains of the topology keys other than hostname they count by, {MAX_NODE_POOL_REQUIREMENTS} requirements and
+{MAX_NODE_POOL_LABELS} template labels per NodePool, {MAX_INSTANCE_TYPES:,} instance types in a catalog file.
+"""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plan",
         help="plan a NodePool: simulated Karpenter fleet, optimal fleet, limits and a recommendation",
-        description=(
-            "Simulate the fleet Karpenter launches for the workloads at peak (HPA maxReplicas plus the "
-            "rollout surge), compare it with the optimal fleet, derive NodePool limits and recommend an "
-            "instance-type restriction. cpu in millicores, memory in MiB, costs per hour."
-        ),
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument(
+    parser.add_argument(
         "file",
         nargs="*",
         default=[],
         metavar="FILE",
-        help="workload description (YAML), or Kubernetes object files ('-' for stdin)",
+        help="Kubernetes object files, or one workload description and object files; '-' reads stdin once",
     )
-    source.add_argument("--stack", metavar="NAME", help="plan for a Pulumi stack (reads Pulumi.NAME.yaml)")
+    parser.add_argument(
+        "--stack", metavar="NAME", help="plan for a Pulumi stack (reads Pulumi.NAME.yaml); takes no FILE"
+    )
     parser.add_argument(
         "--manifests",
         nargs="+",
-        type=Path,
         default=[],
         metavar="FILE",
-        help="Kubernetes manifests (Deployments, HPAs, DaemonSets) whose workloads add to FILE's",
+        help="more Kubernetes object files, as if given as FILE (their workloads add to a description's)",
     )
     parser.add_argument(
         "--project-dir",
         type=Path,
-        default=Path("."),
+        default=None,
         metavar="DIR",
         help="Pulumi project directory for --stack (default: the current directory)",
     )
@@ -71,26 +126,36 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--accept-unmodelled",
         action="store_true",
-        help="plan Kubernetes objects even where they use fields the planner does not model (listed as ignored)",
+        help="plan Kubernetes objects even where they use kinds or fields the planner does not model "
+        "(listed as ignored)",
     )
-    parser.add_argument("--zones", nargs="+", default=[], metavar="ZONE", help="zones for Kubernetes object input")
+    parser.add_argument(
+        "--zones",
+        nargs="+",
+        default=None,
+        metavar="ZONE",
+        help="zones of --region, for Kubernetes object input only: the region's name and a letter (us-east-1a), "
+        "or a Local Zone's (us-west-2-lax-1a)",
+    )
     parser.add_argument(
         "--region",
-        help="region for Kubernetes object input (default: a refreshed --catalog's region, else us-east-1)",
+        default=None,
+        help=f"region, for Kubernetes object input only (default: a refreshed --catalog's region, else "
+        f"{DEFAULT_REGION})",
     )
     parser.add_argument(
         "--catalog",
         type=Path,
         metavar="FILE",
-        help="catalog file to plan with (python -m sizing catalog refresh writes one per region); "
+        help="catalog file to plan with, by every door (python -m sizing catalog refresh writes one per region); "
         "overrides the stack's capacity.catalog",
     )
     parser.add_argument(
         "--spot-discount",
         type=float,
         metavar="PERCENT",
-        help="price spot this many percent below on-demand (0 to 99), instead of market data or the "
-        "on-demand upper bound; overrides the stack's capacity.spotDiscountPercent",
+        help=f"price spot this many percent below on-demand (0 to {MAX_DISCOUNT_PERCENT:g}), by every door, instead "
+        "of market data or the on-demand upper bound; overrides the stack's capacity.spotDiscountPercent",
     )
     parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
@@ -114,55 +179,79 @@ def _stack_input(stack_name: str, project_dir: Path) -> Any:
         raise SizingInputError(str(error)) from None
 
 
-def _objects_input(files: Sequence[str]) -> bool:
-    from sizing.planning.objects import is_object_document
-
-    if any(str(f) == "-" for f in files) or len(files) > 1:
-        return True
-    try:
-        return is_object_document(Path(files[0]).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        # The description reader names the file and the problem.
-        return False
+def _refuse(flags: Sequence[tuple[str, object]], reason: str) -> None:
+    given = [flag for flag, value in flags if value not in (None, False, [], ())]
+    if given:
+        raise SizingInputError(f"{', '.join(given)} cannot be used {reason}")
 
 
-def run(args: argparse.Namespace) -> int:
-    from sizing.planning.description import read_description
-    from sizing.planning.planner import plan_capacity
-    from sizing.planning.report import plan_data, render_report
-
-    if args.max_rows < 0:
-        raise SizingInputError(f"--max-rows must be >= 0, got {args.max_rows}")
+def plan_input_for(args: argparse.Namespace, stdin: Any = None) -> Any:
+    """The planner's input for the parsed command line, with --catalog and --spot-discount applied."""
     discount = SpotDiscount(args.spot_discount, "--spot-discount") if args.spot_discount is not None else None
     catalog = read_catalog(args.catalog) if args.catalog is not None else None
-    # Where the plan's region comes from, for a refusal of a catalog of another region.
-    region_given = "--region"
-    if args.region is None:
-        args.region = (catalog.info.region if catalog is not None else None) or "us-east-1"
-    if args.stack is not None:
-        if args.manifests or args.file:
-            raise SizingInputError("--manifests and FILE go without --stack")
-        plan_input = _stack_input(args.stack, args.project_dir)
-    elif not args.file:
-        raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
-    elif _objects_input(args.file):
-        from sizing.planning.objects import plan_input_from_objects, read_object_files
-
-        plan_input = plan_input_from_objects(
-            read_object_files(args.file), args.accept_unmodelled, args.zones, args.region
-        )
-    elif len(args.file) > 1:
-        raise SizingInputError("a workload description is one FILE; pass further manifests with --manifests")
-    else:
-        plan_input = read_description(Path(args.file[0]), args.manifests)
-        region_given = f"the region of {args.file[0]}"
-    if args.stack is not None:
-        region_given = f"aws:region of stack {args.stack}"
+    plan_input, region_given = _door_input(args, stdin, catalog)
     if catalog is not None:
         check_catalog_region(catalog.info, plan_input.region, "--catalog", region_given)
         plan_input = replace(plan_input, catalog=catalog.instance_types, catalog_info=catalog.info)
     if discount is not None:
         plan_input = replace(plan_input, spot_discount=discount)
+    return plan_input
+
+
+def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -> tuple[Any, str]:
+    """The planner's input of the door the command line uses, and what set its region (for a
+    refusal of a catalog of another region)."""
+    from sizing.planning.description import plan_input_from_input
+    from sizing.planning.objects import STDIN, objects_of, plan_input_from_objects, read_inputs
+
+    if args.stack is not None:
+        _refuse(
+            [
+                ("FILE", args.file),
+                ("--manifests", args.manifests),
+                ("--region", args.region),
+                ("--zones", args.zones),
+                ("--accept-unmodelled", args.accept_unmodelled),
+            ],
+            "with --stack: the stack file sets what the plan reads",
+        )
+        return _stack_input(args.stack, args.project_dir or Path(".")), f"aws:region of stack {args.stack}"
+    _refuse([("--project-dir", args.project_dir)], "without --stack")
+    if not args.file and not args.manifests:
+        raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
+    if [*args.file, *args.manifests].count(STDIN) > 1:
+        raise SizingInputError("'-' (stdin) is given more than once; stdin can be read once")
+    inputs = read_inputs(args.file, stdin) + read_inputs(args.manifests, stdin, what="manifest")
+    descriptions = [item for item in inputs if item.is_description]
+    if len(descriptions) > 1:
+        raise SizingInputError(
+            f"{descriptions[0].where} and {descriptions[1].where} are both workload descriptions; "
+            "plan one at a time (Kubernetes object files may join it)"
+        )
+    if descriptions:
+        (description,) = descriptions
+        _refuse(
+            [("--region", args.region), ("--zones", args.zones)],
+            f"with a workload description: {description.where} sets them with its `region` and `zones` keys",
+        )
+        others = [item for item in inputs if item is not description]
+        return (
+            plan_input_from_input(description, others, args.accept_unmodelled),
+            f"the `region` of {description.where}",
+        )
+    # Without --region, a refreshed catalog's region is the one planned: its prices and offerings are that region's.
+    region = args.region or (catalog.info.region if catalog is not None else None) or DEFAULT_REGION
+    plan_input = plan_input_from_objects(objects_of(inputs), args.accept_unmodelled, args.zones or (), region)
+    return plan_input, "--region" if args.region is not None else "the default region"
+
+
+def run(args: argparse.Namespace) -> int:
+    from sizing.planning.planner import plan_capacity
+    from sizing.planning.report import plan_data, render_report
+
+    if args.max_rows < 0:
+        raise SizingInputError(f"--max-rows must be >= 0, got {args.max_rows}")
+    plan_input = plan_input_for(args, sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
     with stdout_to_stderr():
         plan = plan_capacity(plan_input)
     if args.json:

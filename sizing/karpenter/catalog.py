@@ -17,13 +17,15 @@ import functools
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from sizing.errors import SizingInputError
+from sizing.errors import SizingInputError, echo
+from sizing.kube.safe_yaml import read_text
 
 BUNDLED_CATALOG_PATH = Path(__file__).resolve().parent / "data" / "catalog.json"
 CATALOG_FORMAT_VERSION = 2
@@ -53,6 +55,8 @@ MAX_REGIONS = 64
 MAX_ZONES_PER_REGION = 64
 MAX_GAPS = 16
 MAX_TEXT = 500
+# EC2 offers about 1,000 types in all; the planner tries each type per node it launches.
+MAX_INSTANCE_TYPES = 5_000
 
 
 @dataclass(frozen=True)
@@ -175,24 +179,24 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
     where = f"{where} {name!r}" if isinstance(name, str) else where
     for key in _STR_FIELDS:
         if not isinstance(obj[key], str):
-            raise SizingInputError(f"{where}: {key} must be a string, got {obj[key]!r}")
+            raise SizingInputError(f"{where}: {key} must be a string, got {echo(obj[key])}")
     for key in _INT_FIELDS:
         value = obj[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise SizingInputError(f"{where}: {key} must be a non-negative integer, got {value!r}")
+            raise SizingInputError(f"{where}: {key} must be a non-negative integer, got {echo(value)}")
     if not _NAME_PATTERN.match(name):
-        raise SizingInputError(f"{where}: name must look like 'family.size', got {name!r}")
+        raise SizingInputError(f"{where}: name must look like 'family.size', got {echo(name)}")
     if obj["arch"] not in ARCHITECTURES:
-        raise SizingInputError(f"{where}: arch must be one of {list(ARCHITECTURES)}, got {obj['arch']!r}")
+        raise SizingInputError(f"{where}: arch must be one of {list(ARCHITECTURES)}, got {echo(obj['arch'])}")
     if obj["hypervisor"] not in HYPERVISORS:
-        raise SizingInputError(f"{where}: hypervisor must be one of {list(HYPERVISORS)}, got {obj['hypervisor']!r}")
+        raise SizingInputError(f"{where}: hypervisor must be one of {list(HYPERVISORS)}, got {echo(obj['hypervisor'])}")
     if obj["vcpu"] < 1 or obj["memory_mib"] < 1:
         raise SizingInputError(
             f"{where}: vcpu and memory_mib must be at least 1, got {obj['vcpu']} and {obj['memory_mib']}"
         )
     prices = obj["prices"]
     if not isinstance(prices, Mapping):
-        raise SizingInputError(f"{where}: prices must be an object region -> USD/hour, got {prices!r}")
+        raise SizingInputError(f"{where}: prices must be an object region -> USD/hour, got {echo(prices)}")
     for region, price in prices.items():
         if (
             not isinstance(region, str)
@@ -201,7 +205,9 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
             or not math.isfinite(price)
             or price <= 0
         ):
-            raise SizingInputError(f"{where}: prices[{region!r}] must be a positive number of USD/hour, got {price!r}")
+            raise SizingInputError(
+                f"{where}: prices[{echo(region)}] must be a positive number of USD/hour, got {echo(price)}"
+            )
     spot_prices = _spot_prices_from(obj.get("spot_prices", {}), where)
     zones = _zones_from(obj.get("zones", {}), where)
     return InstanceType(
@@ -253,7 +259,7 @@ def _spot_prices_from(value: object, where: str) -> dict[str, dict[str, float]]:
         for zone, price in _bounded(by_zone, MAX_ZONES_PER_REGION, at, "zones").items():
             zone = _zone_name(zone, region, at)
             if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
-                raise SizingInputError(f"{at}[{zone!r}] must be a positive number of USD/hour, got {price!r}")
+                raise SizingInputError(f"{at}[{zone!r}] must be a positive number of USD/hour, got {echo(price)}")
             result[region][zone] = float(price)
     return result
 
@@ -391,14 +397,18 @@ def catalog_from_document(document: Any, where: str = "catalog") -> tuple[Instan
     version = document.get("formatVersion")
     if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
         raise SizingInputError(
-            f"{where}: formatVersion must be one of {list(READABLE_FORMAT_VERSIONS)}, got {version!r}"
+            f"{where}: formatVersion must be one of {list(READABLE_FORMAT_VERSIONS)}, got {echo(version)}"
+        )
+    if len(document["instanceTypes"]) > MAX_INSTANCE_TYPES:
+        raise SizingInputError(
+            f"{where}: instanceTypes lists {len(document['instanceTypes']):,} types; at most {MAX_INSTANCE_TYPES:,} "
+            "are allowed (EC2 offers about 1,000)"
         )
     instances = [
         instance_type_from_dict(obj, f"{where}: instanceTypes[{index}]")
         for index, obj in enumerate(document["instanceTypes"])
     ]
-    names = [instance.name for instance in instances]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
+    duplicates = sorted(name for name, count in Counter(instance.name for instance in instances).items() if count > 1)
     if duplicates:
         raise SizingInputError(f"{where}: instance types listed more than once: {duplicates}")
     if not instances:
@@ -439,19 +449,38 @@ def _bundled() -> Catalog:
 
 
 def _read(path: Path, bundled: bool = False) -> Catalog:
+    # Read as every input file is: a regular UTF-8 text file of bounded size.
+    text = read_text(path, f"catalog file {str(path)!r}", kind="a catalog (JSON)")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise SizingInputError(f"catalog file {str(path)!r}: cannot be read ({error.strerror})") from error
-    except UnicodeDecodeError as error:
-        raise SizingInputError(f"catalog file {str(path)!r}: not UTF-8 text (byte {error.start})") from error
-    try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as error:
+        raise SizingInputError(
+            f"catalog file {str(path)!r}: key {echo(error.key)} appears twice in one object; JSON readers would keep "
+            "only the second, so remove one"
+        ) from None
     except json.JSONDecodeError as error:
         raise SizingInputError(f"catalog file {str(path)!r}: not valid JSON ({error})") from error
+    except RecursionError:
+        raise SizingInputError(f"catalog file {str(path)!r}: not a catalog (its JSON nests too deep)") from None
     where = f"catalog file {str(path)!r}"
     instances = catalog_from_document(document, where=where)
     return Catalog(instances, catalog_info_from_document(document, where, None if bundled else str(path)))
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (json keeps the last of a key given twice)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _DuplicateKey(key)
+        found[key] = value
+    return found
 
 
 def read_catalog(path: Path | None = None) -> Catalog:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from sizing.errors import SizingInputError
+from sizing.errors import SizingInputError, echo
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
 
 BASIS_USD = "usd"
@@ -193,7 +193,7 @@ def capacity_units(instance: InstanceType) -> float:
 def validate_region(region: object) -> str:
     """Return `region` if it looks like an AWS region name (e.g. "us-east-1")."""
     if not isinstance(region, str) or not _REGION.match(region):
-        raise SizingInputError(f"region must be an AWS region name such as 'us-east-1', got {region!r}")
+        raise SizingInputError(f"region must be an AWS region name such as 'us-east-1', got {echo(region)}")
     return region
 
 
@@ -226,10 +226,12 @@ def validate_price_overrides(
     for name, price in overrides.items():
         if name not in known:
             raise SizingInputError(
-                f"{field_name}[{name!r}]: unknown instance type; use a name from the catalog such as 'm5.large'"
+                f"{field_name}[{echo(name)}]: unknown instance type; use a name from the catalog such as 'm5.large'"
             )
         if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
-            raise SizingInputError(f"{field_name}[{name!r}] must be a positive number of USD/hour, got {price!r}")
+            raise SizingInputError(
+                f"{field_name}[{echo(name)}] must be a positive number of USD/hour, got {echo(price)}"
+            )
         checked[name] = float(price)
     return checked
 
@@ -244,7 +246,7 @@ def validate_spot_discount(value: object, field_name: str = DEFAULT_DISCOUNT_FIE
     ):
         raise SizingInputError(
             f"{field_name} must be a percentage below the on-demand price from 0 to {MAX_DISCOUNT_PERCENT:g} "
-            f"(such as 60), got {value!r}"
+            f"(such as 60), got {echo(value)}"
         )
     return float(value)
 

@@ -1,12 +1,5 @@
-"""Workloads and DaemonSets read from Kubernetes manifests (multi-document YAML).
-
-- A Deployment gives a workload: its pod's requests, `spec.replicas`
-  (default 1), `maxSurge` from `spec.strategy.rollingUpdate` (default 25 %;
-  0 for the Recreate strategy) and the pod's `nodeSelector`.
-- A HorizontalPodAutoscaler whose `scaleTargetRef` names a Deployment sets
-  that workload's peak replicas to its `maxReplicas`.
-- A DaemonSet adds its pod's requests to every node it selects.
-- Other kinds (Service, Ingress, ...) are skipped; `kind: List` is unpacked.
+"""The pieces of Kubernetes manifests (multi-document YAML) that `sizing.kube.objects` reads them with:
+the documents of a text (`kind: List` unpacked), a Deployment's `maxSurge`, and a pod's requests.
 
 Pod requests follow Kubernetes' PodRequests: per resource the larger of
 (sum of containers + sidecars) and (each init container + the sidecars
@@ -15,39 +8,27 @@ the pod sets one, plus the pod overhead. A container without a request for a
 resource but with a limit requests its limit, and so does a pod with a
 pod-level limit and no pod-level request (API-server defaulting). A resource
 nothing requests is 0, as the scheduler counts it.
-cpu is in millicores, memory in MiB. Node affinity, tolerations and topology
-spread are not read.
+cpu is in millicores, memory in MiB.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from sizing.errors import SizingInputError
+from sizing.errors import SizingInputError, echo
 from sizing.kube.quantities import cpu_millicores, memory_mib
-from sizing.kube.workloads import DEFAULT_MAX_SURGE, DaemonSet, Workload
+from sizing.kube.safe_yaml import load_documents
+from sizing.kube.workloads import DEFAULT_MAX_SURGE
 
 DEFAULT_NAMESPACE = "default"
-
-
-@dataclass(frozen=True)
-class ManifestContents:
-    """What the planner uses from a set of manifests."""
-
-    workloads: tuple[Workload, ...]
-    daemon_sets: tuple[DaemonSet, ...]
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise SizingInputError(f"{where} must be an object, got {value!r}")
+        raise SizingInputError(f"{where} must be an object, got {echo(value)}")
     return value
 
 
@@ -55,7 +36,7 @@ def _list(value: Any, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise SizingInputError(f"{where} must be a list, got {value!r}")
+        raise SizingInputError(f"{where} must be a list, got {echo(value)}")
     return value
 
 
@@ -77,7 +58,7 @@ def _not_negative(parse: Callable[[Any, str], int], value: Any, where: str) -> i
     """A quantity that Kubernetes accepts in resources: 0 or more."""
     parsed = parse(value, where)
     if parsed < 0:
-        raise SizingInputError(f"{where} must be 0 or more (Kubernetes refuses a negative quantity), got {value!r}")
+        raise SizingInputError(f"{where} must be 0 or more (Kubernetes refuses a negative quantity), got {echo(value)}")
     return parsed
 
 
@@ -137,33 +118,6 @@ def pod_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int]:
     return result[0], result[1]
 
 
-def _node_selector(pod_spec: Mapping[str, Any], where: str) -> dict[str, str]:
-    selector = _mapping(pod_spec.get("nodeSelector"), f"{where}.nodeSelector")
-    return {str(key): str(value) for key, value in selector.items()}
-
-
-def _object_name(document: Mapping[str, Any], where: str) -> tuple[str, str]:
-    metadata = _mapping(document.get("metadata"), f"{where}.metadata")
-    name = metadata.get("name")
-    if not isinstance(name, str) or not name:
-        raise SizingInputError(f"{where}.metadata.name must be a non-empty string, got {name!r}")
-    namespace = metadata.get("namespace") or DEFAULT_NAMESPACE
-    return str(namespace), name
-
-
-def _display_name(namespace: str, name: str) -> str:
-    return name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
-
-
-def _template_spec(document: Mapping[str, Any], where: str) -> Mapping[str, Any]:
-    spec = _mapping(document.get("spec"), f"{where}.spec")
-    template = _mapping(spec.get("template"), f"{where}.spec.template")
-    pod_spec = template.get("spec")
-    if not isinstance(pod_spec, Mapping):
-        raise SizingInputError(f"{where}.spec.template.spec must be a pod spec object")
-    return pod_spec
-
-
 def _max_surge(spec: Mapping[str, Any], where: str) -> Any:
     strategy = _mapping(spec.get("strategy"), f"{where}.spec.strategy")
     if strategy.get("type") == "Recreate":
@@ -173,10 +127,11 @@ def _max_surge(spec: Mapping[str, Any], where: str) -> Any:
 
 
 def _documents(text: str, where: str) -> Iterable[tuple[Mapping[str, Any], str]]:
-    try:
-        documents = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as error:
-        raise SizingInputError(f"{where}: not valid YAML ({_first_line(error)})") from error
+    return object_documents(load_documents(text, where), where)
+
+
+def object_documents(documents: Sequence[Any], where: str) -> Iterable[tuple[Mapping[str, Any], str]]:
+    """The objects of parsed YAML documents, each with its place (`kind: List` unpacked, empty documents skipped)."""
     for index, document in enumerate(documents):
         if document is None:
             continue
@@ -188,79 +143,3 @@ def _documents(text: str, where: str) -> Iterable[tuple[Mapping[str, Any], str]]
                 yield _mapping(item, f"{here}.items[{item_index}]"), f"{here}.items[{item_index}]"
         else:
             yield document, here
-
-
-def _first_line(error: Exception) -> str:
-    return " ".join(str(error).split())
-
-
-def read_manifest_texts(texts: Sequence[tuple[str, str]]) -> ManifestContents:
-    """Workloads and DaemonSets of manifests given as (where, YAML text) pairs."""
-    deployments: dict[tuple[str, str], dict[str, Any]] = {}
-    autoscalers: list[tuple[str, str, str, int, str]] = []
-    daemon_sets: list[DaemonSet] = []
-    for source, text in texts:
-        for document, where in _documents(text, source):
-            kind = document.get("kind")
-            if kind == "Deployment":
-                namespace, name = _object_name(document, where)
-                where = f"{where} (Deployment {name!r})"
-                spec = _mapping(document.get("spec"), f"{where}.spec")
-                pod_spec = _template_spec(document, where)
-                cpu, memory = pod_requests(pod_spec, f"{where}.spec.template.spec")
-                replicas = spec.get("replicas", 1)
-                deployments[(namespace, name)] = {
-                    "name": _display_name(namespace, name),
-                    "cpu_millicores": cpu,
-                    "memory_mib": memory,
-                    "replicas": replicas,
-                    "max_surge": _max_surge(spec, where),
-                    "node_selector": _node_selector(pod_spec, f"{where}.spec.template.spec"),
-                }
-            elif kind == "HorizontalPodAutoscaler":
-                namespace, name = _object_name(document, where)
-                where = f"{where} (HorizontalPodAutoscaler {name!r})"
-                spec = _mapping(document.get("spec"), f"{where}.spec")
-                target = _mapping(spec.get("scaleTargetRef"), f"{where}.spec.scaleTargetRef")
-                max_replicas = spec.get("maxReplicas")
-                if isinstance(max_replicas, bool) or not isinstance(max_replicas, int) or max_replicas < 1:
-                    raise SizingInputError(f"{where}.spec.maxReplicas must be a positive integer, got {max_replicas!r}")
-                if target.get("kind") == "Deployment":
-                    autoscalers.append((namespace, str(target.get("name")), name, max_replicas, where))
-            elif kind == "DaemonSet":
-                namespace, name = _object_name(document, where)
-                where = f"{where} (DaemonSet {name!r})"
-                pod_spec = _template_spec(document, where)
-                cpu, memory = pod_requests(pod_spec, f"{where}.spec.template.spec")
-                daemon_sets.append(
-                    DaemonSet(
-                        _display_name(namespace, name),
-                        cpu_millicores=cpu,
-                        memory_mib=memory,
-                        node_selector=_node_selector(pod_spec, f"{where}.spec.template.spec"),
-                    )
-                )
-    for namespace, target_name, _, max_replicas, where in autoscalers:
-        if (namespace, target_name) not in deployments:
-            raise SizingInputError(
-                f"{where} scales Deployment {target_name!r} in namespace {namespace!r}, which is not in the manifests"
-            )
-        # At peak the HPA runs maxReplicas, whatever the Deployment's own replicas say.
-        deployments[(namespace, target_name)]["replicas"] = max_replicas
-    workloads = tuple(Workload(**fields) for fields in deployments.values())
-    return ManifestContents(workloads=workloads, daemon_sets=tuple(daemon_sets))
-
-
-def read_manifest_files(paths: Sequence[Path]) -> ManifestContents:
-    """Workloads and DaemonSets of the manifest files at `paths`."""
-    texts = []
-    for path in paths:
-        try:
-            texts.append((f"manifest {str(path)!r}", Path(path).read_text(encoding="utf-8")))
-        except UnicodeDecodeError as error:
-            raise SizingInputError(
-                f"manifest {str(path)!r} is not a text file (byte {error.start} is not UTF-8); a manifest is YAML"
-            ) from None
-        except OSError as error:
-            raise SizingInputError(f"manifest {str(path)!r} cannot be read ({error.strerror})") from error
-    return read_manifest_texts(texts)

@@ -1,9 +1,11 @@
 """Kubernetes objects as the planner reads them: workloads, DaemonSets, HPAs, NodePools,
 EC2NodeClasses, Nodes and NodeClaims, from YAML (several files, `kind: List` unpacked).
 
-Every field that changes where pods go and is not modelled is recorded as `Unmodelled`
-(object kind/namespace/name and field path), never dropped silently; the caller stops the plan
-unless the user accepts them. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
+No object is dropped silently. Every field that changes where pods go and is not modelled, and
+every kind the planner does not read, is recorded as `Unmodelled` (object kind/namespace/name and
+field path); the caller stops the plan unless the user accepts them. Kinds that place no pods
+(`NOT_PLANNED_KINDS`) are recorded as not planned, for the report to list. An object without a
+kind, or given twice, is refused. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
 (replicas, no surge), Job (parallelism). Pod-level `spec.resources` replace the sum of the
 containers' (Kubernetes 1.34+ default), a pod-level limit standing in for a missing pod-level
 request (`sizing.kube.manifests.pod_requests`).
@@ -12,12 +14,13 @@ request (`sizing.kube.manifests.pod_requests`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.errors import SizingInputError
-from sizing.kube.manifests import DEFAULT_NAMESPACE, _documents, _list, _mapping, _max_surge, pod_requests
+from sizing.errors import SizingInputError, echo
+from sizing.kube.manifests import DEFAULT_NAMESPACE, _list, _mapping, _max_surge, object_documents, pod_requests
 from sizing.kube.resources import Resources
+from sizing.kube.safe_yaml import load_documents
 from sizing.kube.scheduling import (
     LABEL_SELECTOR_OPERATORS,
     NODE_SELECTOR_OPERATORS,
@@ -30,9 +33,58 @@ from sizing.kube.scheduling import (
     Toleration,
     TopologySpread,
 )
-from sizing.kube.workloads import DaemonSet, ExistingNode, Workload
+from sizing.kube.workloads import CEILING_WHY, MAX_REPLICAS, DaemonSet, ExistingNode, Workload
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job")
+KARPENTER_API = "karpenter.sh/v1"
+NODE_CLASS_API = "karpenter.k8s.aws/v1"
+CLUSTER_SCOPED_KINDS = frozenset(
+    {"NodePool", "EC2NodeClass", "Node", "NodeClaim", "Namespace", "PriorityClass", "StorageClass", "IngressClass"}
+    | {"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume"}
+    | {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService", "RuntimeClass"}
+)
+# Kinds that place no pods and change no pod's place or size: read, listed as not planned.
+_NO_PODS = "places no pods"
+NOT_PLANNED_KINDS = {
+    **dict.fromkeys(
+        (
+            "Namespace",
+            "Service",
+            "Endpoints",
+            "EndpointSlice",
+            "Ingress",
+            "IngressClass",
+            "ConfigMap",
+            "Secret",
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "NetworkPolicy",
+            "PersistentVolume",
+            "StorageClass",
+            "CustomResourceDefinition",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+            "APIService",
+            "Lease",
+            "Event",
+            "ControllerRevision",
+            "TargetGroupBinding",
+            "ServiceMonitor",
+            "PodMonitor",
+            "PrometheusRule",
+        ),
+        _NO_PODS,
+    ),
+    "PersistentVolumeClaim": "places no pods; a pod's claim is flagged on the pod",
+    "PodDisruptionBudget": "a disruption budget limits evictions (drains, consolidation, expiry), which a plan "
+    "of the peak does not simulate",
+    "PriorityClass": "priority decides preemption, which a plan of the peak, where every pod must fit, does not use",
+}
+# Kinds a controller creates: with an owner they repeat pods their owner already plans.
+OWNED_KINDS = ("Pod", "ReplicaSet")
 MODELLED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 ZONE_LABEL = "topology.kubernetes.io/zone"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
@@ -58,7 +110,7 @@ class Unmodelled:
     why: str
 
     def describe(self) -> str:
-        return f"{self.what}: {self.path} ({self.why})"
+        return f"{self.what}: {self.path} ({self.why})" if self.path else f"{self.what} ({self.why})"
 
 
 @dataclass(frozen=True)
@@ -87,6 +139,7 @@ class ClusterObjects:
     node_classes: tuple[NodeClassObject, ...]
     nodes: tuple[ExistingNode, ...]
     unmodelled: tuple[Unmodelled, ...]
+    not_planned: tuple[str, ...] = ()  # "Kind namespace/name (why)" of objects that place no pods
 
 
 class _Reader:
@@ -157,7 +210,7 @@ class _Reader:
         )
         preferred = tuple(
             (
-                int(_mapping(p, where).get("weight", 1)),
+                _integer(_mapping(p, where).get("weight", 1), what, f"{where}.weight", 1, 100),
                 self.node_term(
                     _mapping(p, where).get("preference"),
                     f"{where}.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}].preference",
@@ -181,7 +234,7 @@ class _Reader:
                         term.get("podAffinityTerm"),
                         f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm",
                         anti,
-                        int(term.get("weight", 1)),
+                        _integer(term.get("weight", 1), what, f"{path}.weight", 1, 100),
                         what,
                     )
                 )
@@ -200,10 +253,12 @@ class _Reader:
             spreads.append(
                 TopologySpread(
                     str(tsc.get("topologyKey")),
-                    int(tsc.get("maxSkew", 1)),
+                    _integer(tsc.get("maxSkew", 1), what, f"{path}.maxSkew", 1),
                     str(tsc.get("whenUnsatisfiable", "DoNotSchedule")),
                     selector,
-                    tsc.get("minDomains"),
+                    None
+                    if tsc.get("minDomains") is None
+                    else _integer(tsc.get("minDomains"), what, f"{path}.minDomains", 1),
                 )
             )
         tolerations = tuple(
@@ -221,7 +276,12 @@ class _Reader:
                 for port in _list(_mapping(container, where).get("ports"), where):
                     port = _mapping(port, where)
                     if port.get("hostPort"):
-                        ports.append(HostPort(int(port["hostPort"]), str(port.get("protocol", "TCP"))))
+                        ports.append(
+                            HostPort(
+                                _integer(port["hostPort"], what, f"{where}.{kind}.ports.hostPort", 1, 65535),
+                                str(port.get("protocol", "TCP")),
+                            )
+                        )
         return PodScheduling(
             namespace, labels, tolerations, req_terms, preferred, tuple(spreads), tuple(pod_terms), tuple(ports)
         )
@@ -255,127 +315,82 @@ def _meta(document: Mapping[str, Any], where: str) -> tuple[str, str, Mapping[st
     metadata = _mapping(document.get("metadata"), f"{where}.metadata")
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
-        raise SizingInputError(f"{where}.metadata.name must be a non-empty string, got {name!r}")
-    return str(metadata.get("namespace") or DEFAULT_NAMESPACE), name, metadata
+        raise SizingInputError(f"{where}.metadata.name must be a non-empty string, got {echo(name)}")
+    namespace = metadata.get("namespace") or DEFAULT_NAMESPACE
+    if not isinstance(namespace, str):
+        raise SizingInputError(f"{where}.metadata.namespace must be a string, got {echo(namespace)}")
+    return namespace, name, metadata
+
+
+def _integer(value: Any, what: str, path: str, minimum: int = 0, maximum: int | None = None) -> int:
+    """An integer field of an object, from `minimum` to `maximum`; anything else names the field."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise SizingInputError(f"{what}: {path} must be an integer >= {minimum}, got {echo(value)}")
+    if maximum is not None and value > maximum:
+        raise SizingInputError(f"{what}: {path} is {value:,}, more than {maximum:,} ({CEILING_WHY})")
+    return value
+
+
+def _labels(value: Any, where: str) -> dict[str, str]:
+    return {str(key): str(label) for key, label in _mapping(value, where).items()}
+
+
+@dataclass
+class _Objects:
+    """What the documents read so far hold, and where each object was given."""
+
+    reader: _Reader = field(default_factory=_Reader)
+    workloads: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    autoscalers: list[tuple[str, str, str, str, int, int, Mapping[str, Any]]] = field(default_factory=list)
+    daemon_sets: list[DaemonSet] = field(default_factory=list)
+    pools: list[NodePoolObject] = field(default_factory=list)
+    classes: list[NodeClassObject] = field(default_factory=list)
+    nodes: list[ExistingNode] = field(default_factory=list)
+    unplanned: list[str] = field(default_factory=list)
+    seen: dict[tuple[str, str, str], str] = field(default_factory=dict)
+
+    def once(self, kind: str, namespace: str, name: str, where: str) -> None:
+        """Refuse an object given twice: the second would silently replace the first."""
+        key = (kind, namespace if kind not in CLUSTER_SCOPED_KINDS else "", name)
+        if key in self.seen:
+            shown = name if kind in CLUSTER_SCOPED_KINDS else f"{namespace}/{name}"
+            raise SizingInputError(
+                f"{kind} {shown} is given twice ({self.seen[key]}, and {where}); give each object once"
+            )
+        self.seen[key] = where
 
 
 def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
-    """The objects of YAML texts given as (where, text) pairs."""
-    reader = _Reader()
-    workloads: dict[tuple[str, str, str], dict[str, Any]] = {}
-    autoscalers: list[tuple[str, str, str, str, int, Any, Mapping[str, Any]]] = []
-    daemon_sets, pools, classes, nodes = [], [], [], []
-    for source, text in texts:
-        for document, where in _documents(text, source):
-            kind = document.get("kind")
-            if kind in WORKLOAD_KINDS or kind == "DaemonSet":
-                namespace, name, _ = _meta(document, where)
-                what = f"{kind} {namespace}/{name}"
-                spec = _mapping(document.get("spec"), f"{what}.spec")
-                template = _mapping(spec.get("template"), f"{what}.spec.template")
-                pod = _mapping(template.get("spec"), f"{what}.spec.template.spec")
-                labels = {
-                    str(k): str(v)
-                    for k, v in _mapping(_mapping(template.get("metadata"), what).get("labels"), what).items()
-                }
-                path = "spec.template.spec"
-                reader.check_pod(pod, path, what)
-                if kind == "StatefulSet" and spec.get("volumeClaimTemplates"):
-                    reader.flag(what, "spec.volumeClaimTemplates", "volume topology is not modelled")
-                cpu, memory = pod_requests(pod, f"{what}.{path}")
-                scheduling = reader.scheduling(pod, labels, namespace, path, what)
-                selector = {str(k): str(v) for k, v in _mapping(pod.get("nodeSelector"), what).items()}
-                display = name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
-                if kind == "DaemonSet":
-                    daemon_sets.append(DaemonSet(display, cpu, memory, selector, scheduling))
-                    continue
-                if kind == "Job":
-                    replicas, surge = spec.get("parallelism", 1), 0
-                elif kind == "StatefulSet":
-                    replicas, surge = spec.get("replicas", 1), 0
-                else:
-                    replicas, surge = spec.get("replicas", 1), _max_surge(spec, what)
-                workloads[(kind, namespace, name)] = dict(
-                    name=display,
-                    cpu_millicores=cpu,
-                    memory_mib=memory,
-                    replicas=replicas,
-                    max_surge=surge,
-                    node_selector=selector,
-                    scheduling=scheduling,
-                    kind=kind,
-                    autoscaled=False,
-                )
-            elif kind == "HorizontalPodAutoscaler":
-                namespace, name, _ = _meta(document, where)
-                what = f"HorizontalPodAutoscaler {namespace}/{name}"
-                spec = _mapping(document.get("spec"), what)
-                target = _mapping(spec.get("scaleTargetRef"), f"{what}.spec.scaleTargetRef")
-                maximum = spec.get("maxReplicas")
-                if isinstance(maximum, bool) or not isinstance(maximum, int) or maximum < 1:
-                    raise SizingInputError(f"{what}: spec.maxReplicas must be a positive integer, got {maximum!r}")
-                scale_up = _mapping(_mapping(spec.get("behavior"), what).get("scaleUp"), what)
-                autoscalers.append(
-                    (
-                        what,
-                        str(target.get("kind")),
-                        namespace,
-                        str(target.get("name")),
-                        maximum,
-                        spec.get("minReplicas", 1),
-                        scale_up,
-                    )
-                )
-            elif kind == "NodePool":
-                _, name, _ = _meta(document, where)
-                what = f"NodePool {name}"
-                spec = _mapping(document.get("spec"), what)
-                template = _mapping(spec.get("template"), f"{what}.spec.template")
-                tspec = _mapping(template.get("spec"), f"{what}.spec.template.spec")
-                taints = tuple(
-                    Taint(
-                        str(_mapping(t, what).get("key")),
-                        str(_mapping(t, what).get("effect")),
-                        str(_mapping(t, what).get("value", "")),
-                    )
-                    for t in _list(tspec.get("taints"), f"{what}.spec.template.spec.taints")
-                )
-                labels = {
-                    str(k): str(v)
-                    for k, v in _mapping(_mapping(template.get("metadata"), what).get("labels"), what).items()
-                }
-                if spec.get("replicas") is not None:
-                    reader.flag(what, "spec.replicas", "static NodePools are not modelled")
-                pools.append(
-                    NodePoolObject(
-                        name,
-                        tuple(_list(tspec.get("requirements"), f"{what}.spec.template.spec.requirements")),
-                        taints,
-                        labels,
-                        dict(_mapping(spec.get("limits"), what)),
-                        int(spec.get("weight") or 0),
-                        _mapping(tspec.get("nodeClassRef"), what).get("name"),
-                    )
-                )
-            elif kind == "EC2NodeClass":
-                _, name, _ = _meta(document, where)
-                what = f"EC2NodeClass {name}"
-                spec = _mapping(document.get("spec"), what)
-                family = spec.get("amiFamily")
-                for term in _list(spec.get("amiSelectorTerms"), f"{what}.spec.amiSelectorTerms"):
-                    alias = _mapping(term, what).get("alias")
-                    if alias:
-                        alias_family = str(alias).split("@")[0]
-                        family = AMI_ALIAS_FAMILIES.get(alias_family, alias_family)
-                classes.append(NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family))
-            elif kind in ("Node", "NodeClaim"):
-                nodes.append(_node(document, where, kind))
-    for what, target_kind, namespace, target_name, maximum, minimum, behaviour in autoscalers:
+    """The objects of YAML texts given as (where, text) pairs (see `read_parsed_objects`)."""
+    return read_parsed_objects([(where, load_documents(text, where)) for where, text in texts])
+
+
+def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> ClusterObjects:
+    """The objects of parsed YAML documents given as (where, documents) pairs.
+
+    Every object is accounted for: planned (workloads, DaemonSets, HPAs, NodePools, EC2NodeClasses,
+    Nodes, NodeClaims), listed as not planned because it places no pods (`NOT_PLANNED_KINDS`, or a
+    Pod or ReplicaSet that its owner creates), or recorded as unmodelled (any other kind).
+    An object without a kind, or given twice, is refused.
+    """
+    found = _Objects()
+    for source, documents in sources:
+        for document, where in object_documents(documents, source):
+            try:
+                _read_document(found, document, where)
+            except SizingInputError as error:
+                if str(error).startswith(where):
+                    raise
+                raise SizingInputError(f"{where}: {error}") from None
+    reader = found.reader
+    for what, target_kind, namespace, target_name, maximum, minimum, behaviour in found.autoscalers:
         key = (target_kind, namespace, target_name)
-        if key not in workloads:
+        if key not in found.workloads:
             raise SizingInputError(f"{what} scales {target_kind} {namespace}/{target_name}, which is not in the input")
+        if "min_replicas" in found.workloads[key]:
+            raise SizingInputError(f"{what}: {target_kind} {namespace}/{target_name} is scaled by two HPAs; keep one")
         # At peak the HPA runs maxReplicas, whatever the workload's own replicas say.
-        workloads[key].update(
+        found.workloads[key].update(
             replicas=maximum,
             autoscaled=True,
             min_replicas=minimum,
@@ -383,14 +398,153 @@ def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
             scale_up_select_policy=behaviour.get("selectPolicy"),
             scale_up_stabilization_seconds=behaviour.get("stabilizationWindowSeconds"),
         )
+    planned = []
+    for (kind, namespace, name), fields in found.workloads.items():
+        if fields["replicas"] == 0:
+            found.unplanned.append(f"{kind} {namespace}/{name} (0 replicas and no HPA: it runs no pods)")
+        else:
+            planned.append(Workload(**fields))
     return ClusterObjects(
-        workloads=tuple(Workload(**fields) for fields in workloads.values()),
-        daemon_sets=tuple(daemon_sets),
-        node_pools=tuple(pools),
-        node_classes=tuple(classes),
-        nodes=tuple(nodes),
+        workloads=tuple(planned),
+        daemon_sets=tuple(found.daemon_sets),
+        node_pools=tuple(found.pools),
+        node_classes=tuple(found.classes),
+        nodes=tuple(found.nodes),
         unmodelled=tuple(reader.unmodelled),
+        not_planned=tuple(found.unplanned),
     )
+
+
+def _read_document(found: _Objects, document: Mapping[str, Any], where: str) -> None:
+    kind = document.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise SizingInputError(
+            f"{where}: has no kind, so it is no Kubernetes object (apiVersion, kind, metadata, spec); "
+            f"its keys: {echo(sorted(str(key) for key in document))}"
+        )
+    namespace, name, metadata = _meta(document, f"{where} ({kind})")
+    found.once(kind, namespace, name, where)
+    what = f"{kind} {name}" if kind in CLUSTER_SCOPED_KINDS else f"{kind} {namespace}/{name}"
+    if kind in WORKLOAD_KINDS or kind == "DaemonSet":
+        _read_workload(found, document, kind, namespace, name, what)
+    elif kind == "HorizontalPodAutoscaler":
+        _read_autoscaler(found, document, namespace, what)
+    elif kind == "NodePool":
+        _check_api_version(found.reader, document, what, KARPENTER_API)
+        found.pools.append(_node_pool(found.reader, document, name, what))
+    elif kind == "EC2NodeClass":
+        _check_api_version(found.reader, document, what, NODE_CLASS_API)
+        found.classes.append(_node_class(document, name, what))
+    elif kind in ("Node", "NodeClaim"):
+        found.nodes.append(_node(document, where, kind))
+    elif kind in NOT_PLANNED_KINDS:
+        found.unplanned.append(f"{what} ({NOT_PLANNED_KINDS[kind]})")
+    elif kind in OWNED_KINDS and _list(metadata.get("ownerReferences"), f"{what}.metadata.ownerReferences"):
+        owner = _mapping(_list(metadata.get("ownerReferences"), what)[0], what)
+        found.unplanned.append(f"{what} (created by its owner, {owner.get('kind')} {owner.get('name')})")
+    elif kind in OWNED_KINDS:
+        found.reader.flag(what, "", f"a {kind} of its own, with no owner, is not planned; give its Deployment")
+    else:
+        found.reader.flag(
+            what, "", f"kind {kind} is not read by the planner; pods it creates or changes are not planned"
+        )
+
+
+def _check_api_version(reader: _Reader, document: Mapping[str, Any], what: str, expected: str) -> None:
+    version = document.get("apiVersion")
+    if version is not None and version != expected:
+        reader.flag(what, "apiVersion", f"{echo(version)} is not read; the planner reads {expected}")
+
+
+def _read_workload(
+    found: _Objects, document: Mapping[str, Any], kind: str, namespace: str, name: str, what: str
+) -> None:
+    reader = found.reader
+    spec = _mapping(document.get("spec"), f"{what}.spec")
+    template = _mapping(spec.get("template"), f"{what}.spec.template")
+    pod = _mapping(template.get("spec"), f"{what}.spec.template.spec")
+    labels = _labels(_mapping(template.get("metadata"), what).get("labels"), f"{what}.spec.template.metadata.labels")
+    path = "spec.template.spec"
+    reader.check_pod(pod, path, what)
+    if kind == "StatefulSet" and spec.get("volumeClaimTemplates"):
+        reader.flag(what, "spec.volumeClaimTemplates", "volume topology is not modelled")
+    cpu, memory = pod_requests(pod, f"{what}.{path}")
+    scheduling = reader.scheduling(pod, labels, namespace, path, what)
+    selector = _labels(pod.get("nodeSelector"), f"{what}.{path}.nodeSelector")
+    display = name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
+    if kind == "DaemonSet":
+        found.daemon_sets.append(DaemonSet(display, cpu, memory, selector, scheduling))
+        return
+    if kind == "Job":
+        replicas = _integer(spec.get("parallelism", 1), what, "spec.parallelism", 0, MAX_REPLICAS)
+        surge: Any = 0
+    else:
+        replicas = _integer(spec.get("replicas", 1), what, "spec.replicas", 0, MAX_REPLICAS)
+        surge = 0 if kind == "StatefulSet" else _max_surge(spec, what)
+    found.workloads[(kind, namespace, name)] = dict(
+        name=display,
+        cpu_millicores=cpu,
+        memory_mib=memory,
+        replicas=replicas,
+        max_surge=surge,
+        node_selector=selector,
+        scheduling=scheduling,
+        kind=kind,
+        autoscaled=False,
+    )
+
+
+def _read_autoscaler(found: _Objects, document: Mapping[str, Any], namespace: str, what: str) -> None:
+    spec = _mapping(document.get("spec"), f"{what}.spec")
+    target = _mapping(spec.get("scaleTargetRef"), f"{what}.spec.scaleTargetRef")
+    maximum = _integer(spec.get("maxReplicas"), what, "spec.maxReplicas", 1, MAX_REPLICAS)
+    minimum = _integer(spec.get("minReplicas", 1), what, "spec.minReplicas", 1)
+    if minimum > maximum:
+        raise SizingInputError(
+            f"{what}: spec.minReplicas ({minimum:,}) is greater than spec.maxReplicas ({maximum:,}); "
+            "Kubernetes refuses such an HPA: minReplicas must not exceed maxReplicas"
+        )
+    scale_up = _mapping(_mapping(spec.get("behavior"), what).get("scaleUp"), what)
+    found.autoscalers.append(
+        (what, str(target.get("kind")), namespace, str(target.get("name")), maximum, minimum, scale_up)
+    )
+
+
+def _node_pool(reader: _Reader, document: Mapping[str, Any], name: str, what: str) -> NodePoolObject:
+    spec = _mapping(document.get("spec"), what)
+    template = _mapping(spec.get("template"), f"{what}.spec.template")
+    tspec = _mapping(template.get("spec"), f"{what}.spec.template.spec")
+    taints = tuple(
+        Taint(
+            str(_mapping(t, what).get("key")),
+            str(_mapping(t, what).get("effect")),
+            str(_mapping(t, what).get("value", "")),
+        )
+        for t in _list(tspec.get("taints"), f"{what}.spec.template.spec.taints")
+    )
+    labels = _labels(_mapping(template.get("metadata"), what).get("labels"), f"{what}.spec.template.metadata.labels")
+    if spec.get("replicas") is not None:
+        reader.flag(what, "spec.replicas", "static NodePools are not modelled")
+    return NodePoolObject(
+        name,
+        tuple(_list(tspec.get("requirements"), f"{what}.spec.template.spec.requirements")),
+        taints,
+        labels,
+        dict(_mapping(spec.get("limits"), what)),
+        _integer(spec.get("weight") or 0, what, "spec.weight", 0, 100),
+        _mapping(tspec.get("nodeClassRef"), what).get("name"),
+    )
+
+
+def _node_class(document: Mapping[str, Any], name: str, what: str) -> NodeClassObject:
+    spec = _mapping(document.get("spec"), what)
+    family = spec.get("amiFamily")
+    for term in _list(spec.get("amiSelectorTerms"), f"{what}.spec.amiSelectorTerms"):
+        alias = _mapping(term, what).get("alias")
+        if alias:
+            alias_family = str(alias).split("@")[0]
+            family = AMI_ALIAS_FAMILIES.get(alias_family, alias_family)
+    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family)
 
 
 def _node(document: Mapping[str, Any], where: str, kind: str) -> ExistingNode:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -23,6 +23,22 @@ from sizing.kube.scheduling import PodScheduling, Taint, Toleration
 
 MaxSurge = int | str
 DEFAULT_MAX_SURGE = "25%"
+
+# The planner's ceilings, checked before anything is simulated (docs/benchmarks.md, "Ceilings"). It
+# places every pod, one by one: 100,000 pods at peak plan in about 40 seconds on two cores, and
+# Kubernetes itself supports at most 150,000 pods and 5,000 nodes in a cluster. Each distinct
+# workload adds groups of its own to every scenario: 1,000 of them sharing 100,000 pods take about
+# 40 CPU seconds. Pods that each need a node of their own (required hostname anti-affinity on their
+# own labels, or a host port) cost far more, as every scenario launches their nodes over many
+# batches and the limit search simulates the scenarios again: 2,000 of them take about 55 CPU
+# seconds. The ceilings that need the NodePools are in `sizing.planning.ceilings`.
+MAX_REPLICAS = 100_000
+MAX_PEAK_PODS = 100_000
+MAX_WORKLOADS = 1_000
+MAX_EXISTING_NODES = 5_000
+MAX_NODE_PER_POD_PODS = 2_000
+HOSTNAME_KEY = "kubernetes.io/hostname"
+CEILING_WHY = "the planner's ceiling: it simulates every pod, and 100,000 pods take about 40 seconds"
 _PERCENT = re.compile(r"^([0-9]+)%$")
 SURGE_FORMS = "a pod count (0, 1, 2, ...) or a percentage such as '25%' or '100%'"
 
@@ -105,6 +121,10 @@ class Workload:
                 )
         if isinstance(self.replicas, bool) or not isinstance(self.replicas, int) or self.replicas < 1:
             raise SizingInputError(f"{where}: replicas must be a positive integer, got {self.replicas!r}")
+        if self.replicas > MAX_REPLICAS:
+            raise SizingInputError(
+                f"{where}: {self.replicas:,} replicas at peak, more than {MAX_REPLICAS:,} ({CEILING_WHY})"
+            )
         surge_pods(self.replicas, self.max_surge, f"{where}: maxSurge")
         object.__setattr__(self, "node_selector", _check_selector(f"{where}: nodeSelector", self.node_selector))
 
@@ -127,6 +147,22 @@ class Workload:
     def peak_pods(self) -> int:
         """Pods at peak during a rollout: replicas + surge."""
         return self.replicas + self.surge
+
+    @property
+    def needs_node_per_pod(self) -> bool:
+        """Whether no two of its pods may share a node: a required hostname anti-affinity that
+        selects its own pods, or a host port."""
+        scheduling = self.scheduling
+        if scheduling.host_ports:
+            return True
+        return any(
+            term.anti
+            and term.weight is None
+            and term.topology_key == HOSTNAME_KEY
+            and (not term.namespaces or scheduling.namespace in term.namespaces)
+            and term.selector.matches(scheduling.labels)
+            for term in scheduling.pod_affinity
+        )
 
 
 @dataclass(frozen=True)
@@ -212,3 +248,34 @@ class ExistingNode:
             raise SizingInputError(
                 f"existing node {self.name!r}: requested must be non-negative Resources, got {self.requested!r}"
             )
+
+
+def check_ceilings(workloads: Sequence[Workload], existing_nodes: Sequence[ExistingNode] = ()) -> None:
+    """Refuse, before any simulation, more pods, workloads or nodes than the planner's ceilings allow."""
+    if len(workloads) > MAX_WORKLOADS:
+        raise SizingInputError(
+            f"{len(workloads):,} workloads (Deployments, StatefulSets, Jobs), more than {MAX_WORKLOADS:,} (the "
+            "planner's ceiling: each workload is simulated as groups of its own; plan the NodePool's share of them)"
+        )
+    if len(existing_nodes) > MAX_EXISTING_NODES:
+        raise SizingInputError(
+            f"{len(existing_nodes):,} existing nodes, more than {MAX_EXISTING_NODES:,} (the most Kubernetes "
+            "supports in one cluster, and the planner's ceiling)"
+        )
+    total = sum(workload.peak_pods for workload in workloads)
+    if total > MAX_PEAK_PODS:
+        largest = sorted(workloads, key=lambda w: (-w.peak_pods, w.name))[:3]
+        named = ", ".join(f"{w.name!r} {w.peak_pods:,}" for w in largest)
+        raise SizingInputError(
+            f"{total:,} pods at peak (replicas plus rollout surge; largest: {named}), more than "
+            f"{MAX_PEAK_PODS:,} ({CEILING_WHY})"
+        )
+    own_node = [w for w in workloads if w.needs_node_per_pod]
+    alone = sum(w.peak_pods for w in own_node)
+    if alone > MAX_NODE_PER_POD_PODS:
+        named = ", ".join(f"{w.name!r} {w.peak_pods:,}" for w in sorted(own_node, key=lambda w: (-w.peak_pods, w.name)))
+        raise SizingInputError(
+            f"{alone:,} pods at peak need a node each (required hostname anti-affinity on their own labels, or a "
+            f"host port: {named}), more than {MAX_NODE_PER_POD_PODS:,} (the planner's ceiling for such pods: "
+            "every scenario launches their nodes over many batches, and 2,000 of them take about a minute)"
+        )

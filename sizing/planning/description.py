@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
-from sizing.kube.manifests import read_manifest_files
+from sizing.kube.objects import ClusterObjects
 from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
@@ -32,7 +31,9 @@ from sizing.planning.description_model import (
     Reserved,
     WorkloadEntry,
 )
+from sizing.planning.objects import InputFile, check_unmodelled, not_planned_notes, objects_of, read_inputs
 from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS, NodePoolSpec, PlanInput
+from sizing.planning.zones import check_plan_zones
 
 
 def workload(entry: WorkloadEntry) -> Workload:
@@ -96,22 +97,46 @@ def _kubelet(kubelet: Kubelet | None) -> KubeletConfig | None:
     )
 
 
-def plan_input(description: Description, base_dir: Path = Path("."), extra_manifests: Sequence[Path] = ()) -> PlanInput:
-    """The planner's input for a validated description; manifest paths are relative to `base_dir`."""
+def plan_input(
+    description: Description,
+    base_dir: Path = Path("."),
+    extra_manifests: Sequence[Path | InputFile] = (),
+    accept_unmodelled: bool = False,
+) -> PlanInput:
+    """The planner's input for a validated description; its `manifests` paths are relative to
+    `base_dir`, and `extra_manifests` (paths, or inputs already read) add to them.
+
+    The manifests are read as every Kubernetes object is (`sizing.kube.objects`): their
+    Deployments, StatefulSets, Jobs, HPAs and DaemonSets are planned with every scheduling
+    constraint, what is not modelled stops the plan unless `accept_unmodelled`, and objects that
+    place no pods are listed as not planned. A NodePool, EC2NodeClass, Node or NodeClaim among
+    them is refused: the description's `nodePool` and `existingNodes` say those."""
     workloads = [workload(entry) for entry in description.workloads]
     daemon_sets = [daemon_set(entry) for entry in description.daemon_sets]
     if description.default_daemon_sets:
         daemon_sets = list(DEFAULT_DAEMON_SETS) + daemon_sets
-    manifest_paths = [base_dir / path for path in description.manifests] + list(extra_manifests)
-    if manifest_paths:
-        contents = read_manifest_files(manifest_paths)
-        workloads += contents.workloads
-        daemon_sets += contents.daemon_sets
+    paths = [base_dir / path for path in description.manifests]
+    paths += [item for item in extra_manifests if not isinstance(item, InputFile)]
+    inputs = read_inputs(paths, what="manifest") + [item for item in extra_manifests if isinstance(item, InputFile)]
+    ignored: tuple[str, ...] = ()
+    not_planned: tuple[str, ...] = ()
+    if inputs:
+        described = [item.where for item in inputs if item.is_description]
+        if described:
+            raise SizingInputError(
+                f"{described[0]} is a workload description, given as a manifest; plan one description at a time"
+            )
+        objects = objects_of(inputs)
+        _refuse_cluster_objects(objects)
+        ignored = check_unmodelled(objects, accept_unmodelled)
+        workloads += objects.workloads
+        daemon_sets += objects.daemon_sets
+        not_planned = not_planned_notes(objects.not_planned)
     if not workloads:
         raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
     pool = description.node_pool
     requirements = pool.requirements if "requirements" in pool.model_fields_set else GETTING_STARTED_REQUIREMENTS
-    return PlanInput(
+    result = PlanInput(
         workloads=tuple(workloads),
         node_pool=NodePoolSpec(
             requirements=tuple(requirements),
@@ -129,7 +154,23 @@ def plan_input(description: Description, base_dir: Path = Path("."), extra_manif
         max_pods_per_node=description.max_pods_per_node,
         price_overrides=dict(description.price_overrides),
         solver_work_limit=description.solver_work_limit,
+        ignored=ignored,
+        not_planned=not_planned,
     )
+    check_plan_zones(result, "zones", "region")
+    return result
+
+
+def _refuse_cluster_objects(objects: ClusterObjects) -> None:
+    named = [f"NodePool {pool.name}" for pool in objects.node_pools]
+    named += [f"EC2NodeClass {node_class.name}" for node_class in objects.node_classes]
+    named += [f"node {node.name}" for node in objects.nodes]
+    if named:
+        raise SizingInputError(
+            f"the description's manifests hold {', '.join(named)}: a description plans its own `nodePool` (and "
+            "`existingNodes`), so these would not be used. Plan the Kubernetes objects without a description to "
+            "use them, or write their settings into the description"
+        )
 
 
 def validate_description(document: Any) -> Description:
@@ -141,27 +182,30 @@ def validate_description(document: Any) -> Description:
 
 
 def plan_input_from_document(
-    document: Any, base_dir: Path = Path("."), extra_manifests: Sequence[Path] = ()
+    document: Any,
+    base_dir: Path = Path("."),
+    extra_manifests: Sequence[Path | InputFile] = (),
+    accept_unmodelled: bool = False,
 ) -> PlanInput:
     """A PlanInput from a parsed description; manifest paths are relative to `base_dir`."""
-    return plan_input(validate_description(document), base_dir, extra_manifests)
+    return plan_input(validate_description(document), base_dir, extra_manifests, accept_unmodelled)
 
 
-def read_description(path: Path, extra_manifests: Sequence[Path] = ()) -> PlanInput:
+def read_description(
+    path: Path, extra_manifests: Sequence[Path | InputFile] = (), accept_unmodelled: bool = False
+) -> PlanInput:
     """A PlanInput from a description file; `extra_manifests` add to its `manifests` list."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
+    (description,) = read_inputs([path], what="description")
+    return plan_input_from_input(description, extra_manifests, accept_unmodelled)
+
+
+def plan_input_from_input(
+    description: InputFile, extra_manifests: Sequence[Path | InputFile] = (), accept_unmodelled: bool = False
+) -> PlanInput:
+    """A PlanInput from a description read by `read_inputs`."""
+    if not description.is_description:
         raise SizingInputError(
-            f"description {str(path)!r} is not a text file (byte {error.start} is not UTF-8); a description is YAML"
-        ) from None
-    except OSError as error:
-        raise SizingInputError(f"description {str(path)!r} cannot be read ({error.strerror})") from error
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise SizingInputError(f"description {str(path)!r}: not valid YAML ({' '.join(str(error).split())})") from error
-    if document is None:
-        document = {}
-    return plan_input_from_document(document, path.parent, extra_manifests)
+            f"{description.where} is not a workload description (one YAML map of the keys of docs/sizing-input.md)"
+        )
+    document = next(document for document in description.documents if document is not None)
+    return plan_input_from_document(document, description.base_dir, extra_manifests, accept_unmodelled)

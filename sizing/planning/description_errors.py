@@ -15,6 +15,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
+from sizing.errors import echo
 from sizing.planning.description_model import Description
 
 # How an entry of each list is named in messages, next to its position.
@@ -31,10 +32,10 @@ def describe_problem(detail: Mapping[str, Any], document: Any) -> str:
         key = location[-1]
         where = place or ROOT
         if kind == "missing":
-            return f"{where}: missing field {key!r}{entry}"
-        return f"{where}: unknown field {key!r}; allowed fields are {_fields(annotation)}{entry}"
+            return f"{where}: missing field {echo(key)}{entry}"
+        return f"{where}: unknown field {echo(key)}; allowed fields are {_fields(annotation)}{entry}"
     place, annotation, entry = _walk(location, document)
-    return f"{place or ROOT} {_requirement(kind, detail, annotation)}, got {given!r}{entry}"
+    return f"{place or ROOT} {_requirement(kind, detail, annotation)}, got {echo(given)}{entry}"
 
 
 def _requirement(kind: str, detail: Mapping[str, Any], annotation: Any) -> str:
@@ -58,7 +59,7 @@ def _requirement(kind: str, detail: Mapping[str, Any], annotation: Any) -> str:
         "int_type": "must be an integer",
         "float_type": "must be a number",
         "bool_type": "must be true or false",
-        "finite_number": "must be a finite number",
+        "finite_number": "must be a finite number (YAML reads .nan and .inf as such)",
     }
     return simple.get(kind, f"is not valid ({detail['msg']})")
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
-from sizing.errors import SizingInputError
+from sizing.errors import SizingInputError, echo
 from sizing.karpenter.ami_families import AMI_FAMILIES, DEFAULT_AMI_FAMILY
 from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
-from sizing.kube.workloads import DEFAULT_MAX_SURGE, SURGE_FORMS, surge_pods
+from sizing.kube.workloads import CEILING_WHY, DEFAULT_MAX_SURGE, MAX_REPLICAS, SURGE_FORMS, surge_pods
 
 _QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
 
@@ -27,7 +27,7 @@ def _quantity_check(parse: Any, forms: str) -> Any:
         try:
             parse(value, "")
         except SizingInputError:
-            raise ValueError(f"must be {forms}, got {value!r}") from None
+            raise ValueError(f"must be {forms}, got {echo(value)}") from None
         return value  # kept as written: a stack turns entries back into a description
 
     return check
@@ -41,26 +41,26 @@ def _surge_check(value: Any) -> Any:
     try:
         surge_pods(1, value)
     except SizingInputError:
-        raise ValueError(f"must be {SURGE_FORMS}, got {value!r}") from None
+        raise ValueError(f"must be {SURGE_FORMS}, got {echo(value)}") from None
     return value
 
 
 def _eviction_check(value: Any) -> Any:
     if isinstance(value, str) and value.strip().endswith("%"):
-        raise ValueError(f"must be a quantity such as 100Mi; percentages ({value!r}) are not supported")
+        raise ValueError(f"must be a quantity such as 100Mi; percentages ({echo(value)}) are not supported")
     return _quantity_check(memory_mib, MEMORY_FORMS)(value)
 
 
 def _ami_family(value: Any) -> Any:
     if value not in AMI_FAMILIES:
-        raise ValueError(f"must be one of {list(AMI_FAMILIES)} (an EC2NodeClass amiFamily), got {value!r}")
+        raise ValueError(f"must be one of {list(AMI_FAMILIES)} (an EC2NodeClass amiFamily), got {echo(value)}")
     return value
 
 
 def _label_values(value: Any) -> Any:
     # Label values are strings, but YAML reads `true` or `1` as other scalars: they mean their text.
     if not isinstance(value, dict):
-        raise ValueError(f"must map label keys to values, got {value!r}")
+        raise ValueError(f"must map label keys to values, got {echo(value)}")
     return {str(key): str(label) for key, label in value.items()}
 
 
@@ -189,11 +189,22 @@ class WorkloadEntry(DescriptionModel):
 
     name: Name
     requests: Requests = Field(description="requests of one pod")
-    max_replicas: int = Field(ge=1, description="peak replicas: the HPA's maxReplicas")
+    max_replicas: int = Field(
+        ge=1,
+        json_schema_extra={"maximum": MAX_REPLICAS},
+        description=f"peak replicas: the HPA's maxReplicas (at most {MAX_REPLICAS:,})",
+    )
     max_surge: MaxSurge = Field(
         default=DEFAULT_MAX_SURGE, description="extra pods of a rollout: a count or a percentage"
     )
     node_selector: LabelSelector = Field(default_factory=dict, description="labels the pods require of their node")
+
+    @field_validator("max_replicas")
+    @classmethod
+    def _within_the_ceiling(cls, value: int) -> int:
+        if value > MAX_REPLICAS:
+            raise ValueError(f"must be at most {MAX_REPLICAS:,} ({CEILING_WHY}), got {value:,}")
+        return value
 
 
 class DaemonSetEntry(DescriptionModel):
@@ -225,7 +236,9 @@ class Description(DescriptionModel):
 
     region: Name = Field(default="us-east-1", description="the AWS region whose prices are used")
     zones: list[Name] = Field(default_factory=list, description="the region's zones to plan with")
-    headroom_percent: float = Field(default=10.0, ge=0, le=1000, description="extra room in the limits")
+    headroom_percent: float = Field(
+        default=10.0, ge=0, le=1000, allow_inf_nan=False, description="extra room in the limits"
+    )
     max_pods_per_node: int | None = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
     price_overrides: dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
     solver_work_limit: int | None = Field(

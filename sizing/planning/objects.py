@@ -1,27 +1,32 @@
 """A `PlanInput` from Kubernetes objects: NodePools (the heaviest planned, the others as overflow),
 their EC2NodeClass (kubelet, AMI family; AL2023 when the class is not given), workloads, HPAs,
-DaemonSets and existing nodes.
+DaemonSets and existing nodes; and the input files of `python -m sizing plan`, read and told apart
+(Kubernetes objects or a workload description).
 
-Unmodelled fields stop the plan with the object and field named, unless `accept_unmodelled`
-is set; then they are listed in the report as "ignored, may under-plan".
+Unmodelled fields and kinds stop the plan with the object and field named, unless
+`accept_unmodelled` is set; then they are listed in the report as "ignored, may under-plan".
+Objects that place no pods (Services, PodDisruptionBudgets, ...) are listed as not planned.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
-from sizing.kube.objects import ClusterObjects, NodeClassObject, read_objects
+from sizing.kube.objects import ClusterObjects, NodeClassObject, read_parsed_objects
 from sizing.kube.quantities import cpu_millicores, memory_mib
+from sizing.kube.safe_yaml import decode_text, load_documents, read_file_bytes, read_stream_bytes
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
 from sizing.planning.planner import NodePoolSpec, PlanInput
+from sizing.planning.zones import check_plan_zones
 
 KUBELET_KEYS = ("maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard")
+STDIN = "-"
 
 
 def _reserved(value: Any, where: str) -> ReservedResources:
@@ -53,19 +58,29 @@ def kubelet_config(node_class: NodeClassObject) -> KubeletConfig | None:
     )
 
 
+def check_unmodelled(objects: ClusterObjects, accept_unmodelled: bool) -> tuple[str, ...]:
+    """What the planner does not model, described; it stops the plan unless accepted."""
+    described = tuple(item.describe() for item in objects.unmodelled)
+    if described and not accept_unmodelled:
+        raise SizingInputError(
+            f"the input uses what the planner does not model: {'; '.join(described)}. Remove it, or pass "
+            "--accept-unmodelled to plan anyway (the report lists it as ignored, may under-plan)"
+        )
+    return described
+
+
 def plan_input_from_objects(
     objects: ClusterObjects,
     accept_unmodelled: bool = False,
     zones: Sequence[str] = (),
     region: str = "us-east-1",
     default_daemon_sets: bool = True,
+    zones_key: str = "--zones",
+    region_key: str = "--region",
 ) -> PlanInput:
-    if objects.unmodelled and not accept_unmodelled:
-        listed = "; ".join(item.describe() for item in objects.unmodelled)
-        raise SizingInputError(
-            f"the input uses what the planner does not model: {listed}. Remove it, or pass "
-            "--accept-unmodelled to plan anyway (the report lists it as ignored, may under-plan)"
-        )
+    """The planner's input for Kubernetes objects. zones_key / region_key: how messages name the
+    zones and the region (command-line flags by default)."""
+    ignored = check_unmodelled(objects, accept_unmodelled)
     if not objects.node_pools:
         raise SizingInputError("the input has no karpenter.sh/v1 NodePool; add the NodePool(s) to plan")
     if not objects.workloads:
@@ -88,7 +103,7 @@ def plan_input_from_objects(
             )
         )
     daemon_sets = (DEFAULT_DAEMON_SETS if default_daemon_sets else ()) + objects.daemon_sets
-    return PlanInput(
+    plan_input = PlanInput(
         workloads=objects.workloads,
         node_pool=specs[0],
         other_node_pools=tuple(specs[1:]),
@@ -96,34 +111,72 @@ def plan_input_from_objects(
         zones=tuple(zones),
         daemon_sets=daemon_sets,
         existing_nodes=objects.nodes,
-        ignored=tuple(item.describe() for item in objects.unmodelled),
+        ignored=ignored,
+        not_planned=not_planned_notes(objects.not_planned),
     )
+    check_plan_zones(plan_input, zones_key, region_key)
+    return plan_input
 
 
-def read_object_files(paths: Sequence[str]) -> ClusterObjects:
-    """Objects of the files at `paths` ("-" reads stdin)."""
-    texts: list[tuple[str, str]] = []
+def not_planned_notes(items: Sequence[str]) -> tuple[str, ...]:
+    """Objects not planned, "Kind namespace/name (why)", grouped by why: one note per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for item in items:
+        what, _, why = item.partition(" (")
+        by_reason.setdefault(why.removesuffix(")"), []).append(what)
+    return tuple(f"{', '.join(names)} ({why})" for why, names in by_reason.items())
+
+
+# -- the input files of `python -m sizing plan` -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input of the command line, parsed: `where` names it in messages, `base_dir` is where
+    the relative paths of a description's `manifests` start."""
+
+    where: str
+    documents: tuple[Any, ...]
+    base_dir: Path
+
+    @property
+    def is_description(self) -> bool:
+        """One map without `kind` or `apiVersion`: a workload description (docs/sizing-input.md);
+        anything else is read as Kubernetes objects."""
+        documents = [document for document in self.documents if document is not None]
+        return (
+            len(documents) == 1
+            and isinstance(documents[0], Mapping)
+            and "kind" not in documents[0]
+            and "apiVersion" not in documents[0]
+        )
+
+
+def read_inputs(paths: Sequence[str | Path], stdin: IO[bytes] | None = None, what: str = "file") -> list[InputFile]:
+    """The files at `paths`, parsed ("-" reads `stdin`, once). An input without any YAML document is refused."""
+    if sum(1 for path in paths if str(path) == STDIN) > 1:
+        raise SizingInputError("'-' (stdin) is given more than once; stdin can be read once")
+    inputs = []
     for path in paths:
-        if str(path) == "-":
-            texts.append(("stdin", sys.stdin.read()))
-            continue
-        try:
-            texts.append((f"file {str(path)!r}", Path(path).read_text(encoding="utf-8")))
-        except OSError as error:
-            raise SizingInputError(f"file {str(path)!r} cannot be read ({error.strerror})") from error
-        except UnicodeDecodeError as error:
-            raise SizingInputError(
-                f"file {str(path)!r} is not a text file (byte {error.start} is not UTF-8); Kubernetes objects are YAML"
-            ) from None
-    return read_objects(texts)
+        if str(path) == STDIN:
+            if stdin is None:
+                raise SizingInputError("'-' (stdin) is not available here")
+            where, data, base_dir = "stdin", read_stream_bytes(stdin, "stdin"), Path(".")
+        else:
+            where = f"{what} {str(path)!r}"
+            data, base_dir = read_file_bytes(path, where, stdin_hint=True), Path(path).parent
+        documents = tuple(load_documents(decode_text(data, where), where))
+        if all(document is None for document in documents):
+            raise SizingInputError(f"{where} holds no YAML document; give a workload description or Kubernetes objects")
+        inputs.append(InputFile(where, documents, base_dir))
+    return inputs
 
 
-def is_object_document(text: str) -> bool:
-    """Whether YAML text holds Kubernetes objects (a `kind`) rather than a workload description."""
-    import yaml
+def objects_of(inputs: Sequence[InputFile]) -> ClusterObjects:
+    """The Kubernetes objects of parsed inputs."""
+    return read_parsed_objects([(item.where, item.documents) for item in inputs])
 
-    try:
-        documents = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError:
-        return False
-    return any(isinstance(d, Mapping) and "kind" in d for d in documents)
+
+def read_object_files(paths: Sequence[str | Path], stdin: IO[bytes] | None = None) -> ClusterObjects:
+    """Objects of the files at `paths` ("-" reads `stdin`)."""
+    return objects_of(read_inputs(paths, stdin))

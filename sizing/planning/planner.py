@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -60,7 +61,8 @@ from sizing.karpenter.simulation import (
 )
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolerates_all
-from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
+from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload, check_ceilings
+from sizing.planning.ceilings import check_node_pool, check_topology
 from sizing.planning.decisions import Change, changes
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PodGroupBuilder, PoolView, is_custom_key, unmodelled_key
@@ -144,12 +146,14 @@ class PlanInput:
     catalog); other_node_pools: further NodePools pods may overflow to (their
     limits as given; `node_pool` is the one planned); ignored: inputs the
     planner does not model, accepted by the user and listed in the report
-    ("ignored, may under-plan"); hpa_scale_up: workload name -> how its HPA
-    scales up (the HPA ramp scenario; absent: the workload's own HPA fields if
-    it has them, else Kubernetes' defaults with minReplicas 1); catalog_info:
-    the header of `catalog` (its region, dates, offerings; None: the bundled
-    catalog's, or nothing known of a catalog given without it); spot_discount:
-    the user's expected spot discount, which prices spot over any market data.
+    ("ignored, may under-plan"); not_planned: objects read that place no pods
+    (a Service, a PodDisruptionBudget, ...), listed in the report as not
+    planned; hpa_scale_up: workload name -> how its HPA scales up (the HPA
+    ramp scenario; absent: the workload's own HPA fields if it has them, else
+    Kubernetes' defaults with minReplicas 1); catalog_info: the header of
+    `catalog` (its region, dates, offerings; None: the bundled catalog's, or
+    nothing known of a catalog given without it); spot_discount: the user's
+    expected spot discount, which prices spot over any market data.
     """
 
     workloads: tuple[Workload, ...]
@@ -165,6 +169,7 @@ class PlanInput:
     catalog: tuple[InstanceType, ...] | None = None
     other_node_pools: tuple[NodePoolSpec, ...] = ()
     ignored: tuple[str, ...] = ()
+    not_planned: tuple[str, ...] = ()
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
@@ -173,9 +178,13 @@ class PlanInput:
         if not self.workloads:
             raise SizingInputError("workloads is empty; list at least one workload to plan for")
         names = [w.name for w in self.workloads]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise SizingInputError(f"workload names must be unique, {duplicates} appear more than once")
+        check_ceilings(self.workloads, self.existing_nodes)
+        for index, pool in enumerate((self.node_pool, *self.other_node_pools)):
+            named = f"NodePool {pool.name!r}" if pool.name else "nodePool" if index == 0 else f"NodePool {index + 1}"
+            check_node_pool(named, pool.requirements, pool.labels)
         if (
             isinstance(self.headroom_percent, bool)
             or not isinstance(self.headroom_percent, (int, float))
@@ -712,6 +721,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
         _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), plan_input.daemon_sets)
         groups.append(group)
+    check_topology(plan_input.workloads, groups, views, running_labels)
 
     def running_option(node: ExistingNode) -> NodeOption:
         pool_view = next((v for v in views if v.name == node.node_pool), primary)
@@ -752,6 +762,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         else {}
     )
     notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
+    notes.extend(f"not planned: {item}" for item in plan_input.not_planned)
     daemon_set_pools = {
         ds.name: tuple(view.name for view in views if any(_daemon_runs(ds, i.labels(), view) for i in view.instances))
         for ds in plan_input.daemon_sets

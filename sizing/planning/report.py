@@ -6,7 +6,8 @@ pods request no cpu or no memory), the fleet Karpenter would launch (one row per
 zone, pods, cpu and memory requests against allocatable), every scenario under the planned limits
 and without them, the pods that stay pending even without limits, the NodePool limits as a YAML
 snippet and what one step less would change, the input's own limits and what they change, the
-optimal fleet and the gap, the recommendation, and notes such as the price basis.
+optimal fleet and the gap, the recommendation, and notes such as the price basis, the inputs
+ignored and the objects not planned (they place no pods).
 """
 
 from __future__ import annotations

@@ -368,6 +368,63 @@ def test_a_failed_write_leaves_the_previous_plan(recording, tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["plan"]
 
 
+@pytest.mark.parametrize("failing", ["mkdtemp", "swap"])
+def test_a_read_only_output_is_one_message_and_leaves_nothing(recording, tmp_path, monkeypatch, failing):
+    import errno
+    import os
+    import tempfile
+
+    target = tmp_path / "plan"
+    write_plan(recording, target, capacity_report=lambda: "first\n")
+    real_mkdtemp, real_replace = tempfile.mkdtemp, os.replace
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    def refused_swap(source, destination):
+        # The old plan moves aside, then the new one cannot take its place.
+        if ".new-" in str(source):
+            read_only()
+        real_replace(source, destination)
+
+    if failing == "mkdtemp":
+        monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    else:
+        monkeypatch.setattr(os, "replace", refused_swap)
+    with pytest.raises(PlanDirectoryError) as failure:
+        write_plan(recording, target)
+    assert f"{target} cannot be written (Read-only file system); nothing was changed" in str(failure.value)
+    monkeypatch.setattr(tempfile, "mkdtemp", real_mkdtemp)
+    assert (target / "capacity.txt").read_text() == "first\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["plan"]
+
+
+def test_a_mount_point_is_refused_before_anything_is_written(recording, tmp_path, monkeypatch):
+    import os
+
+    target = tmp_path / "mnt"
+    target.mkdir()
+    monkeypatch.setattr(os.path, "ismount", lambda path: str(path) == str(target))
+    with pytest.raises(PlanDirectoryError, match="is a mount point"):
+        write_plan(recording, target)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mnt"] and list(target.iterdir()) == []
+
+
+def test_the_command_names_a_read_only_output_without_a_traceback(tmp_path):
+    # /proc/<pid> cannot hold new folders, for root too: the real error path, no mock. It is found
+    # before the program is evaluated.
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "plan", "--stack", "dev", "--output", "/proc/self/plan"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: /proc/self/plan cannot be written (")
+
+
 # --- make plan and make plan-diff ---------------------------------------------------------------------
 
 

@@ -152,9 +152,14 @@ BAD_INPUTS = [
         id="version-as-a-number",
     ),
     pytest.param(
-        {"app": {"hpa": {"max_replicas": 1000000}}},
-        ["2000000 pods", "network.cidr 10.0.0.0/16", "32746 pod addresses"],
+        {"app": {"hpa": {"max_replicas": 40000}}},
+        ["80000 pods", "network.cidr 10.0.0.0/16", "32746 pod addresses"],
         id="peak-beyond-the-vpc",
+    ),
+    pytest.param(
+        {"app": {"hpa": {"max_replicas": 10**9}}},
+        ["maxReplicas must be at most 100,000", "the planner's ceiling", "got 1,000,000,000"],
+        id="max-replicas-past-the-ceiling",
     ),
     pytest.param(
         {"app": {"hpa": {"max_replicas": -5}}}, ["maxReplicas must be at least 1, got -5"], id="negative-max-replicas"

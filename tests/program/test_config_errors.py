@@ -5,6 +5,7 @@ import pytest
 from offline.program import DELETE, PROJECT_DIR
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_stack_file, parse_stack_config
+from tests.bounded import run_bounded
 from tests.harness import ProgramFailed, run_program
 
 BAD_INPUTS = [
@@ -300,9 +301,29 @@ MORE_BAD_INPUTS = [
         {"app": {"hpa": {"maxReplicas": 0}}}, ["app.hpa.maxReplicas", "at least 1, got 0"], id="zero-max-replicas"
     ),
     pytest.param(
-        {"app": {"hpa": {"maxReplicas": 1000000}}},
-        ["2000000 pods", "app.hpa.maxReplicas", "network.cidr 10.0.0.0/16", "32746 pod addresses", "VPC CNI"],
+        {"app": {"hpa": {"maxReplicas": 40000}}},
+        ["80000 pods", "app.hpa.maxReplicas", "network.cidr 10.0.0.0/16", "32746 pod addresses", "VPC CNI"],
         id="peak-beyond-the-vpc-pods",
+    ),
+    pytest.param(
+        {"app": {"hpa": {"maxReplicas": 1000000000}}},
+        ["`app.hpa.maxReplicas`", "at most 100,000", "the planner's ceiling", "got 1,000,000,000"],
+        id="max-replicas-past-the-ceiling",
+    ),
+    pytest.param(
+        {"capacity": {"workloads": [{"name": "api", "requests": {"cpu": "1", "memory": "1Gi"}, "maxReplicas": 10**7}]}},
+        ["`capacity.workloads[0].maxReplicas`", "at most 100,000", "got 10,000,000"],
+        id="capacity-workload-past-the-ceiling",
+    ),
+    pytest.param(
+        {"capacity": {"headroomPercent": float("nan")}},
+        ["`capacity.headroomPercent`", "must be a finite number, not nan", ".nan and .inf"],
+        id="headroom-nan",
+    ),
+    pytest.param(
+        {"capacity": {"headroomPercent": float("inf")}},
+        ["`capacity.headroomPercent`", "must be a finite number, not inf"],
+        id="headroom-inf",
     ),
     # 24000 pods fit the 32746 addresses, but 18 pods a node hold three ENIs of ten addresses each.
     pytest.param(
@@ -352,6 +373,11 @@ MORE_BAD_INPUTS = [
         {"capacity": {"catalog": "no-such-catalog.json"}},
         ["`capacity.catalog`: 'no-such-catalog.json' cannot be read", "catalog refresh --region ap-northeast-1"],
         id="catalog-file-missing",
+    ),
+    pytest.param(
+        {"capacity": {"catalog": "docs"}},
+        ["`capacity.catalog`: 'docs' is a folder, not a file", "catalog refresh --region ap-northeast-1"],
+        id="catalog-file-a-folder",
     ),
 ]
 
@@ -578,3 +604,97 @@ def test_a_karpenter_version_without_bundled_dashboards_is_refused_with_monitori
     assert "Karpenter's dashboards are bundled for Karpenter 1.13 only" in str(failure.value)
     assert "monitoring.enabled: false" in str(failure.value)
     run_program("dev", {"monitoring": {"enabled": False}})
+
+
+# --- YAML the stack file may not hold, and values echoed cut ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        (
+            "config:\n  aws:region: us-east-1\n  eks-autoscaling:clusterName: a\n  eks-autoscaling:clusterName: b\n",
+            ["key 'eks-autoscaling:clusterName' appears twice in one map, on line 3 and line 4", "remove one"],
+        ),
+        (
+            "config:\n  aws:region: us-east-1\n  eks-autoscaling:nodeGroup:\n    minSize: 2\n    minSize: 3\n",
+            ["key 'minSize' appears twice in one map, on line 4 and line 5"],
+        ),
+        (
+            "config:\n  aws:region: us-east-1\n  eks-autoscaling:tags: &t {a: *t}\n",
+            ["an alias refers to a value that contains it"],
+        ),
+        (
+            "config:\n  aws:region: us-east-1\n  eks-autoscaling:capacity: {headroomPercent: .nan}\n",
+            ["`capacity.headroomPercent`: must be a finite number, not nan"],
+        ),
+    ],
+    ids=["duplicate-top-key", "duplicate-nested-key", "recursive-alias", "headroom-nan-in-yaml"],
+)
+def test_yaml_the_stack_file_may_not_hold_is_refused(tmp_path, text, fragments):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(text)
+    with pytest.raises(StackConfigError) as failure:
+        load_stack_file(path)
+    for fragment in fragments:
+        assert fragment in str(failure.value), str(failure.value)
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("eks-autoscaling:clusterName", "a" * 100_000),
+        ("eks-autoscaling:network", {"cidr": "1" * 100_000}),
+        ("eks-autoscaling:tags", {"t" * 100_000: "x"}),
+        ("eks-autoscaling:nodeGroup", {"instanceTypes": ["m" * 100_000]}),
+        ("aws:region", "r" * 100_000),
+        ("eks-autoscaling:monitoring", {"enabled": True, "namespace": "n" * 100_000}),
+        ("eks-autoscaling:monitoring", {"enabled": True, "prometheus": {"retention": "7" * 100_000}}),
+        ("eks-autoscaling:network", {"zoneIds": ["z" * 100_000]}),
+        ("eks-autoscaling:capacity", {"catalog": "c" * 100_000}),
+        ("eks-autoscaling:capacity", {"spotDiscountPercent": "9" * 100_000}),
+        ("eks-autoscaling:cluster", {"deployFromInsideVpc": "y" * 100_000}),
+    ],
+    ids=[
+        "cluster-name",
+        "cidr",
+        "tag-key",
+        "instance-type",
+        "region",
+        "monitoring-namespace",
+        "prometheus-retention",
+        "zone-ids",
+        "catalog",
+        "spot-discount",
+        "deploy-from-inside-vpc",
+    ],
+)
+def test_a_huge_value_is_quoted_cut(key, value):
+    with pytest.raises(StackConfigError) as failure:
+        parse_stack_config({"aws:region": "us-east-1", key: value})
+    message = str(failure.value)
+    assert "(100,00" in message and "characters)" in message
+    assert len(message) < 2000
+
+
+def _laughs(levels: int) -> str:
+    lines = ["    l0: &l0 lol"] + [f"    l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, levels + 1)]
+    return "\n".join(lines)
+
+
+def test_a_billion_laughs_in_tags_is_refused_under_a_memory_and_time_bound(tmp_path):
+    # Expanded, these tags would be billions of values (gigabytes, then a message of gigabytes).
+    text = f"config:\n  aws:region: us-east-1\n  eks-autoscaling:tags:\n{_laughs(9)}\n    team: *l9\n"
+    (tmp_path / "Pulumi.laughs.yaml").write_text(text)
+    run = run_bounded(["-m", "sizing", "plan", "--stack", "laughs", "--project-dir", str(tmp_path)])
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert "uses aliases (*name) that repeat" in run.stderr and "more than the 10,000" in run.stderr
+    assert len(run.stderr) < 1000 and run.cpu_seconds < 15 and run.max_rss_mib < 400, run
+
+
+def test_a_billion_replicas_in_a_stack_is_refused_under_a_memory_and_time_bound(tmp_path):
+    text = "config:\n  aws:region: us-east-1\n  eks-autoscaling:app: {hpa: {maxReplicas: 1000000000}}\n"
+    (tmp_path / "Pulumi.big.yaml").write_text(text)
+    run = run_bounded(["-m", "sizing", "plan", "--stack", "big", "--project-dir", str(tmp_path)])
+    assert run.returncode == 2 and "`app.hpa.maxReplicas`: maxReplicas must be at most 100,000" in run.stderr
+    assert run.cpu_seconds < 15 and run.max_rss_mib < 400, run

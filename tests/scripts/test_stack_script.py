@@ -276,3 +276,95 @@ def test_make_destroy_passes_the_yes_on(arguments, expected):
     assert result.returncode == 0, result.stderr
     commands = [line for line in result.stdout.splitlines() if not line.startswith("make")]
     assert [" ".join(line.split()) for line in commands] == [expected]
+
+
+# --- the prerequisites, before anything is installed ---------------------------------------------------
+
+
+def _recording_pulumi(bin_dir, log):
+    """A pulumi CLI that records every call: a check must make none."""
+    _fake(bin_dir / "pulumi", f'#!/bin/sh\necho "pulumi $*" >> {log}\nexit 1\n')
+
+
+@pytest.mark.parametrize("command", ["up", "preview"])
+def test_check_says_what_is_missing_and_how_to_get_it(bare_env, command):
+    result = run(["--check", command], bare_env)
+    assert result.returncode == 1 and result.stdout == ""
+    assert "missing: the Pulumi CLI" in result.stderr and "get.pulumi.com" in result.stderr
+    assert "missing: the AWS CLI" in result.stderr and "getting-started-install" in result.stderr
+    assert "missing: AWS credentials" in result.stderr and "aws configure" in result.stderr
+    assert "missing: PULUMI_CONFIG_PASSPHRASE" in result.stderr and "export PULUMI_CONFIG_PASSPHRASE=" in result.stderr
+
+
+def test_check_names_credentials_that_do_not_work(ready_env, tmp_path):
+    _fake(tmp_path / "bin" / "aws", "#!/bin/sh\nexit 255\n")
+    result = run(["--check", "up"], ready_env)
+    assert result.returncode == 1
+    assert "missing: working AWS credentials ('aws sts get-caller-identity' failed)" in result.stderr
+
+
+def test_check_touches_no_stack_when_everything_is_there(ready_env, tmp_path):
+    log = tmp_path / "pulumi.log"
+    _recording_pulumi(tmp_path / "bin", log)
+    result = run(["--check", "up"], ready_env)
+    assert result.returncode == 0, result.stderr
+    assert "prerequisites of up on stack dev: found" in result.stderr and result.stdout == ""
+    assert not log.exists()
+
+
+def _make(target, env, tmp_path):
+    """`make TARGET` with the installer replaced by one that records whether it ran."""
+    installer = tmp_path / "python3"
+    marker = tmp_path / "install-started"
+    _fake(installer, f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    return (
+        subprocess.run(
+            ["make", "--no-print-directory", target, f"PYTHON={installer}", f"VENV={tmp_path / 'venv'}"],
+            cwd=PROJECT_DIR,
+            capture_output=True,
+            text=True,
+            env={**env, "PATH": f"{env['PATH']}:/usr/local/bin"},
+            timeout=60,
+        ),
+        marker,
+    )
+
+
+@pytest.mark.parametrize("target", ["up", "preview"])
+def test_make_checks_the_prerequisites_before_the_install(bare_env, tmp_path, target):
+    result, install_started = _make(target, bare_env, tmp_path)
+    assert result.returncode != 0
+    assert "missing: the Pulumi CLI" in result.stderr and "missing: PULUMI_CONFIG_PASSPHRASE" in result.stderr
+    assert not install_started.exists(), "make installed before it checked the prerequisites"
+
+
+def test_make_installs_once_the_prerequisites_are_there(ready_env, tmp_path):
+    result, install_started = _make("up", ready_env, tmp_path)
+    # The recording installer fails on purpose: what matters is that the install came after the check.
+    assert "prerequisites of up on stack dev: found" in result.stderr
+    assert install_started.exists()
+
+
+def test_check_of_up_does_not_need_the_virtualenv_make_up_installs_next(ready_env, tmp_path):
+    without_venv = {**ready_env, "PROJECT_PYTHON": str(tmp_path / "no-venv" / "bin" / "python")}
+    checked = run(["--check", "up"], without_venv)
+    assert checked.returncode == 0, checked.stderr
+    dry_run = run(["--dry-run", "up"], without_venv)
+    assert dry_run.returncode == 1 and "missing: the project's virtualenv" in dry_run.stderr
+
+
+def test_make_up_checks_then_installs_then_pins_the_zones_and_runs_up():
+    env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    result = subprocess.run(
+        ["make", "-n", "--no-print-directory", "up", "STACK=prod"],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    commands = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    check = commands.index("scripts/stack.sh --check up prod")
+    install = next(i for i, line in enumerate(commands) if "install" in line)
+    assert check < install < commands.index("scripts/stack.sh up prod") == len(commands) - 1

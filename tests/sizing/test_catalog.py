@@ -206,8 +206,16 @@ def test_bad_catalog_files(tmp_path, document, pattern):
 
 
 def test_unreadable_and_malformed_catalog_files(tmp_path):
-    with pytest.raises(SizingInputError, match=r"catalog file '.*missing.json': cannot be read"):
+    with pytest.raises(SizingInputError, match=r"catalog file '.*missing.json' cannot be read \(it does not exist\)"):
         load_catalog(tmp_path / "missing.json")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    with pytest.raises(
+        SizingInputError, match=r"catalog file '.*binary.json' is not a text file \(byte 0 is not UTF-8\)"
+    ):
+        load_catalog(binary)
+    with pytest.raises(SizingInputError, match=r"catalog file '.*' is a folder, not a file"):
+        load_catalog(tmp_path)
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
     with pytest.raises(SizingInputError, match=r"catalog file '.*broken.json': not valid JSON"):

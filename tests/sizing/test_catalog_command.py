@@ -165,7 +165,10 @@ def write(tmp_path, name, text):
             ],
             "leave no capacity type",
         ),
-        (lambda p: ["--requirements", write(p, "r.yaml", "- {key: [unclosed\n")], "not valid YAML or JSON"),
+        (
+            lambda p: ["--requirements", write(p, "r.yaml", "- {key: [unclosed\n")],
+            "YAML syntax error at line 2, column 1",
+        ),
         (
             lambda p: ["--requirements", write(p, "r.yaml", "")],
             "is empty; expected a list of requirements or a NodePool object",
@@ -182,7 +185,7 @@ def write(tmp_path, name, text):
             lambda p: ["--requirements", write(p, "r.yaml", "42\n")],
             "expected a list of requirements or a NodePool object, got int",
         ),
-        (lambda p: ["--requirements", str(p / "absent.yaml")], "absent.yaml': cannot be read"),
+        (lambda p: ["--requirements", str(p / "absent.yaml")], "absent.yaml' cannot be read (it does not exist)"),
         (lambda p: ["--catalog", write(p, "c.json", "[]")], "expected an object with an 'instanceTypes' list"),
         (lambda p: ["--region", "Tokyo"], "region must be an AWS region name such as 'us-east-1', got 'Tokyo'"),
         (lambda p: ["--output", str(p / "x.json")], "--output is only used with catalog refresh"),

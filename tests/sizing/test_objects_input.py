@@ -68,7 +68,8 @@ def test_a_kubectl_list_on_stdin_is_read(monkeypatch, capsys):
     import yaml
 
     items = list(yaml.safe_load_all(EXAMPLE.read_text()))
-    monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})))
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     assert cli.main(["plan", "-", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pods"]["withSurge"] == 16
 

@@ -139,7 +139,7 @@ BAD_INPUTS = [
         "workloads: [{name: api, requests: {cpu: -1m, memory: 1Gi}, maxReplicas: 2}]\n",
         "workload 'api' requests -1m cpu",
     ),
-    ("workloads: [{name: api\n", "not valid YAML"),
+    ("workloads: [{name: api\n", "YAML syntax error at line 2, column 1"),
     (
         "workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2}]\nspot: yes\n",
         "unknown field 'spot'",
@@ -201,7 +201,7 @@ def test_a_binary_description_is_one_clear_line(tmp_path, capsys):
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe\x00")
     status, out, err = run(capsys, path)
     assert status == 2 and out == "" and err.count("\n") == 1
-    assert f"description {str(path)!r} is not a text file" in err
+    assert f"file {str(path)!r} is not a text file" in err
 
 
 def test_a_binary_manifest_is_one_clear_line(tmp_path, capsys):

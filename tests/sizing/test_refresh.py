@@ -545,3 +545,44 @@ def test_cli_refresh_warns_about_a_denied_part_naming_the_permission(tmp_path, c
         "refresh again\n"
     )
     assert read_catalog(output).info.gaps == (captured.err[len("warning: ") :].strip(),)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "missing folder"])
+def test_cli_refresh_refuses_an_output_it_cannot_write_before_calling_aws(tmp_path, capsys, monkeypatch, kind):
+    import os
+
+    import sizing.karpenter.catalog_refresh as refresh_module
+
+    def no_aws(region):
+        raise AssertionError("AWS was called before --output was checked")
+
+    monkeypatch.setattr(refresh_module, "refresh_catalog", no_aws)
+    output = tmp_path / "catalog.json"
+    if kind == "fifo":
+        os.mkfifo(output)  # opening it with no reader would wait forever
+    elif kind == "folder":
+        output.mkdir()
+    else:
+        output = tmp_path / "absent" / "catalog.json"
+    code = cli.main(["catalog", "refresh", "--region", REGION, "--output", str(output)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"error: --output {str(output)!r}") and err.count("\n") == 1
+    expected = {"fifo": "is not a regular file", "folder": "is a folder", "missing folder": "cannot be written"}
+    assert expected[kind] in err
+
+
+def test_cli_refresh_replaces_a_catalog_it_wrote_before(tmp_path, capsys, monkeypatch):
+    import os
+
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
+    refresh_with(monkeypatch, ec2, pricing)
+    output = tmp_path / "catalog.json"
+    output.write_text("an older catalog")
+    with ec2_stub, pricing_stub:
+        assert cli.main(["catalog", "refresh", "--region", REGION, "--output", str(output)]) == 0
+    assert read_catalog(output).info.region == REGION
+    assert [path.name for path in tmp_path.iterdir()] == ["catalog.json"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert output.stat().st_mode & 0o777 == 0o666 & ~umask, "the mode of any new file, not a private one"

@@ -17,9 +17,19 @@ from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import plan_capacity
 from sizing.planning.report import plan_data, render_report
 
+NODE_CLASS = textwrap.dedent("""
+    ---
+    apiVersion: karpenter.k8s.aws/v1
+    kind: EC2NodeClass
+    metadata: {name: default}
+    spec:
+      amiSelectorTerms: [{alias: al2023@v20250410}]
+    """)
+
 
 def _pool(name, family, weight=0, limits="", extra=""):
     return textwrap.dedent(f"""
+        ---
         apiVersion: karpenter.sh/v1
         kind: NodePool
         metadata: {{name: {name}}}
@@ -34,12 +44,6 @@ def _pool(name, family, weight=0, limits="", extra=""):
                 - {{key: karpenter.k8s.aws/instance-family, operator: In, values: [{family}]}}
                 - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
                 - {{key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1b, us-east-1c]}}
-        ---
-        apiVersion: karpenter.k8s.aws/v1
-        kind: EC2NodeClass
-        metadata: {{name: default}}
-        spec:
-          amiSelectorTerms: [{{alias: al2023@v20250410}}]
         """)
 
 
@@ -63,7 +67,8 @@ def _workload(kind="Deployment", name="api", replicas=10, cpu="1", surge="25%", 
 
 
 def _plan(text):
-    plan = plan_capacity(plan_input_from_objects(read_objects([("input", text)])))
+    # One EC2NodeClass for all the NodePools: an object given twice is refused.
+    plan = plan_capacity(plan_input_from_objects(read_objects([("input", text + NODE_CLASS)])))
     return plan, plan_data(plan), render_report(plan)
 
 

@@ -5,9 +5,11 @@ from pathlib import Path
 import pytest
 
 from sizing.errors import SizingInputError
-from sizing.kube.manifests import pod_requests, read_manifest_files, read_manifest_texts
+from sizing.kube.manifests import pod_requests
+from sizing.kube.objects import read_objects
 from sizing.kube.quantities import cpu_millicores, format_cpu, format_memory, memory_mib
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload, surge_pods
+from sizing.planning.objects import read_object_files
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -119,7 +121,7 @@ def test_a_deployment_and_its_hpa_give_the_peak_workload():
     # requests: cpu max(250m + 100m (limit stands in), 1000m init) = 1000m;
     # memory max(256Mi + 128Mi, 64Mi) = 384Mi. Peak: HPA maxReplicas 12 (not the
     # Deployment's 2) plus 50 % surge = 6.
-    (workload,) = read_manifest_texts([("app.yaml", DEPLOYMENT_AND_HPA)]).workloads
+    (workload,) = read_objects([("app.yaml", DEPLOYMENT_AND_HPA)]).workloads
     assert workload.name == "shop/api"
     assert (workload.cpu_millicores, workload.memory_mib) == (1000, 384)
     assert (workload.replicas, workload.surge, workload.peak_pods) == (12, 6, 18)
@@ -135,7 +137,7 @@ spec:
     spec:
       containers: [{name: web, resources: {requests: {cpu: 100m, memory: 100Mi}}}]
 """
-    (workload,) = read_manifest_texts([("web.yaml", text)]).workloads
+    (workload,) = read_objects([("web.yaml", text)]).workloads
     assert (workload.name, workload.replicas, workload.surge) == ("web", 1, 1)
 
 
@@ -150,7 +152,7 @@ spec:
     spec:
       containers: [{name: web, resources: {requests: {cpu: 100m, memory: 100Mi}}}]
 """
-    (workload,) = read_manifest_texts([("web.yaml", text)]).workloads
+    (workload,) = read_objects([("web.yaml", text)]).workloads
     assert workload.peak_pods == 4
 
 
@@ -180,7 +182,7 @@ items:
           nodeSelector: {kubernetes.io/os: linux}
           containers: [{name: fb, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
 """
-    contents = read_manifest_texts([("logging.yaml", text)])
+    contents = read_objects([("logging.yaml", text)])
     assert contents.workloads == ()
     (daemon_set,) = contents.daemon_sets
     assert (daemon_set.name, daemon_set.cpu_millicores, daemon_set.memory_mib) == ("logging/fluent-bit", 100, 128)
@@ -196,7 +198,7 @@ spec:
     spec:
       containers: [{name: app}]
 """
-    (workload,) = read_manifest_texts([("bare.yaml", text)]).workloads
+    (workload,) = read_objects([("bare.yaml", text)]).workloads
     assert (workload.cpu_millicores, workload.memory_mib, workload.unrequested) == (0, 0, ("cpu", "memory"))
     assert workload.requests.pods == 1
 
@@ -207,14 +209,14 @@ kind: HorizontalPodAutoscaler
 metadata: {name: ghost}
 spec: {scaleTargetRef: {kind: Deployment, name: ghost}, maxReplicas: 3}
 """
-    with pytest.raises(SizingInputError, match="scales Deployment 'ghost'.*not in the manifests"):
-        read_manifest_texts([("hpa.yaml", text)])
+    with pytest.raises(SizingInputError, match="scales Deployment default/ghost, which is not in the input"):
+        read_objects([("hpa.yaml", text)])
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("kind: Deployment\n  bad: [indent", "not valid YAML"),
+        ("kind: Deployment\n  bad: [indent", "YAML syntax error at line 2"),
         ("- just\n- a list\n", "expected a Kubernetes object"),
         ("kind: Deployment\nmetadata: {}\n", "metadata.name"),
         (
@@ -230,7 +232,7 @@ spec: {scaleTargetRef: {kind: Deployment, name: ghost}, maxReplicas: 3}
 )
 def test_malformed_manifests_are_refused_with_the_place(text, message):
     with pytest.raises(SizingInputError, match=message) as error:
-        read_manifest_texts([("bad.yaml", text)])
+        read_objects([("bad.yaml", text)])
     assert "bad.yaml" in str(error.value)
 
 
@@ -238,7 +240,7 @@ def test_the_projects_test_app_manifests_give_twenty_pods_at_peak():
     directory = PROJECT / "manifests" / "test-app"
     if not directory.is_dir():
         pytest.skip("manifests/test-app is not in this checkout")
-    contents = read_manifest_files(sorted(directory.glob("*.yaml")))
+    contents = read_object_files(sorted(directory.glob("*.yaml")))
     (workload,) = contents.workloads
     # go-httpbin requests 100m / 64Mi; HPA maxReplicas 10; maxSurge 100 %.
     assert (workload.cpu_millicores, workload.memory_mib, workload.peak_pods) == (100, 64, 20)

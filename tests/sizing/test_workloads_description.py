@@ -191,7 +191,7 @@ def test_without_requirements_the_getting_started_node_pool_is_planned():
 def test_malformed_yaml_and_missing_files_are_refused(tmp_path):
     broken = tmp_path / "broken.yaml"
     broken.write_text("workloads: [\n")
-    with pytest.raises(SizingInputError, match="broken.yaml.*not valid YAML"):
+    with pytest.raises(SizingInputError, match="broken.yaml.*YAML syntax error at line 2"):
         read_description(broken)
     with pytest.raises(SizingInputError, match="cannot be read"):
         read_description(tmp_path / "missing.yaml")

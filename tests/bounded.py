@@ -1,0 +1,94 @@
+"""Run a command in a child process under a memory and a CPU-time limit, and measure what it used.
+
+The limits are the test's own bound: input that would hang or eat memory fails the test by
+hitting them (the child is killed, or dies of MemoryError) instead of stalling the suite.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+# Address space of the child: the planner's imports (numpy, scipy, HiGHS) fit in well under half.
+MEMORY_LIMIT_MIB = 1024
+# CPU seconds the child may use; a refusal before planning takes about two (mostly imports).
+CPU_LIMIT_SECONDS = 30
+# Wall-clock seconds before the child is killed (the machine may be shared and busy).
+WALL_LIMIT_SECONDS = 180
+
+
+@dataclass(frozen=True)
+class BoundedRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    cpu_seconds: float
+    max_rss_mib: float
+    wall_seconds: float
+
+
+def _limits() -> None:
+    memory = MEMORY_LIMIT_MIB * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_SECONDS, CPU_LIMIT_SECONDS))
+
+
+def run_bounded(arguments: list[str], stdin: bytes = b"", cwd: Path = PROJECT_DIR) -> BoundedRun:
+    """`python <arguments>` under the limits; its exit status, output and the resources it used
+    (its own: `os.wait4` reports the child's usage alone)."""
+    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    started = time.monotonic()
+    child = subprocess.Popen(
+        [sys.executable, *arguments],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_limits,
+        env=environment,
+    )
+    streams: dict[str, bytes] = {}
+
+    def drain(name: str, stream: IO[bytes]) -> None:
+        streams[name] = stream.read()
+
+    readers = [
+        threading.Thread(target=drain, args=("out", child.stdout)),
+        threading.Thread(target=drain, args=("err", child.stderr)),
+    ]
+    for reader in readers:
+        reader.start()
+    killer = threading.Timer(WALL_LIMIT_SECONDS, child.kill)
+    killer.start()
+    try:
+        assert child.stdin is not None
+        try:
+            child.stdin.write(stdin)
+            child.stdin.close()
+        except BrokenPipeError:
+            pass  # the child refused its input before reading all of it
+        _, status, usage = os.wait4(child.pid, 0)
+    finally:
+        killer.cancel()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join()
+    wall = time.monotonic() - started
+    if wall >= WALL_LIMIT_SECONDS:
+        raise AssertionError(f"{arguments} ran past {WALL_LIMIT_SECONDS} s and was killed")
+    return BoundedRun(
+        child.returncode,
+        streams["out"].decode("utf-8", "replace"),
+        streams["err"].decode("utf-8", "replace"),
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        wall,
+    )
