@@ -38,25 +38,16 @@ dry_run=0
 stack=dev
 port=3000
 kubeconfig=""
-while [ "$#" -gt 0 ]; do
+take_option() {
     case "$1" in
-        -h|--help) usage; exit 0 ;;
-        --dry-run) dry_run=1; shift; continue ;;
-        --*=*) option=${1%%=*}; value=${1#*=} ;;
-        --*)
-            option=$1
-            if [ "$#" -lt 2 ]; then fail "$option needs a value (see --help)"; fi
-            value=$2; shift ;;
-        *) fail "unexpected argument '$1' (see --help)" ;;
+        --dry-run) dry_run=1 ;;
+        --stack) stack=$2 ;;
+        --port) port=$2 ;;
+        --kubeconfig) kubeconfig=$2 ;;
+        *) fail "unknown option '$1' (see --help)" ;;
     esac
-    shift
-    case "$option" in
-        --stack) stack=$value ;;
-        --port) port=$value ;;
-        --kubeconfig) kubeconfig=$value ;;
-        *) fail "unknown option '$option' (see --help)" ;;
-    esac
-done
+}
+parse_options "--dry-run" take_option "$@"
 
 case "$port" in
     "" | *[!0-9]* | 0*) fail "--port '$port': give a port number from 1024 to 65535" ;;

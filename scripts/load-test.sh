@@ -50,32 +50,23 @@ app_name=test-app
 image=""
 job_name=""
 kubeconfig=""
-while [ "$#" -gt 0 ]; do
+take_option() {
     case "$1" in
-        -h|--help) usage; exit 0 ;;
-        --dry-run) dry_run=1; shift; continue ;;
-        --*=*) option=${1%%=*}; value=${1#*=} ;;
-        --*)
-            option=$1
-            if [ "$#" -lt 2 ]; then fail "$option needs a value (see --help)"; fi
-            value=$2; shift ;;
-        *) fail "unexpected argument '$1' (see --help)" ;;
+        --dry-run) dry_run=1 ;;
+        --stack) stack=$2 ;;
+        --target) target=$2 ;;
+        --duration) duration=$2 ;;
+        --concurrency) concurrency=$2 ;;
+        --path) request_path=$2 ;;
+        --app-namespace) app_namespace=$2 ;;
+        --app-name) app_name=$2 ;;
+        --image) image=$2 ;;
+        --name) job_name=$2 ;;
+        --kubeconfig) kubeconfig=$2 ;;
+        *) fail "unknown option '$1' (see --help)" ;;
     esac
-    shift
-    case "$option" in
-        --stack) stack=$value ;;
-        --target) target=$value ;;
-        --duration) duration=$value ;;
-        --concurrency) concurrency=$value ;;
-        --path) request_path=$value ;;
-        --app-namespace) app_namespace=$value ;;
-        --app-name) app_name=$value ;;
-        --image) image=$value ;;
-        --name) job_name=$value ;;
-        --kubeconfig) kubeconfig=$value ;;
-        *) fail "unknown option '$option' (see --help)" ;;
-    esac
-done
+}
+parse_options "--dry-run" take_option "$@"
 
 project_dir=$(cd "$(dirname "$0")/.." && pwd)
 manifest_dir="$project_dir/manifests/load-test"

@@ -34,27 +34,18 @@ interval=5
 stack=dev
 app_namespace=test-app
 kubeconfig=""
-while [ "$#" -gt 0 ]; do
+take_option() {
     case "$1" in
-        -h|--help) usage; exit 0 ;;
-        --dry-run) dry_run=1; shift; continue ;;
-        --once) once=1; shift; continue ;;
-        --*=*) option=${1%%=*}; value=${1#*=} ;;
-        --*)
-            option=$1
-            if [ "$#" -lt 2 ]; then fail "$option needs a value (see --help)"; fi
-            value=$2; shift ;;
-        *) fail "unexpected argument '$1' (see --help)" ;;
+        --dry-run) dry_run=1 ;;
+        --once) once=1 ;;
+        --interval) interval=$2 ;;
+        --stack) stack=$2 ;;
+        --app-namespace) app_namespace=$2 ;;
+        --kubeconfig) kubeconfig=$2 ;;
+        *) fail "unknown option '$1' (see --help)" ;;
     esac
-    shift
-    case "$option" in
-        --interval) interval=$value ;;
-        --stack) stack=$value ;;
-        --app-namespace) app_namespace=$value ;;
-        --kubeconfig) kubeconfig=$value ;;
-        *) fail "unknown option '$option' (see --help)" ;;
-    esac
-done
+}
+parse_options "--dry-run --once" take_option "$@"
 
 case "$interval" in
     "" | *[!0-9]* | 0*) fail "--interval '$interval': give a whole number of seconds from 1 to 300" ;;

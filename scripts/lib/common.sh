@@ -17,6 +17,35 @@ show() {
 # Bad usage: say why and exit 2.
 fail() { echo "error: $*" >&2; exit 2; }
 
+# parse_options FLAGS HANDLER ARG...: the command line of an operating script. Each "--name value"
+# or "--name=value", and each flag named in the space-separated FLAGS (it takes no value), goes to
+# "HANDLER NAME VALUE" (VALUE empty for a flag), which fails on a name it does not know; --help
+# prints the script's usage.
+parse_options() {
+    option_flags=" $1 "
+    option_handler=$2
+    shift 2
+    while [ "$#" -gt 0 ]; do
+        case "$1" in
+            -h|--help) usage; exit 0 ;;
+            --*=*) option_name=${1%%=*}; option_value=${1#*=} ;;
+            --*)
+                option_name=$1
+                option_value=""
+                case "$option_flags" in
+                    *" $1 "*) ;;
+                    *)
+                        if [ "$#" -lt 2 ]; then fail "$option_name needs a value (see --help)"; fi
+                        option_value=$2
+                        shift ;;
+                esac ;;
+            *) fail "unexpected argument '$1' (see --help)" ;;
+        esac
+        shift
+        "$option_handler" "$option_name" "$option_value"
+    done
+}
+
 # require_stack_file PROJECT_DIR STACK: exit 2, naming the stacks there are, unless
 # Pulumi.STACK.yaml exists.
 require_stack_file() {
