@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.kube.quantities import cpu_millicores, memory_mib
-from sizing.planning.planner import CapacityPlan, _scale_up
-from sizing.planning.scenarios import replica_steps
+from sizing.planning.planner import CapacityPlan
 
 # Karpenter's metrics name a resource as the NodePool's `spec.limits` does, and give cpu in
 # cores and memory in bytes (karpenter_nodepools_usage / karpenter_nodepools_limit).
@@ -78,20 +77,9 @@ def planned_figures(config: Any, plan: CapacityPlan, limits: Mapping[str, str], 
         node_pool=config.node_pool.name,
         limits=planned_limits,
         hpa=hpa,
-        ramp_seconds=ramp_seconds(plan),
+        ramp_seconds=plan.ramp_seconds,
         instance_types=planned_instance_types(plan),
         headroom_percent=plan.input.headroom_percent,
-    )
-
-
-def ramp_seconds(plan: CapacityPlan) -> int:
-    """Seconds from the load's arrival until the last workload's HPA reaches its maximum, under
-    the scale-up behaviour the plan's hpa-ramp scenario simulated."""
-    plan_input = plan.input
-    return max(
-        replica_steps(scale_up.min_replicas, workload.replicas, scale_up)[-1][0]
-        for workload in plan_input.workloads
-        for scale_up in [_scale_up(workload, plan_input.hpa_scale_up)]
     )
 
 

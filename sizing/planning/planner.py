@@ -266,6 +266,7 @@ class CapacityPlan:
     findings: tuple[Finding, ...] = ()
     daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fleet_types_limits: NodePoolLimits | None = None
+    ramps: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     offerings: OfferingsCheck | None = None
 
     @property
@@ -277,6 +278,11 @@ class CapacityPlan:
     def pods_with_surge(self) -> int:
         """Pods of a rollout at peak: every workload's replicas plus its surge."""
         return sum(workload.peak_pods for workload in self.input.workloads)
+
+    @property
+    def ramp_seconds(self) -> int:
+        """Seconds from the load's arrival until the last HPA reaches its maximum (0 without HPAs)."""
+        return max((steps[-1][0] for steps in self.ramps.values()), default=0)
 
     @property
     def fleet_types(self) -> tuple[str, ...]:
@@ -1068,5 +1074,8 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None) -> Ca
         findings=findings,
         daemon_set_pools=context.daemon_set_pools,
         fleet_types_limits=narrower,
+        ramps=MappingProxyType(
+            {group.workload: ramp for group, ramp in zip(setup.peak_groups, setup.ramps, strict=True)}
+        ),
         offerings=context.offerings,
     )

@@ -88,6 +88,8 @@ def test_the_hpa_ramp_follows_the_hpa_objects_scale_up_behavior():
     # The example's HPA: 3 -> 12 by at most 4 pods per 15 s: 3 -> 7 -> 11 -> 12, three steps.
     plan = _plan_with_behavior("policies: [{type: Pods, value: 4, periodSeconds: 15}]\n")
     assert "in 3 step(s) of 15 s" in plan.scenarios["hpa-ramp"].description
+    # The last step comes 45 s after the load; the Job, which no HPA scales, has no step after 0 s.
+    assert plan.ramp_seconds == 45 and plan.ramps["data/etl"] == ((0, 4),)
     # One pod per 15 s: nine steps; a stabilization window of 60 s delays the first step, not their number.
     slow = _plan_with_behavior(
         "policies: [{type: Pods, value: 1, periodSeconds: 15}]\nstabilizationWindowSeconds: 60\n"
