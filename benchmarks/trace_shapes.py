@@ -17,7 +17,8 @@ plan in a fresh process, so its peak memory is its own; the columns after "plan 
 the planner's phases.
 
 Options: --quick plans 1,000 and 20,000 pods only; --case NAME (openb-wide, openb-small-m5,
-dlrm-wide) one case; --pods N one size.
+dlrm-wide) one case; --pods N one size; --workers N the planner's processes (default: the cores
+available, at most 2; the plans are the same with any number).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, MAX_PEAK_PODS, DaemonSet, Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.side_by_side import available_workers
 
 SHAPES = Path(__file__).resolve().parent / "data" / "alibaba_pod_shapes.json"
 POD_COUNTS = (1000, 20000, 100000)
@@ -119,12 +121,12 @@ class _Phases:
         self.last = now
 
 
-def measure(case: str, pods: int) -> dict[str, object]:
+def measure(case: str, pods: int, workers: int) -> dict[str, object]:
     """One plan of `case`: its seconds in all and per phase, peak memory, and what it planned."""
     plan_input = case_input(case, pods)
     phases = _Phases()
     started = time.perf_counter()
-    plan = plan_capacity(plan_input, phases)
+    plan = plan_capacity(plan_input, phases, workers=workers)
     return {
         "case": case,
         "pods": plan.pods_with_surge,
@@ -132,7 +134,11 @@ def measure(case: str, pods: int) -> dict[str, object]:
         "types": len(plan.instance_types),
         "seconds": time.perf_counter() - started,
         "phases": phases.seconds,
-        "peakMib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        # The largest of this process and of the children it forked to simulate side by side.
+        "peakMib": max(
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        )
+        / 1024,
         "nodes": len(plan.fleet.nodes),
         "limits": plan.limits.spec(),
         "probes": plan.limits.probes,
@@ -148,6 +154,7 @@ def run(options: Sequence[str]) -> int:
         counts: Sequence[int] = [int(options[options.index("--pods") + 1])]
     else:
         counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
+    workers = int(options[options.index("--workers") + 1]) if "--workers" in options else available_workers()
     print(
         "| case | pods | shapes | types | plan s | inputs s | limits and scenarios s | optimal fleet s | "
         "recommendation s | rest s | nodes | limits | peak RSS MiB |"
@@ -158,7 +165,7 @@ def run(options: Sequence[str]) -> int:
         for count in counts:
             # A process per plan: its peak memory is its own.
             found = subprocess.run(
-                [sys.executable, "-m", "benchmarks.trace_shapes", "--one", case, str(count)],
+                [sys.executable, "-m", "benchmarks.trace_shapes", "--one", case, str(count), str(workers)],
                 capture_output=True,
                 text=True,
                 check=True,
@@ -192,6 +199,6 @@ def run(options: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--one"]:
-        json.dump(measure(sys.argv[2], int(sys.argv[3])), sys.stdout)
+        json.dump(measure(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])), sys.stdout)
     else:
         sys.exit(run(sys.argv[1:]))

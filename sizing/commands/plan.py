@@ -3,7 +3,7 @@
     python -m sizing plan OBJECTS.yaml [MORE.yaml ...] [-] [--zones Z ...] [--region R] [--accept-unmodelled]
     python -m sizing plan DESCRIPTION.yaml [OBJECTS.yaml ...] [--manifests OBJECTS.yaml ...] [--accept-unmodelled]
     python -m sizing plan --stack NAME [--project-dir DIR]
-    ... [--catalog FILE] [--spot-discount PERCENT] [--json]
+    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json]
 
 Each FILE is read whole and told apart by what it holds: one YAML map without `kind` is a
 workload description (docs/sizing-input.md); anything else is Kubernetes objects. `-` reads
@@ -37,6 +37,7 @@ from sizing.kube.workloads import (
     MAX_WORKLOADS,
 )
 from sizing.planning.ceilings import MAX_NODE_POOL_LABELS, MAX_NODE_POOL_REQUIREMENTS, MAX_TOPOLOGY_POD_DOMAINS
+from sizing.planning.side_by_side import MAX_WORKERS, available_workers
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
 DEFAULT_REGION = "us-east-1"
@@ -160,6 +161,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help=f"processes that may simulate side by side (1 to {MAX_WORKERS}; default: the cores available, at most "
+        "2); the plan is the same for any number",
+    )
     parser.set_defaults(run=run)
 
 
@@ -251,9 +259,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_rows < 0:
         raise SizingInputError(f"--max-rows must be >= 0, got {args.max_rows}")
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise SizingInputError(f"--workers must be an integer from 1 to {MAX_WORKERS}, got {args.workers}")
+    workers = available_workers() if args.workers is None else args.workers
     plan_input = plan_input_for(args, sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
     with stdout_to_stderr():
-        plan = plan_capacity(plan_input)
+        plan = plan_capacity(plan_input, workers=workers)
     if args.json:
         json.dump(plan_data(plan), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -902,8 +902,10 @@ def _changes(reference: Mapping[str, ScenarioRun], runs: Mapping[str, ScenarioRu
     return {name: changes(reference[name].decisions, run.decisions) for name, run in runs.items()}
 
 
-def _check_limits(setup: ScenarioSetup, spec: Mapping[str, Any], unlimited: Mapping[str, ScenarioRun]) -> LimitsCheck:
-    runs = ScenarioRunner(setup).run_all(parse_limits(spec))
+def _check_limits(
+    setup: ScenarioSetup, spec: Mapping[str, Any], unlimited: Mapping[str, ScenarioRun], workers: int
+) -> LimitsCheck:
+    runs = ScenarioRunner(setup, workers).run_all(parse_limits(spec))
     return LimitsCheck(
         MappingProxyType(dict(spec)), MappingProxyType(runs), MappingProxyType(_changes(unlimited, runs))
     )
@@ -921,13 +923,15 @@ def _own_limits(plan_input: PlanInput) -> str:
     return "; ".join(named)
 
 
-def _findings(plan_input: PlanInput, setup: ScenarioSetup, unlimited: Mapping[str, ScenarioRun]) -> tuple[Finding, ...]:
+def _findings(
+    plan_input: PlanInput, setup: ScenarioSetup, unlimited: Mapping[str, ScenarioRun], workers: int
+) -> tuple[Finding, ...]:
     """What the input's own limits change, against the same scenarios with no limits at all."""
     subject = _own_limits(plan_input)
     if not subject:
         return ()
     free = replace(setup, pool_limits={}, node_pools=tuple(replace(pool, limits={}) for pool in setup.node_pools))
-    found = {name: c for name, c in _changes(ScenarioRunner(free).run_all({}), unlimited).items() if c}
+    found = {name: c for name, c in _changes(ScenarioRunner(free, workers).run_all({}), unlimited).items() if c}
     return (Finding(subject, MappingProxyType(found)),) if found else ()
 
 
@@ -937,7 +941,7 @@ WIDE_LIMITS_FACTOR = 2
 
 
 def _fleet_types_limits(
-    setup: ScenarioSetup, search: LimitSearch, types: Sequence[str], headroom_percent: float
+    setup: ScenarioSetup, search: LimitSearch, types: Sequence[str], headroom_percent: float, workers: int
 ) -> NodePoolLimits | None:
     """The limits the NodePool would need if restricted to `types` (the fleet's own), when the
     planned ones are far above what any scenario uses and the restriction decides as the NodePool
@@ -949,7 +953,7 @@ def _fleet_types_limits(
     if not wide or not types or len(types) == len(setup.options):
         return None
     narrowed = replace(setup, options=tuple(o for o in setup.options if o.name in types))
-    advised = checked_limits(narrowed, headroom_percent)
+    advised = checked_limits(narrowed, headroom_percent, workers)
     keeps = all(not changes(search.unlimited[name].decisions, run.decisions) for name, run in advised.unlimited.items())
     narrower = (advised.limits.cpu_millicores, advised.limits.memory_mib) < (limits.cpu_millicores, limits.memory_mib)
     return advised.limits if keeps and narrower else None
@@ -989,17 +993,20 @@ class _Progress:
             print(f"sizing: {self.pods:,} pods: {done} after {elapsed:.0f} s", file=sys.stderr, flush=True)
 
 
-def plan_capacity(plan_input: PlanInput, progress: Progress | None = None) -> CapacityPlan:
+def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, workers: int = 1) -> CapacityPlan:
     """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned.
 
-    progress: told as each phase ends (by default, a line on stderr once a plan takes a few seconds).
+    progress: told as each phase ends (by default, a line on stderr once a plan takes a few seconds);
+    workers: processes that may simulate side by side (`sizing.planning.side_by_side`: forked, so
+    only where the caller has no threads that a fork would break); the plan is byte-identical with
+    any number.
     """
     progress = progress or _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
     context = _resolve(plan_input)
     options = context.options
     setup = _scenario_setup(plan_input, context, options)
     progress.step("instance types and pods")
-    search = search_limits(setup, plan_input.headroom_percent)
+    search = search_limits(setup, plan_input.headroom_percent, workers)
     progress.step("limits and scenarios")
     fleet = search.planned[ROLLOUT].result
     groups = _solver_groups(context, fleet)
@@ -1034,11 +1041,12 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None) -> Ca
         optimal_types=optimal.instance_types if optimal else (),
         price_unit=context.prices.unit,
         current=fleet,
+        workers=workers,
     )
     recommended_limits = None
     if recommendation.changes_anything:
         chosen = tuple(o for o in options if o.name in recommendation.chosen.restriction.type_names)
-        advised = checked_limits(replace(setup, options=chosen), plan_input.headroom_percent)
+        advised = checked_limits(replace(setup, options=chosen), plan_input.headroom_percent, workers)
         recommendation = confirmed(recommendation, advised.planned[ROLLOUT].result)
         recommended_limits = advised.limits if recommendation.changes_anything else None
     progress.step("recommendation")
@@ -1050,9 +1058,9 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None) -> Ca
 
     current = None
     if plan_input.node_pool.limits and {"cpu", "memory"} & set(plan_input.node_pool.limits):
-        current = _check_limits(setup, plan_input.node_pool.limits, search.unlimited)
-    findings = _findings(plan_input, setup, search.unlimited)
-    narrower = _fleet_types_limits(setup, search, pool_types(fleet), plan_input.headroom_percent)
+        current = _check_limits(setup, plan_input.node_pool.limits, search.unlimited, workers)
+    findings = _findings(plan_input, setup, search.unlimited, workers)
+    narrower = _fleet_types_limits(setup, search, pool_types(fleet), plan_input.headroom_percent, workers)
     progress.step("current limits and findings")
 
     return CapacityPlan(

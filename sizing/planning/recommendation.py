@@ -16,6 +16,7 @@ simulated, lowest bounds first; the rest are counted as left by the budget.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,6 +25,7 @@ from sizing.karpenter.catalog import LABEL_FAMILY, LABEL_INSTANCE_TYPE, LABEL_SI
 from sizing.karpenter.simulation import NodeOption, ProvisioningResult
 from sizing.kube.resources import Resources
 from sizing.planning.fleet import fleet_lower_bound
+from sizing.planning.side_by_side import run_side_by_side
 
 KIND_CURRENT = "current"
 KIND_FAMILY = "family"
@@ -117,6 +119,14 @@ class Recommendation:
         return text
 
 
+def _simulated_outcome(
+    restriction: Restriction,
+    simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
+    options: Sequence[NodeOption],
+) -> Outcome:
+    return _outcome(restriction, simulate_on(options))
+
+
 def _outcome(restriction: Restriction, result: ProvisioningResult) -> Outcome:
     new_nodes = result.new_nodes
     return Outcome(
@@ -204,6 +214,7 @@ def recommend(
     price_unit: str = "USD/hour",
     max_candidates: int | None = MAX_CANDIDATES,
     current: ProvisioningResult | None = None,
+    workers: int = 1,
 ) -> Recommendation:
     """The best restriction of `options` for Karpenter's own packing.
 
@@ -213,7 +224,8 @@ def recommend(
     demand: requests of the pods that need new nodes (cpu m, memory MiB, pods);
     max_candidates: how many restrictions besides the NodePool as it is may be simulated, the
     lowest cost bounds first (None: all): a budget of work, so the advice is the same on any
-    machine.
+    machine; workers: processes that may simulate candidates side by side (the advice is the
+    same with any number).
     """
     by_name = {option.name: option for option in options}
     restrictions = candidate_restrictions({name: labels[name] for name in by_name}, optimal_types)
@@ -221,21 +233,58 @@ def recommend(
         (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
         for index, r in enumerate(restrictions)
     ]
+    ranked = sorted(bounded[1:], key=lambda item: (item[0], item[1]))
+    ordered = [r for _, _, r in ranked]
+    bounds = [bound for bound, _, _ in ranked]
+
+    def simulated(restriction: Restriction) -> Callable[[], Outcome]:
+        chosen_options = [option for option in options if option.name in restriction.type_names]
+        return functools.partial(_simulated_outcome, restriction, simulate_on, chosen_options)
+
+    def worth_simulating(position: int, best: Outcome, evaluated: int) -> bool:
+        bound = bounds[position]
+        if best.acceptable(max_pods_per_node) and bound > best.cost + 1e-9:
+            return False
+        return max_candidates is None or evaluated <= max_candidates
+
+    known: dict[int, Outcome] = {}
+
+    def outcome_of(position: int, best: Outcome, evaluated: int) -> Outcome:
+        """The candidate at `position`, simulated side by side with the next ones the loop below
+        will simulate if none of them beats `best` (so with one worker or several, the same)."""
+        if position not in known:
+            batch = [position]
+            ahead = position + 1
+            while len(batch) < workers and ahead < len(ordered):
+                if worth_simulating(ahead, best, evaluated + len(batch)):
+                    batch.append(ahead)
+                ahead += 1
+            outcomes = run_side_by_side([simulated(ordered[p]) for p in batch], workers)
+            known.update(zip(batch, outcomes, strict=True))
+        return known[position]
+
     now = None if current is None else _outcome(restrictions[0], current)
-    # With nothing to compare it with (one instance type), the NodePool as it is needs no ranking.
-    as_it_is = now if now is not None and len(restrictions) == 1 else _outcome(restrictions[0], simulate_on(options))
+    if now is not None and len(restrictions) == 1:
+        # With nothing to compare it with (one instance type), the NodePool as it is needs no ranking.
+        as_it_is = now
+    else:
+        # The NodePool as it is (every type: the longest simulation) side by side with every
+        # candidate the budget allows, as if none were skipped: with one worker, it alone.
+        ahead = [] if workers <= 1 else (ordered if max_candidates is None else ordered[:max_candidates])
+        found = run_side_by_side([simulated(r) for r in [restrictions[0], *ahead]], workers)
+        as_it_is = found[0]
+        known.update(enumerate(found[1:]))
     now = now or as_it_is
     best = as_it_is
     evaluated, skipped, left = 1, 0, 0
-    for bound, _, restriction in sorted(bounded[1:], key=lambda item: (item[0], item[1])):
-        if best.acceptable(max_pods_per_node) and bound > best.cost + 1e-9:
-            skipped += 1
+    for position in range(len(ordered)):
+        if not worth_simulating(position, best, evaluated):
+            if best.acceptable(max_pods_per_node) and bounds[position] > best.cost + 1e-9:
+                skipped += 1
+            else:
+                left += 1
             continue
-        if max_candidates is not None and evaluated > max_candidates:
-            left += 1
-            continue
-        chosen_options = [option for option in options if option.name in restriction.type_names]
-        outcome = _outcome(restriction, simulate_on(chosen_options))
+        outcome = outcome_of(position, best, evaluated)
         evaluated += 1
         if _rank(outcome, max_pods_per_node) < _rank(best, max_pods_per_node):
             best = outcome

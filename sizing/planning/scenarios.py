@@ -35,6 +35,7 @@ Units: cpu in millicores, memory in MiB, time in seconds.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +61,7 @@ from sizing.karpenter.simulation import (
 from sizing.karpenter.simulation.model import DEFAULT_POOL, Placement
 from sizing.kube.resources import Resources
 from sizing.planning.decisions import Change, Decisions, changes, decisions, same
+from sizing.planning.side_by_side import run_side_by_side
 
 PEAK = "peak"
 HPA_RAMP = "hpa-ramp"
@@ -604,24 +606,72 @@ def all_at_once(setup: ScenarioSetup) -> ProvisioningResult:
     return _simulate(setup, groups, {}, setup.running)
 
 
+_RunKey = tuple[str, tuple[tuple[str, int], ...]]
+
+
+def _run_key(name: str, limits: Mapping[str, int]) -> _RunKey:
+    return (name, tuple(sorted(limits.items())))
+
+
 class ScenarioRunner:
     """Runs scenarios under limits, each (scenario, limits) once: the peak, which the rollout and
-    disruption start from, and the runs the limit search probes and reports again."""
+    disruption start from, and the runs the limit search probes and reports again.
 
-    def __init__(self, setup: ScenarioSetup):
+    workers: processes that may simulate side by side (`sizing.planning.side_by_side`) the runs
+    `prefetch` is told are likely next; `simulations` counts the runs asked for, whether
+    prefetched or not, so it is the same with any number of workers.
+    """
+
+    def __init__(self, setup: ScenarioSetup, workers: int = 1):
         self.setup = setup
-        self._runs: dict[tuple[str, tuple[tuple[str, int], ...]], ScenarioRun] = {}
+        self.workers = workers
+        self._runs: dict[_RunKey, ScenarioRun] = {}
+        self._asked: set[_RunKey] = set()
         self.simulations = 0
 
     def peak(self, limits: Mapping[str, int]) -> ScenarioRun:
         return self.run(PEAK, limits)
 
     def run(self, name: str, limits: Mapping[str, int]) -> ScenarioRun:
-        key = (name, tuple(sorted(limits.items())))
+        key = _run_key(name, limits)
+        self._ask(key)
+        if name in (ROLLOUT, DISRUPTION):
+            self._ask(_run_key(PEAK, limits))  # they start from it, even when prefetched
         if key not in self._runs:
             self._runs[key] = self._simulate(name, limits)
-            self.simulations += 1
         return self._runs[key]
+
+    def _ask(self, key: _RunKey) -> None:
+        if key not in self._asked:
+            self._asked.add(key)
+            self.simulations += 1
+
+    def prefetch(self, wanted: Sequence[tuple[str, Mapping[str, int]]]) -> None:
+        """Simulate side by side the runs of `wanted` not yet known: first those that start from
+        nothing (with the peaks the others start from), then the rollouts and disruptions."""
+        if self.workers <= 1:
+            return
+        first: dict[_RunKey, Mapping[str, int]] = {}
+        second: dict[_RunKey, Mapping[str, int]] = {}
+        for name, limits in wanted:
+            key = _run_key(name, limits)
+            if key in self._runs:
+                continue
+            if name in (ROLLOUT, DISRUPTION):
+                second[key] = limits
+                if _run_key(PEAK, limits) not in self._runs:
+                    first[_run_key(PEAK, limits)] = limits
+            else:
+                first[key] = limits
+        for stage in (first, second):
+            missing = [(key, limits) for key, limits in stage.items() if key not in self._runs]
+            if len(missing) < 2:
+                continue  # nothing to run side by side; the search asks for it when it needs it
+            runs = run_side_by_side(
+                [functools.partial(self._simulate, key[0], limits) for key, limits in missing], self.workers
+            )
+            for (key, _), run in zip(missing, runs, strict=True):
+                self._runs[key] = run
 
     def _simulate(self, name: str, limits: Mapping[str, int]) -> ScenarioRun:
         if name == PEAK:
@@ -635,6 +685,7 @@ class ScenarioRunner:
         raise ValueError(f"unknown scenario {name!r}")
 
     def run_all(self, limits: Mapping[str, int]) -> dict[str, ScenarioRun]:
+        self.prefetch([(name, limits) for name in self.setup.names])
         return {name: self.run(name, limits) for name in self.setup.names}
 
 
@@ -657,8 +708,8 @@ class _LimitProbe:
     (`sizing.planning.decisions`): the same pods of each workload placed, on the same NodePools,
     with the same soft constraints relaxed, and the same left pending."""
 
-    def __init__(self, setup: ScenarioSetup):
-        self.runner = ScenarioRunner(setup)
+    def __init__(self, setup: ScenarioSetup, workers: int = 1):
+        self.runner = ScenarioRunner(setup, workers)
         self.unlimited = self.runner.run_all({})
 
     def keeps_decisions(self, name: str, cpu: int, memory: int) -> bool:
@@ -694,9 +745,12 @@ def _below(probe: _LimitProbe, limits: NodePoolLimits) -> dict[str, tuple[str, t
     return found
 
 
-def search_limits(setup: ScenarioSetup, headroom_percent: float) -> LimitSearch:
-    """The planned limits (see `sizing.karpenter.limits`), and every scenario with and without them."""
-    return _search(_LimitProbe(setup), headroom_percent)
+def search_limits(setup: ScenarioSetup, headroom_percent: float, workers: int = 1) -> LimitSearch:
+    """The planned limits (see `sizing.karpenter.limits`), and every scenario with and without them.
+
+    workers: processes that may simulate side by side; the result is the same with any number.
+    """
+    return _search(_LimitProbe(setup, workers), headroom_percent)
 
 
 def _search(probe: _LimitProbe, headroom_percent: float) -> LimitSearch:
@@ -718,12 +772,12 @@ def _search(probe: _LimitProbe, headroom_percent: float) -> LimitSearch:
     )
 
 
-def checked_limits(setup: ScenarioSetup, headroom_percent: float) -> LimitSearch:
+def checked_limits(setup: ScenarioSetup, headroom_percent: float, workers: int = 1) -> LimitSearch:
     """Limits for a NodePool the plan only advises (a recommended restriction), at a fraction of
     the search's work: the largest capacity the peak, HPA ramp or rollout uses without limits, plus
     headroom, kept when every scenario keeps its decisions under them (a drift replacement needs
     no room of its own); otherwise the full search."""
-    probe = _LimitProbe(setup)
+    probe = _LimitProbe(setup, workers)
     needs = {name: probe.unlimited[name].usage for name in (ROLLOUT, HPA_RAMP, PEAK) if name in probe.unlimited}
     cpu_binder = max(needs, key=lambda name: needs[name].cpu)
     memory_binder = max(needs, key=lambda name: needs[name].memory)
@@ -731,6 +785,8 @@ def checked_limits(setup: ScenarioSetup, headroom_percent: float) -> LimitSearch
         math.ceil(needs[cpu_binder].cpu / 1000) * 1000, math.ceil(needs[memory_binder].memory / 1024) * 1024, 0
     )
     cpu, memory = with_headroom(minimum, headroom_percent)
+    # Usually every scenario holds there, so all of them are simulated side by side.
+    probe.runner.prefetch([(name, {"cpu": cpu, "memory": memory}) for name in _PROBE_ORDER if name in probe.unlimited])
     if all(probe.keeps_decisions(name, cpu, memory) for name in _PROBE_ORDER if name in probe.unlimited):
         limits = NodePoolLimits(
             cpu, memory, minimum, float(headroom_percent), (cpu_binder, memory_binder), probe.runner.simulations

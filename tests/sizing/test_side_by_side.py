@@ -1,0 +1,126 @@
+"""Simulations side by side: the same plan with one worker or several, and a child that fails
+never changes an answer."""
+
+import json
+import multiprocessing
+import os
+from types import MappingProxyType
+
+import pytest
+
+from sizing.cli import main
+from sizing.kube.workloads import Workload
+from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.report_data import plan_data
+from sizing.planning.side_by_side import MAX_WORKERS, can_fork, run_side_by_side
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="side by side needs os.fork, which this platform lacks")
+
+
+def _child_started():
+    return multiprocessing.get_context("fork").Event() if can_fork() else None
+
+
+def _pid(value, started=None, parent=None):
+    """A task returning (value, its process); the first one waits (up to 10 s) until a task has
+    started in another process, so a child always takes some, however loaded the machine."""
+
+    def task():
+        if started is not None:
+            if os.getpid() != parent:
+                started.set()
+            elif value == 0:
+                started.wait(10)
+        return value, os.getpid()
+
+    return task
+
+
+@needs_fork
+def test_tasks_run_in_two_processes_and_come_back_in_order():
+    started = _child_started()
+    results = run_side_by_side([_pid(k, started, os.getpid()) for k in range(6)], 2)
+    assert [value for value, _ in results] == list(range(6))
+    pids = {pid for _, pid in results}
+    assert os.getpid() in pids and len(pids) == 2
+
+
+def test_one_worker_runs_everything_here():
+    results = run_side_by_side([_pid(k) for k in range(3)], 1)
+    assert {pid for _, pid in results} == {os.getpid()}
+
+
+@needs_fork
+def test_read_only_mappings_come_back_from_a_child():
+    parent, started = os.getpid(), _child_started()
+
+    def mapping():
+        if os.getpid() != parent:
+            started.set()
+        return MappingProxyType({"child": os.getpid() != parent, "nested": MappingProxyType({"a": 1})})
+
+    results = run_side_by_side([_pid(0, started, parent), mapping, mapping, mapping], 2)
+    assert all(isinstance(r, MappingProxyType) for r in results[1:])
+    assert any(r["child"] for r in results[1:])
+    assert all(r["nested"]["a"] == 1 for r in results[1:])
+
+
+@needs_fork
+def test_a_task_that_fails_in_a_child_is_run_again_here():
+    parent, started = os.getpid(), _child_started()
+
+    def only_here(value):
+        def task():
+            if os.getpid() != parent:
+                started.set()
+                raise RuntimeError("a child cannot do this")
+            if value == 0:
+                started.wait(10)
+            return value, os.getpid()
+
+        return task
+
+    assert run_side_by_side([only_here(k) for k in range(4)], 2) == [(k, parent) for k in range(4)]
+    assert started.is_set()  # a child did take a task, and failed it
+
+
+@needs_fork
+def test_an_error_reaches_the_caller_as_it_would_without_workers():
+    def broken():
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        run_side_by_side([_pid(0), broken, _pid(1)], 2)
+
+
+def _wide_plan_input():
+    # Several instance families: the recommendation ranks restrictions, and checks the limits of
+    # the one it chooses, both side by side with two workers.
+    return PlanInput(
+        workloads=(
+            Workload("web", 500, 1024, replicas=40, max_surge="25%"),
+            Workload("api", 1500, 3072, replicas=12, max_surge="25%"),
+            Workload("cache", 250, 6144, replicas=9),
+        ),
+        node_pool=NodePoolSpec(
+            requirements=(
+                {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["c5", "m5", "r5", "m6i"]},
+                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+            )
+        ),
+        zones=("us-east-1a", "us-east-1b", "us-east-1c"),
+    )
+
+
+@needs_fork
+def test_the_plan_is_byte_identical_with_one_worker_or_two():
+    one = plan_capacity(_wide_plan_input(), workers=1)
+    two = plan_capacity(_wide_plan_input(), workers=2)
+    assert one.recommendation.evaluated > 2  # candidates were simulated side by side
+    assert json.dumps(plan_data(two), sort_keys=True) == json.dumps(plan_data(one), sort_keys=True)
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", str(MAX_WORKERS + 1)])
+def test_the_command_refuses_a_worker_count_out_of_range(workers, capsys):
+    assert main(["plan", "--stack", "dev", "--workers", workers]) == 2
+    assert capsys.readouterr().err == (f"error: --workers must be an integer from 1 to {MAX_WORKERS}, got {workers}\n")
