@@ -28,8 +28,10 @@ install: $(VENV)/.installed ## Create the virtualenv and install the locked requ
 promtool: ## Install promtool (Debian's prometheus package), which the tests of the alert rules run
 	scripts/install-promtool.sh
 
+# The suite runs on every core, up to TEST_WORKERS processes; a test file stays on one process.
+TEST_WORKERS ?= 4
 test: install ## Run the whole test suite (no AWS, no Pulumi CLI needed)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses $(TEST_WORKERS) --dist loadfile
 
 bench: install ## Run the benchmarks and print their figures
 	$(PY) -m benchmarks
