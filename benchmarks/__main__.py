@@ -9,8 +9,10 @@ BY_NAME_ONLY = ("ceilings",)
 
 
 def main(argv):
-    names = [name for name in argv if not name.startswith("-")] or list(BENCHMARKS)
-    options = [arg for arg in argv if arg.startswith("-")]
+    # Names first, then options with their values (`trace_shapes --case dlrm-wide --pods 20000`).
+    first_option = next((k for k, arg in enumerate(argv) if arg.startswith("-")), len(argv))
+    names = list(argv[:first_option]) or list(BENCHMARKS)
+    options = list(argv[first_option:])
     status = 0
     for name in names:
         if name not in BENCHMARKS + BY_NAME_ONLY:

@@ -19,6 +19,7 @@ prices).
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections import Counter
@@ -66,7 +67,7 @@ from sizing.planning.ceilings import check_node_pool, check_topology
 from sizing.planning.decisions import Change, changes
 from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
 from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PodGroupBuilder, PoolView, is_custom_key, unmodelled_key
-from sizing.planning.recommendation import Recommendation, confirmed, recommend
+from sizing.planning.recommendation import Outcome, Recommendation, confirmed, likely_outcomes, recommend
 from sizing.planning.scenarios import (
     ROLLOUT,
     HpaScaleUp,
@@ -80,6 +81,7 @@ from sizing.planning.scenarios import (
     replica_steps,
     search_limits,
 )
+from sizing.planning.side_by_side import run_beside
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"
 
@@ -1012,7 +1014,11 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     groups = _solver_groups(context, fleet)
     demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
 
+    def all_at_once_on(types: Sequence[NodeOption]) -> ProvisioningResult:
+        return all_at_once(replace(setup, options=tuple(types)))
+
     optimal: OptimalFleet | None = None
+    early: dict[frozenset[str], Outcome] | None = None
     gap: FleetGap | None = None
     notes = list(context.notes)
     if plan_input.solver_work_limit is not None and context.constrained:
@@ -1020,16 +1026,28 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     elif plan_input.solver_work_limit is not None and not solver_available():
         notes.append(SOLVER_MISSING_NOTE)
     elif plan_input.solver_work_limit is not None:
-        optimal = optimal_fleet(
-            options, groups, context.zones, context.capacity_types, plan_input.solver_work_limit, known=fleet
+        # The solver in a forked process, while this one simulates the candidates the
+        # recommendation will most likely rank (all but the optimum's own types).
+        solved, early = run_beside(
+            functools.partial(
+                optimal_fleet,
+                options,
+                groups,
+                context.zones,
+                context.capacity_types,
+                plan_input.solver_work_limit,
+                known=fleet,
+            ),
+            functools.partial(
+                likely_outcomes, options, context.labels, all_at_once_on, demand, plan_input.max_pods_per_node
+            ),
+            workers,
         )
+        optimal = solved
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
-        percent = (karpenter_cost / optimal.cost - 1) * 100 if optimal.cost > 0 else None
-        gap = FleetGap(len(fleet.new_nodes) - optimal.node_count, karpenter_cost - optimal.cost, percent)
+        percent = (karpenter_cost / solved.cost - 1) * 100 if solved.cost > 0 else None
+        gap = FleetGap(len(fleet.new_nodes) - solved.node_count, karpenter_cost - solved.cost, percent)
         progress.step("optimal fleet")
-
-    def all_at_once_on(types: Sequence[NodeOption]) -> ProvisioningResult:
-        return all_at_once(replace(setup, options=tuple(types)))
 
     recommendation = recommend(
         options,
@@ -1042,6 +1060,7 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
         price_unit=context.prices.unit,
         current=fleet,
         workers=workers,
+        known_outcomes=early,
     )
     recommended_limits = None
     if recommendation.changes_anything:

@@ -203,6 +203,51 @@ def _rank(outcome: Outcome, cap: int | None) -> tuple[bool, bool, int, int, floa
     )
 
 
+def _ranked(
+    options: Sequence[NodeOption],
+    labels: Mapping[str, Mapping[str, str]],
+    demand: Resources,
+    max_pods_per_node: int | None,
+    optimal_types: Sequence[str],
+) -> tuple[list[Restriction], list[Restriction], list[float]]:
+    """Every restriction (the NodePool as it is first), the others by their cost lower bound
+    (ties in the order they were made), and those bounds."""
+    by_name = {option.name: option for option in options}
+    restrictions = candidate_restrictions({name: labels[name] for name in by_name}, optimal_types)
+    bounded = [
+        (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
+        for index, r in enumerate(restrictions)
+    ]
+    ranked = sorted(bounded[1:], key=lambda item: (item[0], item[1]))
+    return restrictions, [r for _, _, r in ranked], [bound for bound, _, _ in ranked]
+
+
+def _same(outcome: Outcome) -> Outcome:
+    return outcome
+
+
+def likely_outcomes(
+    options: Sequence[NodeOption],
+    labels: Mapping[str, Mapping[str, str]],
+    simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
+    demand: Resources,
+    max_pods_per_node: int | None = None,
+    max_candidates: int | None = MAX_CANDIDATES,
+) -> dict[frozenset[str], Outcome]:
+    """The NodePool as it is and the candidates `recommend` simulates unless one proves cheap
+    early, before the optimum's types are known (so while the solver runs): by their types.
+    Arguments as for `recommend`. What `recommend` would not have simulated is never used."""
+    restrictions, ordered, _ = _ranked(options, labels, demand, max_pods_per_node, ())
+    if len(restrictions) == 1:
+        return {}  # one instance type: nothing to rank
+    chosen = [restrictions[0], *(ordered if max_candidates is None else ordered[:max_candidates])]
+    found = {}
+    for restriction in chosen:
+        types = [option for option in options if option.name in restriction.type_names]
+        found[restriction.type_names] = _outcome(restriction, simulate_on(types))
+    return found
+
+
 def recommend(
     options: Sequence[NodeOption],
     labels: Mapping[str, Mapping[str, str]],
@@ -215,6 +260,7 @@ def recommend(
     max_candidates: int | None = MAX_CANDIDATES,
     current: ProvisioningResult | None = None,
     workers: int = 1,
+    known_outcomes: Mapping[frozenset[str], Outcome] | None = None,
 ) -> Recommendation:
     """The best restriction of `options` for Karpenter's own packing.
 
@@ -225,19 +271,15 @@ def recommend(
     max_candidates: how many restrictions besides the NodePool as it is may be simulated, the
     lowest cost bounds first (None: all): a budget of work, so the advice is the same on any
     machine; workers: processes that may simulate candidates side by side (the advice is the
-    same with any number).
+    same with any number); known_outcomes: outcomes already simulated, by their restriction's
+    types (`likely_outcomes`), which are not simulated again.
     """
-    by_name = {option.name: option for option in options}
-    restrictions = candidate_restrictions({name: labels[name] for name in by_name}, optimal_types)
-    bounded = [
-        (cost_lower_bound([by_name[n] for n in r.type_names], demand, max_pods_per_node), index, r)
-        for index, r in enumerate(restrictions)
-    ]
-    ranked = sorted(bounded[1:], key=lambda item: (item[0], item[1]))
-    ordered = [r for _, _, r in ranked]
-    bounds = [bound for bound, _, _ in ranked]
+    restrictions, ordered, bounds = _ranked(options, labels, demand, max_pods_per_node, optimal_types)
+    earlier = dict(known_outcomes or {})
 
     def simulated(restriction: Restriction) -> Callable[[], Outcome]:
+        if restriction.type_names in earlier:
+            return functools.partial(_same, earlier[restriction.type_names])
         chosen_options = [option for option in options if option.name in restriction.type_names]
         return functools.partial(_simulated_outcome, restriction, simulate_on, chosen_options)
 
@@ -271,9 +313,10 @@ def recommend(
         # The NodePool as it is (every type: the longest simulation) side by side with every
         # candidate the budget allows, as if none were skipped: with one worker, it alone.
         ahead = [] if workers <= 1 else (ordered if max_candidates is None else ordered[:max_candidates])
+        ahead = [r for r in ahead if r.type_names not in earlier]
         found = run_side_by_side([simulated(r) for r in [restrictions[0], *ahead]], workers)
         as_it_is = found[0]
-        known.update(enumerate(found[1:]))
+        known.update((ordered.index(r), outcome) for r, outcome in zip(ahead, found[1:], strict=True))
     now = now or as_it_is
     best = as_it_is
     evaluated, skipped, left = 1, 0, 0

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 Result = TypeVar("Result")
+Other = TypeVar("Other")
 
 _LENGTH = struct.Struct("<Q")
 # Each worker beyond the first is a forked copy of the planner: a bound on the processes one plan starts.
@@ -149,3 +150,19 @@ def run_side_by_side(tasks: Sequence[Callable[[], Result]], workers: int) -> lis
             done.update(theirs)  # type: ignore[call-overload]
     # A task a failed child took is run here.
     return [done[index] if index in done else tasks[index]() for index in range(len(tasks))]
+
+
+def run_beside(
+    background: Callable[[], Result], foreground: Callable[[], Other], workers: int
+) -> tuple[Result, Other | None]:
+    """`background`'s result, computed in a forked child while this process runs `foreground`,
+    and `foreground`'s result; with one worker (or no fork), `background`'s alone and None.
+    `foreground` only computes early what a later step would compute anyway."""
+    if workers <= 1 or not can_fork():
+        return background(), None
+    pid, read_end = _fork(background)
+    try:
+        early = foreground()
+    finally:
+        ok, value = _collect(pid, read_end)
+    return (value if ok else background()), early  # type: ignore[return-value]

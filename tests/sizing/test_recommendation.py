@@ -5,7 +5,13 @@ from hypothesis import strategies as st
 
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 from sizing.kube.resources import Resources
-from sizing.planning.recommendation import KIND_CURRENT, candidate_restrictions, cost_lower_bound, recommend
+from sizing.planning.recommendation import (
+    KIND_CURRENT,
+    candidate_restrictions,
+    cost_lower_bound,
+    likely_outcomes,
+    recommend,
+)
 
 FAMILY = "karpenter.k8s.aws/instance-family"
 SIZE = "karpenter.k8s.aws/instance-size"
@@ -163,3 +169,33 @@ def test_the_recommendation_simulates_at_most_its_budget_of_candidates_lowest_bo
     assert len(calls) == 3 and budget.evaluated == 3  # the NodePool as it is, then two restrictions
     assert budget.evaluated + budget.skipped + budget.left_by_budget == len(candidate_restrictions(labels))
     assert budget.left_by_budget > 0 and everything.left_by_budget == 0
+
+
+def test_outcomes_simulated_while_the_solver_runs_give_the_same_advice_and_are_not_simulated_again():
+    options = [
+        option(f"{family}.{size}", cpu, price=cpu / 1000 * factor)
+        for family, factor in (("a", 1.0), ("b", 1.1), ("c", 1.2))
+        for size, cpu in (("small", 1000), ("medium", 2000), ("large", 4000))
+    ]
+    groups = [PodGroup("web", Resources(800, 100, 1), 5), PodGroup("api", Resources(1500, 900, 1), 3)]
+    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
+    calls = []
+
+    def simulate_on(types):
+        calls.append(frozenset(t.name for t in types))
+        return simulate(Scenario(tuple(types), tuple(groups)))
+
+    labels = labels_of(options)
+    optimal_types = ("a.small", "b.medium")
+    alone = recommend(options, labels, simulate_on, demand, optimal_types=optimal_types, max_candidates=3)
+    simulated_alone = list(calls)
+    calls.clear()
+    early = likely_outcomes(options, labels, simulate_on, demand, max_candidates=3)
+    assert len(early) == 4 and set(early) == set(calls)  # the NodePool as it is and three candidates
+    calls.clear()
+    seeded = recommend(
+        options, labels, simulate_on, demand, optimal_types=optimal_types, max_candidates=3, known_outcomes=early
+    )
+    assert seeded == alone
+    # Only what the early simulations could not know is simulated: the optimum's own types, if ranked.
+    assert set(calls) == set(simulated_alone) - set(early) == {frozenset(optimal_types)}
