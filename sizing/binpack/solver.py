@@ -41,7 +41,6 @@ output on stdout should redirect it around `solve` (the command line does).
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -62,6 +61,7 @@ from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, o
 from sizing.binpack.patterns import PatternSet, enumerate_patterns
 from sizing.binpack.portfolio import run_tasks
 from sizing.binpack.pricers import KnapsackPricer, PatternPricer, TablePricer, sized_dimension, table_pricing_applies
+from sizing.cores import available_cores
 
 PATTERN_LIMIT = 1_500_000
 COLUMN_GENERATION_SHARE = 0.4
@@ -120,11 +120,7 @@ class _Search:
 
 def default_workers() -> int:
     """The cores this process may run on, at most 2 (the search has two tasks side by side)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(2, cores))
+    return available_cores(2)
 
 
 def solve(problem: Problem, workers: int | None = None) -> Solution:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from sizing.cores import available_cores
+
 Result = TypeVar("Result")
 Other = TypeVar("Other")
 
@@ -35,12 +37,9 @@ MAX_WORKERS = 8
 
 
 def available_workers() -> int:
-    """The cores this process may run on, at most 2."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(2, cores))
+    """The cores this process may run on, at most 2 (more rarely pays: the searches ask for few
+    simulations at a time)."""
+    return available_cores(2)
 
 
 def can_fork() -> bool:

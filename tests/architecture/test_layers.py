@@ -11,6 +11,7 @@ from tests.architecture.imports import REPO_ROOT, cycles, module_name, project_i
 # sizing's own layers, bottom up. A module may import its own layer and the layers below it.
 SIZING_LAYERS = {
     "sizing.errors": 0,
+    "sizing.cores": 0,  # how many cores a process may use
     "sizing.binpack": 1,  # the generic vector bin-packing solver: knows nothing of Kubernetes
     "sizing.kube": 2,  # Kubernetes quantities, resources and objects
     "sizing.karpenter": 3,  # Karpenter's model: catalog, allocatable, requirements, simulation, limits
