@@ -56,6 +56,7 @@ from sizing.karpenter.simulation import (
     ProvisioningResult,
     RunningNode,
     Scenario,
+    TypeTables,
     simulate,
 )
 from sizing.karpenter.simulation.model import DEFAULT_POOL, Placement
@@ -195,6 +196,9 @@ class ScenarioSetup:
     # planned pool keeps whatever is searched (`nodes`, `pods`).
     node_pools: tuple[NodePoolModel, ...] = ()
     pool_limits: Mapping[str, int] = field(default_factory=dict)
+    # Built once for the scenarios' many simulations of the same NodePools (a memo, not an input:
+    # a setup with other options finds no table of its own there and builds one).
+    type_tables: TypeTables = field(default_factory=TypeTables, compare=False, repr=False)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -261,7 +265,8 @@ def _simulate(
                 running_nodes=tuple(running),
                 node_pools=(primary, *others),
                 idle_running=idle_running,
-            )
+            ),
+            setup.type_tables,
         )
     return simulate(
         Scenario(
@@ -272,7 +277,8 @@ def _simulate(
             capacity_types=setup.capacity_types,
             running_nodes=tuple(running),
             idle_running=idle_running,
-        )
+        ),
+        setup.type_tables,
     )
 
 

@@ -125,6 +125,7 @@ from sizing.karpenter.simulation.model import (
     TopologyRule,
 )
 from sizing.karpenter.simulation.scheduler import Simulator
+from sizing.karpenter.simulation.state import TypeTables
 
 __all__ = [
     "ANY_ZONE",
@@ -140,10 +141,14 @@ __all__ = [
     "RunningNode",
     "Scenario",
     "TopologyRule",
+    "TypeTables",
     "simulate",
 ]
 
 
-def simulate(scenario: Scenario) -> ProvisioningResult:
-    """The fleet Karpenter launches for `scenario`'s pending pods, and the pods left pending."""
-    return Simulator(scenario).run()
+def simulate(scenario: Scenario, tables: TypeTables | None = None) -> ProvisioningResult:
+    """The fleet Karpenter launches for `scenario`'s pending pods, and the pods left pending.
+
+    tables: type tables kept across simulations of the same NodePools (built afresh without).
+    """
+    return Simulator(scenario, tables).run()

@@ -42,6 +42,7 @@ from sizing.karpenter.simulation.state import (
     LimitsLeft,
     TopologyCounts,
     TypeTable,
+    TypeTables,
     apply_mask,
     weight_order,
 )
@@ -146,13 +147,13 @@ def _check_scenario(scenario: Scenario) -> None:
 
 
 class Simulator:
-    def __init__(self, scenario: Scenario):
+    def __init__(self, scenario: Scenario, tables: TypeTables | None = None):
         _check_scenario(scenario)
         self.scenario = scenario
         self.pools = scenario.pools
         self.primary = scenario.primary_pool
         self.order = weight_order(self.pools)
-        self.table = TypeTable(self.pools)
+        self.table = TypeTable(self.pools) if tables is None else tables.for_pools(self.pools)
         self.limits = LimitsLeft(self.pools, scenario.running_nodes, self.primary)
         self.groups: list[PodGroup] = list(scenario.pod_groups)
         self.inverse = Inverse(self.groups)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -103,6 +104,30 @@ class TypeTable:
         if allowed not in self._masks:
             self._masks[allowed] = np.array([name in allowed for name in self.names], dtype=bool)
         return self._masks[allowed]
+
+
+class TypeTables:
+    """The type tables of the last few sets of NodePools, for simulations that share them.
+
+    A table depends on the NodePools' types, labels, zones, capacity types, weights and minValues,
+    never on their limits, and a simulation only adds memoised masks to it; so simulations that
+    differ in limits, pods or running nodes (a limit search's probes, a scenario's batches) can
+    share one. NodePools are compared by value, which is quick when they hold the same objects.
+    """
+
+    KEPT = 4
+
+    def __init__(self) -> None:
+        self._tables: list[tuple[tuple[NodePoolModel, ...], TypeTable]] = []
+
+    def for_pools(self, pools: Sequence[NodePoolModel]) -> TypeTable:
+        key = tuple(replace(pool, limits={}) for pool in pools)
+        for known, table in self._tables:
+            if known == key:
+                return table
+        table = TypeTable(key)
+        self._tables = [(key, table), *self._tables[: self.KEPT - 1]]
+        return table
 
 
 def _offered_everywhere(option: NodeOption, pool: NodePoolModel) -> bool:
