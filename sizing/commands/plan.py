@@ -165,8 +165,8 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help=f"processes that may simulate side by side (1 to {MAX_WORKERS}; default: the cores available, at most "
-        "2); the plan is the same for any number",
+        help=f"processes that may simulate side by side, on Linux (1 to {MAX_WORKERS}; default: the cores available, "
+        "at most 2); the plan is the same for any number",
     )
     parser.set_defaults(run=run)
 

@@ -8,8 +8,9 @@ plan's input, so a result computed early on another core is the result the searc
 computed itself, and a result it never asks for is dropped. The plan is byte-identical with
 one worker or several.
 
-Forking is used only where the operating system offers it; a child that fails for any reason
-leaves its task to the calling process, which runs it again itself (and raises what it raises).
+Forking is used on Linux only (elsewhere every task runs in the calling process); a child that
+fails for any reason leaves its task to the calling process, which runs it again itself (and
+raises what it raises).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import multiprocessing
 import os
 import pickle
 import struct
+import sys
 from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -43,7 +45,9 @@ def available_workers() -> int:
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and "fork" in multiprocessing.get_all_start_methods()
+    """Whether work may run in forked children here: on Linux only. On macOS, system libraries
+    (numpy's Accelerate among them) are not safe in a forked child and can hang it."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
 def read_only(mapping: dict[Any, Any]) -> MappingProxyType[Any, Any]:

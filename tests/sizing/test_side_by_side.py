@@ -14,7 +14,9 @@ from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.report_data import plan_data
 from sizing.planning.side_by_side import MAX_WORKERS, can_fork, run_side_by_side
 
-needs_fork = pytest.mark.skipif(not can_fork(), reason="side by side needs os.fork, which this platform lacks")
+needs_fork = pytest.mark.skipif(
+    not can_fork(), reason="side by side forks on Linux only; here every task runs in the calling process"
+)
 
 
 def _child_started():
@@ -124,3 +126,10 @@ def test_the_plan_is_byte_identical_with_one_worker_or_two():
 def test_the_command_refuses_a_worker_count_out_of_range(workers, capsys):
     assert main(["plan", "--stack", "dev", "--workers", workers]) == 2
     assert capsys.readouterr().err == (f"error: --workers must be an integer from 1 to {MAX_WORKERS}, got {workers}\n")
+
+
+def test_off_linux_every_task_runs_here(monkeypatch):
+    monkeypatch.setattr("sys.platform", "darwin")
+    assert not can_fork()
+    results = run_side_by_side([_pid(k) for k in range(3)], 2)
+    assert {pid for _, pid in results} == {os.getpid()}
