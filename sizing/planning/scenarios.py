@@ -48,6 +48,7 @@ from sizing.karpenter.limits import (
     with_headroom,
 )
 from sizing.karpenter.simulation import (
+    LIMIT_KEYS,
     NodeOption,
     NodePoolModel,
     PendingPods,
@@ -343,6 +344,7 @@ class _Fleet:
         self.pending: list[PendingPods] = []
         self.remaining: Mapping[str, int] = {}
         self.pool_remaining: Mapping[str, Mapping[str, int]] = {}
+        self.limit_demand: Mapping[str, int] = {}
 
     @classmethod
     def after(cls, setup: ScenarioSetup, prefix: str, run: ScenarioRun) -> _Fleet:
@@ -359,6 +361,7 @@ class _Fleet:
         fleet.pending = list(run.result.pending)
         fleet.remaining = run.result.remaining
         fleet.pool_remaining = run.result.pool_remaining
+        fleet.limit_demand = run.result.limit_demand
         return fleet
 
     def _running(self, node: PlacedNode, reported: bool) -> RunningNode:
@@ -442,6 +445,7 @@ class _Fleet:
             self.reserved += _reserved(result)
             self.remaining = result.remaining
             self.pool_remaining = result.pool_remaining
+            self.limit_demand = _larger(self.limit_demand, result.limit_demand)
             self.absorb(result, now, counted_at(now))
             self.pending = list(result.pending)
             if not result.new_nodes:
@@ -456,6 +460,7 @@ class _Fleet:
             limits=MappingProxyType(dict(limits)),
             remaining=MappingProxyType(dict(self.remaining)),
             reserved=MappingProxyType({"cpu": self.reserved.cpu, "memory": self.reserved.memory}),
+            limit_demand=MappingProxyType(dict(self.limit_demand)),
             primary_pool=self.primary_pool,
             pool_remaining=MappingProxyType(dict(self.pool_remaining)),
             relaxed=MappingProxyType({workload: tuple(items) for workload, items in self.relaxed.items()}),
@@ -463,6 +468,11 @@ class _Fleet:
                 {w: MappingProxyType(dict(sorted(p.items()))) for w, p in sorted(self.placements.items())}
             ),
         )
+
+
+def _larger(*demands: Mapping[str, int]) -> dict[str, int]:
+    """Per limit key, the largest of the demands (see `ProvisioningResult.limit_demand`)."""
+    return {key: max(demand.get(key, 0) for demand in demands) for key in LIMIT_KEYS}
 
 
 def _pending_counts(pending: Sequence[PendingPods]) -> dict[str, int]:
@@ -583,11 +593,15 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     if over:
         replaced, reason = [], f"the NodePool is over its {' and '.join(over)} limit, so the replacement is refused"
     pending = [PendingPods(workload, count, reason) for workload, count in node.pods.items()] if reason else []
+    # The same decisions under other limits need the peak's, no limit below the usage (else the
+    # replacement is refused), and room for the replacement once the old node's capacity is released.
+    after_release = {key: usage[key] - released[key] + result.limit_demand.get(key, 0) for key in LIMIT_KEYS}
     combined = ProvisioningResult(
         nodes=peak.result.nodes + tuple(replaced),
         pending=tuple(pending),
         limits=MappingProxyType(dict(limits)),
         remaining=result.remaining,
+        limit_demand=MappingProxyType(_larger(peak.result.limit_demand, usage, after_release)),
         reserved=MappingProxyType(
             {
                 "cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
@@ -712,13 +726,22 @@ def _lower_bound(run: ScenarioRun) -> Resources:
 class _LimitProbe:
     """Whether a scenario under given limits makes the decisions it makes without them
     (`sizing.planning.decisions`): the same pods of each workload placed, on the same NodePools,
-    with the same soft constraints relaxed, and the same left pending."""
+    with the same soft constraints relaxed, and the same left pending.
+
+    Limits at or above what the run without them demanded (`ProvisioningResult.limit_demand`)
+    filter nothing in any batch, so the scenario runs exactly as without them and is not
+    simulated; only when the input sets no cpu or memory limit of its own, since the runs
+    without limits are then truly without them on those keys."""
 
     def __init__(self, setup: ScenarioSetup, workers: int = 1):
         self.runner = ScenarioRunner(setup, workers)
         self.unlimited = self.runner.run_all({})
+        self.unlimited_on_search_keys = not {"cpu", "memory"} & set(setup.pool_limits)
 
     def keeps_decisions(self, name: str, cpu: int, memory: int) -> bool:
+        demand = self.unlimited[name].result.limit_demand
+        if self.unlimited_on_search_keys and cpu >= demand["cpu"] and memory >= demand["memory"]:
+            return True
         run = self.runner.run(name, {"cpu": cpu, "memory": memory})
         return same(self.unlimited[name].decisions, run.decisions)
 

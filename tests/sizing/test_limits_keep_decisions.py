@@ -215,3 +215,20 @@ def test_a_preference_for_one_node_pool_is_kept_under_its_limits():
     )
     assert {node.node_pool for node in plan.fleet.nodes} == {"a"}
     assert {node.node_pool for node in unlimited["rollout"].result.nodes} == {"a"}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(_inputs())
+def test_limits_at_a_scenarios_demand_run_it_exactly_as_without_limits(plan_input):
+    """The limit search takes a scenario under limits at or above its run's `limit_demand` as
+    unchanged without simulating it; every scenario (batches, ramp, rollout, drift) must then
+    really give the same nodes, pending pods and placements."""
+    context = planner._resolve(plan_input)
+    runner = ScenarioRunner(planner._scenario_setup(plan_input, context, context.options))
+    for name, unlimited in runner.run_all({}).items():
+        demand = unlimited.result.limit_demand
+        run = runner.run(name, {"cpu": demand["cpu"], "memory": demand["memory"]})
+        assert run.result.nodes == unlimited.result.nodes, name
+        assert run.result.pending == unlimited.result.pending, name
+        assert run.result.placements == unlimited.result.placements, name
+        assert run.batches == unlimited.batches, name

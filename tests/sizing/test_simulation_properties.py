@@ -5,10 +5,12 @@ one pod at a time exactly as karpenter.md section 7 describes. Both must give
 the same fleet, the same pending pods and the same remaining limits.
 """
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, simulate
+from sizing.karpenter.simulation import LIMIT_KEYS, NodeOption, PodGroup, RunningNode, Scenario, simulate
 from sizing.kube.resources import Resources
 
 ZONES = ("za", "zb")
@@ -121,8 +123,13 @@ def reference_simulation(scenario):
         )
     nodes = [(n.option.name, state["pods"]) for n, state in zip(scenario.running_nodes, running, strict=True)]
     for claim in claims:
-        kind = "spot" if "spot" in claim["kinds"] else "on-demand"
-        best = min(claim["types"], key=lambda t: (options[t].price_for(kind), options[t].name))
+        types = claim["types"]
+        # With both capacity types allowed, spot dearer than the cheapest on-demand type is dropped.
+        both = {"spot", "on-demand"} <= set(claim["kinds"])
+        ceiling = min(options[t].price for t in types) if both else float("inf")
+        spot = [t for t in types if options[t].price_for("spot") <= ceiling] if "spot" in claim["kinds"] else []
+        kind, offered = ("spot", spot) if spot else ("on-demand", types)
+        best = min(offered, key=lambda t: (options[t].price_for(kind), options[t].name))
         nodes.append((options[best].name, claim["pods"]))
     return nodes, pending, remaining
 
@@ -229,3 +236,24 @@ def test_every_pod_is_placed_once_and_no_node_is_over_allocatable(scenario):
     for key, limit in scenario.limits.items():
         new = sum(getattr(n.capacity, key) if key != "nodes" else 1 for n in result.new_nodes)
         assert new <= max(limit - reported_usage[key], 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenarios(), st.data())
+def test_limits_at_the_demand_of_a_run_without_them_change_nothing(scenario, data):
+    """Limits at or above `limit_demand` on every key give the same fleet, pending pods and
+    placements as no limits; and the demand is not padded: one node fewer than it demands leaves
+    the pod that opened the last NodeClaim without one."""
+    free = replace(scenario, limits={})
+    unlimited = simulate(free)
+    demand = unlimited.limit_demand
+    assert set(demand) == set(LIMIT_KEYS)
+    limits = {key: demand[key] + data.draw(st.integers(0, 3000), label=key) for key in LIMIT_KEYS}
+    limited = simulate(replace(free, limits=limits))
+    assert limited.nodes == unlimited.nodes
+    assert limited.pending == unlimited.pending
+    assert limited.placements == unlimited.placements
+    assert limited.limit_demand == demand
+    if demand["nodes"]:
+        tight = simulate(replace(free, limits={"nodes": demand["nodes"] - 1}))
+        assert tight.pending_count > unlimited.pending_count

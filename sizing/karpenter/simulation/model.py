@@ -323,7 +323,10 @@ class ProvisioningResult:
     the batch (after subtractMax), for the limited keys only; reserved: what
     subtractMax took off for the batch's new NodeClaims, for every key (cpu m,
     memory MiB, pods, nodes), limited or not. Limits at least `reserved` above
-    the reported usage never filter an instance type out. placements: per
+    the reported usage never filter an instance type out. limit_demand: per key,
+    the smallest limit of the primary NodePool under which every limit check the
+    batch made passes; under limits at or above it on every key the batch makes
+    exactly the same choices as without limits. placements: per
     workload, the pods placed by where they run and which soft constraints were
     relaxed for them (Karpenter's decisions, apart from the instance types).
     """
@@ -333,6 +336,7 @@ class ProvisioningResult:
     limits: Mapping[str, int]
     remaining: Mapping[str, int]
     reserved: Mapping[str, int] = field(default_factory=dict)
+    limit_demand: Mapping[str, int] = field(default_factory=dict)
     primary_pool: str = DEFAULT_POOL
     pool_remaining: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     relaxed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

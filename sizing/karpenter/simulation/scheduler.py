@@ -406,6 +406,7 @@ class Simulator:
             template.largest_limited = template.largest[columns]
         candidates = fresh
         largest = template.largest
+        limits.consider(pool, largest)
         filtered = False
         remaining = limits.remaining[pool]
         if "nodes" in limits.keys[pool] and remaining[limits.keys[pool].index("nodes")] < 1:
@@ -1001,6 +1002,9 @@ class Simulator:
             pending=tuple(self.pending),
             limits=MappingProxyType(dict(self.pools[0].limits)),
             remaining=pool_remaining[self.primary],
+            limit_demand=MappingProxyType(
+                {key: int(value) for key, value in zip(LIMIT_KEYS, limits.demand[0], strict=True)}
+            ),
             reserved=MappingProxyType(
                 {key: int(value) for key, value in zip(LIMIT_KEYS, limits.reserved[0], strict=False)}
             ),

@@ -203,13 +203,21 @@ class Claim:
 
 
 class LimitsLeft:
-    """What is left of each NodePool's limits, and what subtractMax took for new NodeClaims."""
+    """What is left of each NodePool's limits, and what subtractMax took for new NodeClaims.
+
+    demand: per NodePool and key of LIMIT_KEYS, the smallest limit under which every limit check
+    of the batch so far passes (counted usage + reservations + the largest candidate, at each
+    NodeClaim considered). Limits at or above it on every key filter nothing, so the batch makes
+    exactly the same choices under them as without limits.
+    """
 
     def __init__(self, pools: Sequence[NodePoolModel], running: Sequence[RunningNode], primary: str):
         self.columns = []
         self.keys = []
         self.remaining = []
         self.reserved = []
+        self.used = [np.zeros(len(LIMIT_KEYS), dtype=np.int64) for _ in pools]
+        self.demand = [np.zeros(len(LIMIT_KEYS), dtype=np.int64) for _ in pools]
         for pool in pools:
             columns = [LIMIT_KEYS.index(key) for key in LIMIT_KEYS if key in pool.limits]
             self.columns.append(columns)
@@ -227,8 +235,13 @@ class LimitsLeft:
             usage = np.array(
                 [node.option.capacity.cpu, node.option.capacity.memory, node.option.capacity.pods, 1], dtype=np.int64
             )
+            self.used[index] += usage
             if self.columns[index]:
                 self.remaining[index] -= usage[self.columns[index]]
+
+    def consider(self, pool: int, largest: np.ndarray) -> None:
+        """A NodeClaim of `pool` whose largest candidate has capacity `largest` is about to be checked."""
+        np.maximum(self.demand[pool], self.used[pool] + self.reserved[pool] + largest, out=self.demand[pool])
 
     def describe(self, pool: int) -> str:
         return ", ".join(
