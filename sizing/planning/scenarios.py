@@ -345,6 +345,7 @@ class _Fleet:
         self.remaining: Mapping[str, int] = {}
         self.pool_remaining: Mapping[str, Mapping[str, int]] = {}
         self.limit_demand: Mapping[str, int] = {}
+        self.limit_consumed: Mapping[str, int] = {}
 
     @classmethod
     def after(cls, setup: ScenarioSetup, prefix: str, run: ScenarioRun) -> _Fleet:
@@ -362,6 +363,7 @@ class _Fleet:
         fleet.remaining = run.result.remaining
         fleet.pool_remaining = run.result.pool_remaining
         fleet.limit_demand = run.result.limit_demand
+        fleet.limit_consumed = run.result.limit_consumed
         return fleet
 
     def _running(self, node: PlacedNode, reported: bool) -> RunningNode:
@@ -446,6 +448,7 @@ class _Fleet:
             self.remaining = result.remaining
             self.pool_remaining = result.pool_remaining
             self.limit_demand = _larger(self.limit_demand, result.limit_demand)
+            self.limit_consumed = result.limit_consumed
             self.absorb(result, now, counted_at(now))
             self.pending = list(result.pending)
             if not result.new_nodes:
@@ -461,6 +464,7 @@ class _Fleet:
             remaining=MappingProxyType(dict(self.remaining)),
             reserved=MappingProxyType({"cpu": self.reserved.cpu, "memory": self.reserved.memory}),
             limit_demand=MappingProxyType(dict(self.limit_demand)),
+            limit_consumed=MappingProxyType(dict(self.limit_consumed)),
             primary_pool=self.primary_pool,
             pool_remaining=MappingProxyType(dict(self.pool_remaining)),
             relaxed=MappingProxyType({workload: tuple(items) for workload, items in self.relaxed.items()}),
@@ -602,6 +606,9 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
         limits=MappingProxyType(dict(limits)),
         remaining=result.remaining,
         limit_demand=MappingProxyType(_larger(peak.result.limit_demand, usage, after_release)),
+        limit_consumed=MappingProxyType(
+            {key: usage[key] - released[key] + result.limit_consumed.get(key, 0) for key in LIMIT_KEYS}
+        ),
         reserved=MappingProxyType(
             {
                 "cpu": peak.reserved.cpu + result.reserved.get("cpu", 0),
@@ -629,6 +636,34 @@ def all_at_once(setup: ScenarioSetup) -> ProvisioningResult:
 _RunKey = tuple[str, tuple[tuple[str, int], ...]]
 
 
+def _filters_nothing(unlimited: ScenarioRun, limits: Mapping[str, int], setup: ScenarioSetup) -> bool:
+    """Whether `limits` on the primary NodePool leave every batch of the scenario's run without
+    them unchanged: the input sets none of their keys itself (so that run was truly without them)
+    and each is at or above the run's demand."""
+    demand = unlimited.result.limit_demand
+    return all(key not in setup.pool_limits and value >= demand.get(key, 0) for key, value in limits.items())
+
+
+def _under_limits(unlimited: ScenarioRun, limits: Mapping[str, int], pool_limits: Mapping[str, int]) -> ScenarioRun:
+    """`unlimited` as its simulation under `limits` (which filter nothing in it) reports it: the
+    same nodes, pods and batches, with the limits and what is left of them."""
+    result = unlimited.result
+    remaining: Mapping[str, int] = result.remaining
+    pool_remaining: Mapping[str, Mapping[str, int]] = result.pool_remaining
+    if result.limit_consumed:
+        every = {**pool_limits, **limits}
+        consumed = result.limit_consumed
+        remaining = MappingProxyType({key: every[key] - consumed[key] for key in LIMIT_KEYS if key in every})
+        if result.primary_pool in pool_remaining:
+            pool_remaining = MappingProxyType({**pool_remaining, result.primary_pool: remaining})
+    return replace(
+        unlimited,
+        result=replace(
+            result, limits=MappingProxyType(dict(limits)), remaining=remaining, pool_remaining=pool_remaining
+        ),
+    )
+
+
 def _run_key(name: str, limits: Mapping[str, int]) -> _RunKey:
     return (name, tuple(sorted(limits.items())))
 
@@ -640,6 +675,10 @@ class ScenarioRunner:
     workers: processes that may simulate side by side (`sizing.planning.side_by_side`) the runs
     `prefetch` is told are likely next; `simulations` counts the runs asked for, whether
     prefetched or not, so it is the same with any number of workers.
+
+    Limits at or above what a scenario demanded without them (`ProvisioningResult.limit_demand`)
+    filter nothing in any of its batches, so under them it runs exactly as it did without: that
+    run is taken, with the limits and what is left of them put in, instead of a simulation.
     """
 
     def __init__(self, setup: ScenarioSetup, workers: int = 1):
@@ -657,9 +696,20 @@ class ScenarioRunner:
         self._ask(key)
         if name in (ROLLOUT, DISRUPTION):
             self._ask(_run_key(PEAK, limits))  # they start from it, even when prefetched
-        if key not in self._runs:
-            self._runs[key] = self._simulate(name, limits)
-        return self._runs[key]
+        found = self._known(name, limits)
+        if found is None:
+            found = self._runs[key] = self._simulate(name, limits)
+        return found
+
+    def _known(self, name: str, limits: Mapping[str, int]) -> ScenarioRun | None:
+        """The run of `name` under `limits` if it needs no simulation: run before, or the same
+        as its run without limits (see the class docstring)."""
+        key = _run_key(name, limits)
+        found = self._runs.get(key)
+        unlimited = self._runs.get(_run_key(name, {}))
+        if found is None and unlimited is not None and limits and _filters_nothing(unlimited, limits, self.setup):
+            found = self._runs[key] = _under_limits(unlimited, limits, self.setup.pool_limits)
+        return found
 
     def _ask(self, key: _RunKey) -> None:
         if key not in self._asked:
@@ -675,11 +725,11 @@ class ScenarioRunner:
         second: dict[_RunKey, Mapping[str, int]] = {}
         for name, limits in wanted:
             key = _run_key(name, limits)
-            if key in self._runs:
+            if self._known(name, limits) is not None:
                 continue
             if name in (ROLLOUT, DISRUPTION):
                 second[key] = limits
-                if _run_key(PEAK, limits) not in self._runs:
+                if self._known(PEAK, limits) is None:
                     first[_run_key(PEAK, limits)] = limits
             else:
                 first[key] = limits
@@ -726,22 +776,13 @@ def _lower_bound(run: ScenarioRun) -> Resources:
 class _LimitProbe:
     """Whether a scenario under given limits makes the decisions it makes without them
     (`sizing.planning.decisions`): the same pods of each workload placed, on the same NodePools,
-    with the same soft constraints relaxed, and the same left pending.
-
-    Limits at or above what the run without them demanded (`ProvisioningResult.limit_demand`)
-    filter nothing in any batch, so the scenario runs exactly as without them and is not
-    simulated; only when the input sets no cpu or memory limit of its own, since the runs
-    without limits are then truly without them on those keys."""
+    with the same soft constraints relaxed, and the same left pending."""
 
     def __init__(self, setup: ScenarioSetup, workers: int = 1):
         self.runner = ScenarioRunner(setup, workers)
         self.unlimited = self.runner.run_all({})
-        self.unlimited_on_search_keys = not {"cpu", "memory"} & set(setup.pool_limits)
 
     def keeps_decisions(self, name: str, cpu: int, memory: int) -> bool:
-        demand = self.unlimited[name].result.limit_demand
-        if self.unlimited_on_search_keys and cpu >= demand["cpu"] and memory >= demand["memory"]:
-            return True
         run = self.runner.run(name, {"cpu": cpu, "memory": memory})
         return same(self.unlimited[name].decisions, run.decisions)
 

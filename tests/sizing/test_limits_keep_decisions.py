@@ -218,17 +218,19 @@ def test_a_preference_for_one_node_pool_is_kept_under_its_limits():
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-@given(_inputs())
-def test_limits_at_a_scenarios_demand_run_it_exactly_as_without_limits(plan_input):
-    """The limit search takes a scenario under limits at or above its run's `limit_demand` as
-    unchanged without simulating it; every scenario (batches, ramp, rollout, drift) must then
-    really give the same nodes, pending pods and placements."""
+@given(_inputs(), st.integers(0, 2000))
+def test_limits_at_a_scenarios_demand_run_it_exactly_as_without_limits(plan_input, extra):
+    """The scenario runner takes a scenario's run without limits, limits put in, for its run
+    under limits at or above that run's `limit_demand`; it must be exactly what simulating the
+    scenario under them gives (batches, ramp, rollout, drift; nodes, pods, what is left)."""
     context = planner._resolve(plan_input)
-    runner = ScenarioRunner(planner._scenario_setup(plan_input, context, context.options))
+    setup = planner._scenario_setup(plan_input, context, context.options)
+    runner = ScenarioRunner(setup)
     for name, unlimited in runner.run_all({}).items():
         demand = unlimited.result.limit_demand
-        run = runner.run(name, {"cpu": demand["cpu"], "memory": demand["memory"]})
-        assert run.result.nodes == unlimited.result.nodes, name
-        assert run.result.pending == unlimited.result.pending, name
-        assert run.result.placements == unlimited.result.placements, name
-        assert run.batches == unlimited.batches, name
+        limits = {"cpu": demand["cpu"] + extra, "memory": demand["memory"]}
+        taken = runner.run(name, limits)
+        assert taken.result.remaining.keys() == {"cpu", "memory"}, name
+        simulated = ScenarioRunner(setup).run(name, limits)
+        assert taken == simulated, name
+        assert (taken.result.nodes, taken.result.pending) == (unlimited.result.nodes, unlimited.result.pending)

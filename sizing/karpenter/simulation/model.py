@@ -326,7 +326,9 @@ class ProvisioningResult:
     the reported usage never filter an instance type out. limit_demand: per key,
     the smallest limit of the primary NodePool under which every limit check the
     batch made passes; under limits at or above it on every key the batch makes
-    exactly the same choices as without limits. placements: per
+    exactly the same choices as without limits. limit_consumed: what the batch
+    charged the primary NodePool's limits by its end, per key (counted usage plus
+    subtractMax's reservations): `remaining` is the limits minus it. placements: per
     workload, the pods placed by where they run and which soft constraints were
     relaxed for them (Karpenter's decisions, apart from the instance types).
     """
@@ -337,6 +339,7 @@ class ProvisioningResult:
     remaining: Mapping[str, int]
     reserved: Mapping[str, int] = field(default_factory=dict)
     limit_demand: Mapping[str, int] = field(default_factory=dict)
+    limit_consumed: Mapping[str, int] = field(default_factory=dict)
     primary_pool: str = DEFAULT_POOL
     pool_remaining: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     relaxed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

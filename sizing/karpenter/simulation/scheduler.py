@@ -1005,6 +1005,9 @@ class Simulator:
             limit_demand=MappingProxyType(
                 {key: int(value) for key, value in zip(LIMIT_KEYS, limits.demand[0], strict=True)}
             ),
+            limit_consumed=MappingProxyType(
+                {key: int(value) for key, value in zip(LIMIT_KEYS, limits.used[0] + limits.reserved[0], strict=True)}
+            ),
             reserved=MappingProxyType(
                 {key: int(value) for key, value in zip(LIMIT_KEYS, limits.reserved[0], strict=False)}
             ),
