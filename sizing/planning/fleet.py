@@ -257,6 +257,7 @@ def optimal_fleet(
     capacity_types: Sequence[str] = ("on-demand",),
     work_limit: int = DEFAULT_WORK_LIMIT,
     known: ProvisioningResult | None = None,
+    solved: OptimalFleet | None = None,
 ) -> OptimalFleet:
     """The cheapest fleet the solver finds for `groups` within `work_limit` units of work.
 
@@ -264,6 +265,7 @@ def optimal_fleet(
     the lower bound it is returned as proven optimal without running the solver, and
     when the solver's fleet costs more, it is returned instead with the solver's
     bound (so the optimal fleet never costs more than a fleet already at hand).
+    solved: `solved_fleet` of the same arguments, computed earlier (else it is computed here).
     """
     live = [g for g in groups if g.count > 0]
     if known is not None:
@@ -271,6 +273,22 @@ def optimal_fleet(
         bound = fleet_lower_bound(options, demand)
         if sum(node.price for node in known.new_nodes) <= bound[0] * (1 + 1e-9):
             return _fleet_from_simulation(known, bound)
+    fleet = solved_fleet(options, groups, zones, capacity_types, work_limit) if solved is None else solved
+    if known is not None and sum(n.price for n in known.new_nodes) < fleet.cost - 1e-9:
+        bound = (fleet.lower_bound_cost, fleet.lower_bound_nodes)
+        return _fleet_from_simulation(known, bound, "feasible", fleet.work)
+    return fleet
+
+
+def solved_fleet(
+    options: Sequence[NodeOption],
+    groups: Sequence[PodGroup],
+    zones: frozenset[str] | None = None,
+    capacity_types: Sequence[str] = ("on-demand",),
+    work_limit: int = DEFAULT_WORK_LIMIT,
+) -> OptimalFleet:
+    """The solver's fleet for `groups` within `work_limit` units of work, on its own."""
+    live = [g for g in groups if g.count > 0]
     from sizing.binpack.solver import solve
 
     problem, bins = build_problem(options, live, zones, capacity_types, work_limit)
@@ -297,9 +315,6 @@ def optimal_fleet(
             )
         )
     fleet_groups.sort(key=lambda g: (g.instance_type, g.zone or "", -g.count))
-    if known is not None and sum(n.price for n in known.new_nodes) < solution.cost - 1e-9:
-        bound = (solution.lower_bound.cost, solution.lower_bound.bins)
-        return _fleet_from_simulation(known, bound, "feasible", solution.work)
     return OptimalFleet(
         status=solution.status,
         cost=solution.cost,

@@ -23,7 +23,7 @@ import functools
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -65,12 +65,21 @@ from sizing.kube.scheduling import LabelExpression, PodScheduling, Taint, tolera
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload, check_ceilings
 from sizing.planning.ceilings import check_node_pool, check_topology
 from sizing.planning.decisions import Change, changes
-from sizing.planning.fleet import OptimalFleet, optimal_fleet, solver_available
+from sizing.planning.fleet import OptimalFleet, optimal_fleet, solved_fleet, solver_available
 from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PodGroupBuilder, PoolView, is_custom_key, unmodelled_key
-from sizing.planning.recommendation import Outcome, Recommendation, confirmed, likely_outcomes, recommend
+from sizing.planning.recommendation import (
+    Outcome,
+    Recommendation,
+    confirmed,
+    likely_outcomes,
+    likely_restrictions,
+    outcome_on,
+    recommend,
+)
 from sizing.planning.scenarios import (
     ROLLOUT,
     HpaScaleUp,
+    LimitProbe,
     LimitSearch,
     ScalingPolicy,
     ScenarioRun,
@@ -79,9 +88,9 @@ from sizing.planning.scenarios import (
     all_at_once,
     checked_limits,
     replica_steps,
-    search_limits,
+    search_from,
 )
-from sizing.planning.side_by_side import run_beside
+from sizing.planning.side_by_side import can_fork, run_around, run_beside
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"
 
@@ -961,6 +970,56 @@ def _fleet_types_limits(
     return advised.limits if keeps and narrower else None
 
 
+def _limit_search(probe: LimitProbe, headroom_percent: float, progress: Progress, beside_tasks: bool) -> LimitSearch:
+    if beside_tasks:
+        # The other processes are the tasks': the search keeps to this one.
+        probe.runner.workers = 1
+    search = search_from(probe, headroom_percent)
+    progress.step("limits and scenarios")
+    return search
+
+
+class _EarlyFleet:
+    """The optimal fleet and the recommendation's likely outcomes for the pods the rollout places
+    on new nodes without limits, worked out beside the limit search: the planned rollout places
+    the same pods (the limits keep Karpenter's decisions), and where it places exactly these on
+    new nodes the results are the ones the plan would compute after the search."""
+
+    def __init__(
+        self,
+        context: _Context,
+        unlimited: ProvisioningResult,
+        max_pods_per_node: int | None,
+        work_limit: int,
+        simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
+    ):
+        self.context = context
+        self.work_limit = work_limit
+        self.simulate_on = simulate_on
+        self.groups = _solver_groups(context, unlimited)
+        demand = sum((g.requests.scaled(g.count) for g in self.groups), Resources())
+        self.restrictions = likely_restrictions(context.options, context.labels, demand, max_pods_per_node)
+
+    def tasks(self) -> list[Callable[[], Any]]:
+        """The solver first (the longest), then each likely restriction's simulation."""
+        context = self.context
+        solve = functools.partial(
+            solved_fleet,
+            context.options,
+            self.groups,
+            context.zones,
+            context.capacity_types,
+            self.work_limit,
+        )
+        return [
+            solve,
+            *(functools.partial(outcome_on, r, context.options, self.simulate_on) for r in self.restrictions),
+        ]
+
+    def outcomes(self, found: Sequence[Outcome]) -> dict[frozenset[str], Outcome]:
+        return {restriction.type_names: outcome for restriction, outcome in zip(self.restrictions, found, strict=True)}
+
+
 def _solver_groups(context: _Context, fleet: ProvisioningResult) -> tuple[PodGroup, ...]:
     """The pods `fleet` places on new nodes, as groups: what the optimal fleet must hold too."""
     on_new: dict[str, int] = {}
@@ -1008,41 +1067,63 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     options = context.options
     setup = _scenario_setup(plan_input, context, options)
     progress.step("instance types and pods")
-    search = search_limits(setup, plan_input.headroom_percent, workers)
-    progress.step("limits and scenarios")
-    fleet = search.planned[ROLLOUT].result
-    groups = _solver_groups(context, fleet)
-    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
 
     def all_at_once_on(types: Sequence[NodeOption]) -> ProvisioningResult:
         return all_at_once(replace(setup, options=tuple(types)))
 
+    notes = list(context.notes)
+    solving = plan_input.solver_work_limit is not None and not context.constrained and solver_available()
+    probe = LimitProbe(setup, workers)
+    early_fleet = None
+    if plan_input.solver_work_limit is not None and solving and workers > 1 and can_fork():
+        early_fleet = _EarlyFleet(
+            context,
+            probe.unlimited[ROLLOUT].result,
+            plan_input.max_pods_per_node,
+            plan_input.solver_work_limit,
+            all_at_once_on,
+        )
+    search, solved_early = run_around(
+        functools.partial(_limit_search, probe, plan_input.headroom_percent, progress, early_fleet is not None),
+        early_fleet.tasks() if early_fleet is not None else [],
+        workers,
+    )
+    fleet = search.planned[ROLLOUT].result
+    groups = _solver_groups(context, fleet)
+    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
+
     optimal: OptimalFleet | None = None
     early: dict[frozenset[str], Outcome] | None = None
     gap: FleetGap | None = None
-    notes = list(context.notes)
     if plan_input.solver_work_limit is not None and context.constrained:
         notes.append(CONSTRAINED_NOTE)
     elif plan_input.solver_work_limit is not None and not solver_available():
         notes.append(SOLVER_MISSING_NOTE)
     elif plan_input.solver_work_limit is not None:
-        # The solver in a forked process, while this one simulates the candidates the
-        # recommendation will most likely rank (all but the optimum's own types).
-        solved, early = run_beside(
-            functools.partial(
-                optimal_fleet,
-                options,
-                groups,
-                context.zones,
-                context.capacity_types,
-                plan_input.solver_work_limit,
-                known=fleet,
-            ),
-            functools.partial(
-                likely_outcomes, options, context.labels, all_at_once_on, demand, plan_input.max_pods_per_node
-            ),
-            workers,
+        solve = functools.partial(
+            optimal_fleet,
+            options,
+            groups,
+            context.zones,
+            context.capacity_types,
+            plan_input.solver_work_limit,
+            known=fleet,
         )
+        if early_fleet is not None and solved_early is not None and groups == early_fleet.groups:
+            # The planned fleet places the pods the fleet without limits placed: what was
+            # computed beside the limit search is what would be computed now.
+            early = early_fleet.outcomes(solved_early[1:])
+            solved = solve(solved=solved_early[0])
+        else:
+            # The solver in a forked process, while this one simulates the candidates the
+            # recommendation will most likely rank (all but the optimum's own types).
+            solved, early = run_beside(
+                solve,
+                functools.partial(
+                    likely_outcomes, options, context.labels, all_at_once_on, demand, plan_input.max_pods_per_node
+                ),
+                workers,
+            )
         optimal = solved
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
         percent = (karpenter_cost / solved.cost - 1) * 100 if solved.cost > 0 else None

@@ -237,15 +237,34 @@ def likely_outcomes(
     """The NodePool as it is and the candidates `recommend` simulates unless one proves cheap
     early, before the optimum's types are known (so while the solver runs): by their types.
     Arguments as for `recommend`. What `recommend` would not have simulated is never used."""
+    return {
+        restriction.type_names: outcome_on(restriction, options, simulate_on)
+        for restriction in likely_restrictions(options, labels, demand, max_pods_per_node, max_candidates)
+    }
+
+
+def likely_restrictions(
+    options: Sequence[NodeOption],
+    labels: Mapping[str, Mapping[str, str]],
+    demand: Resources,
+    max_pods_per_node: int | None = None,
+    max_candidates: int | None = MAX_CANDIDATES,
+) -> list[Restriction]:
+    """The restrictions whose outcomes `likely_outcomes` gives, longest simulation first (none
+    for a single instance type: nothing to rank)."""
     restrictions, ordered, _ = _ranked(options, labels, demand, max_pods_per_node, ())
     if len(restrictions) == 1:
-        return {}  # one instance type: nothing to rank
-    chosen = [restrictions[0], *(ordered if max_candidates is None else ordered[:max_candidates])]
-    found = {}
-    for restriction in chosen:
-        types = [option for option in options if option.name in restriction.type_names]
-        found[restriction.type_names] = _outcome(restriction, simulate_on(types))
-    return found
+        return []
+    return [restrictions[0], *(ordered if max_candidates is None else ordered[:max_candidates])]
+
+
+def outcome_on(
+    restriction: Restriction,
+    options: Sequence[NodeOption],
+    simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
+) -> Outcome:
+    """The restriction's outcome: `simulate_on` its types among `options`."""
+    return _outcome(restriction, simulate_on([option for option in options if option.name in restriction.type_names]))
 
 
 def recommend(

@@ -773,7 +773,7 @@ def _lower_bound(run: ScenarioRun) -> Resources:
     return total
 
 
-class _LimitProbe:
+class LimitProbe:
     """Whether a scenario under given limits makes the decisions it makes without them
     (`sizing.planning.decisions`): the same pods of each workload placed, on the same NodePools,
     with the same soft constraints relaxed, and the same left pending."""
@@ -803,7 +803,7 @@ class LimitSearch:
     below: Mapping[str, tuple[str, tuple[Change, ...]]]
 
 
-def _below(probe: _LimitProbe, limits: NodePoolLimits) -> dict[str, tuple[str, tuple[Change, ...]]]:
+def _below(probe: LimitProbe, limits: NodePoolLimits) -> dict[str, tuple[str, tuple[Change, ...]]]:
     """What the binding scenarios decide one step below the minimum, per dimension, at the limits
     the search probed there (so no scenario is simulated again)."""
     found = {}
@@ -820,10 +820,10 @@ def search_limits(setup: ScenarioSetup, headroom_percent: float, workers: int = 
 
     workers: processes that may simulate side by side; the result is the same with any number.
     """
-    return _search(_LimitProbe(setup, workers), headroom_percent)
+    return search_from(LimitProbe(setup, workers), headroom_percent)
 
 
-def _search(probe: _LimitProbe, headroom_percent: float) -> LimitSearch:
+def search_from(probe: LimitProbe, headroom_percent: float) -> LimitSearch:
     upper = Resources()
     for run in probe.unlimited.values():
         usage = run.usage
@@ -847,7 +847,7 @@ def checked_limits(setup: ScenarioSetup, headroom_percent: float, workers: int =
     the search's work: the largest capacity the peak, HPA ramp or rollout uses without limits, plus
     headroom, kept when every scenario keeps its decisions under them (a drift replacement needs
     no room of its own); otherwise the full search."""
-    probe = _LimitProbe(setup, workers)
+    probe = LimitProbe(setup, workers)
     needs = {name: probe.unlimited[name].usage for name in (ROLLOUT, HPA_RAMP, PEAK) if name in probe.unlimited}
     cpu_binder = max(needs, key=lambda name: needs[name].cpu)
     memory_binder = max(needs, key=lambda name: needs[name].memory)
@@ -863,4 +863,4 @@ def checked_limits(setup: ScenarioSetup, headroom_percent: float, workers: int =
         )
         planned = probe.runner.run_all(limits.for_simulation())
         return LimitSearch(limits, MappingProxyType(planned), MappingProxyType(dict(probe.unlimited)), {})
-    return _search(probe, headroom_percent)
+    return search_from(probe, headroom_percent)

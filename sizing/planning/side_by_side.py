@@ -155,6 +155,29 @@ def run_side_by_side(tasks: Sequence[Callable[[], Result]], workers: int) -> lis
     return [done[index] if index in done else tasks[index]() for index in range(len(tasks))]
 
 
+def run_around(
+    foreground: Callable[[], Other], tasks: Sequence[Callable[[], Result]], workers: int
+) -> tuple[Other, list[Result] | None]:
+    """`foreground`'s result, and `tasks`' results in order: forked children start on the tasks
+    at once, this process joins them once `foreground` is done (put the longest first). With
+    one worker (or no fork), `foreground`'s alone and None: the tasks only compute early what
+    a later step would compute anyway."""
+    if workers <= 1 or not tasks or not can_fork():
+        return foreground(), None
+    workers = min(workers, MAX_WORKERS)
+    counter = multiprocessing.get_context("fork").Value("q", 0)
+    children = [_fork(functools.partial(_take_in_turn, tasks, counter)) for _ in range(min(workers - 1, len(tasks)))]
+    try:
+        result = foreground()
+        done = _take_in_turn(tasks, counter)
+    finally:
+        collected = [_collect(pid, read_end) for pid, read_end in children]
+    for ok, theirs in collected:
+        if ok:
+            done.update(theirs)  # type: ignore[call-overload]
+    return result, [done[index] if index in done else tasks[index]() for index in range(len(tasks))]
+
+
 def run_beside(
     background: Callable[[], Result], foreground: Callable[[], Other], workers: int
 ) -> tuple[Result, Other | None]:

@@ -261,8 +261,8 @@ def test_checked_limits_fall_back_to_the_search_when_a_scenario_decides_otherwis
 
     setup = _one_workload_setup([option("four", 4000)], Resources(1000, 100, 1), 6, 3, [(0, 6)])
     searched = scenarios.search_limits(setup, 10)
-    monkeypatch.setattr(scenarios._LimitProbe, "keeps_decisions", lambda self, name, cpu, memory: False)
-    monkeypatch.setattr(scenarios, "_search", lambda probe, headroom: searched)
+    monkeypatch.setattr(scenarios.LimitProbe, "keeps_decisions", lambda self, name, cpu, memory: False)
+    monkeypatch.setattr(scenarios, "search_from", lambda probe, headroom: searched)
     assert scenarios.checked_limits(setup, 10) is searched
 
 

@@ -10,9 +10,10 @@ import pytest
 
 from sizing.cli import main
 from sizing.kube.workloads import Workload
+from sizing.planning import planner, side_by_side
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.report_data import plan_data
-from sizing.planning.side_by_side import MAX_WORKERS, can_fork, run_side_by_side
+from sizing.planning.side_by_side import MAX_WORKERS, can_fork, run_around, run_side_by_side
 
 needs_fork = pytest.mark.skipif(
     not can_fork(), reason="side by side forks on Linux only; here every task runs in the calling process"
@@ -120,6 +121,83 @@ def test_the_plan_is_byte_identical_with_one_worker_or_two():
     two = plan_capacity(_wide_plan_input(), workers=2)
     assert one.recommendation.evaluated > 2  # candidates were simulated side by side
     assert json.dumps(plan_data(two), sort_keys=True) == json.dumps(plan_data(one), sort_keys=True)
+
+
+@needs_fork
+def test_the_solver_and_likely_candidates_run_beside_the_limit_search(monkeypatch):
+    """With two workers the optimal fleet and the recommendation's likely candidates are worked
+    out beside the limit search, for the pods the rollout places without limits, and used as
+    they are (the planned rollout places the same pods): nothing runs beside the recommendation."""
+    one = plan_capacity(_wide_plan_input(), workers=1)
+
+    def not_needed(*args, **kwargs):
+        raise AssertionError("the solver ran again after the limit search")
+
+    monkeypatch.setattr(planner, "run_beside", not_needed)
+    two = plan_capacity(_wide_plan_input(), workers=2)
+    assert json.dumps(plan_data(two), sort_keys=True) == json.dumps(plan_data(one), sort_keys=True)
+
+
+@needs_fork
+def test_early_results_for_other_pods_are_not_used(monkeypatch):
+    """If the planned rollout placed other pods on new nodes than the run without limits, what
+    was worked out beside the search is dropped and computed again: the plan stays the same."""
+    one = plan_capacity(_wide_plan_input(), workers=1)
+    original = planner._EarlyFleet.__init__
+    calls = []
+
+    def other_pods(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.groups = self.groups[1:]
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return side_by_side.run_beside(*args, **kwargs)
+
+    monkeypatch.setattr(planner._EarlyFleet, "__init__", other_pods)
+    monkeypatch.setattr(planner, "run_beside", counted)
+    two = plan_capacity(_wide_plan_input(), workers=2)
+    assert calls == [1]
+    assert json.dumps(plan_data(two), sort_keys=True) == json.dumps(plan_data(one), sort_keys=True)
+
+
+@needs_fork
+def test_run_around_runs_the_foreground_here_and_the_tasks_in_order():
+    parent, started = os.getpid(), _child_started()
+
+    def foreground():
+        started.wait(10)  # a child has taken a task by now
+        return "searched", os.getpid()
+
+    result, tasks = run_around(foreground, [_pid(k, started, parent) for k in range(1, 5)], 2)
+    assert result == ("searched", parent)
+    assert [value for value, _ in tasks] == [1, 2, 3, 4]
+    assert any(pid != parent for _, pid in tasks)
+
+
+def test_run_around_with_one_worker_runs_no_task():
+    ran = []
+    result, tasks = run_around(lambda: "searched", [lambda: ran.append(1)], 1)
+    assert (result, tasks, ran) == ("searched", None, [])
+
+
+@needs_fork
+def test_run_around_reruns_here_a_task_a_child_failed():
+    parent, started = os.getpid(), _child_started()
+
+    def only_here():
+        if os.getpid() != parent:
+            started.set()
+            raise RuntimeError("a child cannot do this")
+        return os.getpid()
+
+    def foreground():
+        started.wait(10)  # the child has taken the task, and fails it
+        return "searched"
+
+    result, tasks = run_around(foreground, [only_here], 2)
+    assert (result, tasks) == ("searched", [parent])
+    assert started.is_set()
 
 
 @pytest.mark.parametrize("workers", ["0", "-1", str(MAX_WORKERS + 1)])
