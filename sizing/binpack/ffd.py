@@ -105,7 +105,23 @@ def pack(
             counts = np.vstack([counts, new_counts])
             used[t] += opened
             remaining -= int(fill.sum())
-    return Packing.of(((t, tuple(row)), 1) for t, row in zip(types, counts, strict=True))
+    if not types:
+        return Packing(())
+    # Identical bins merged and sorted as Packing.of does, thousands of rows at once.
+    rows, multiplicity = np.unique(
+        np.column_stack([np.array(types, dtype=np.int64), counts]), axis=0, return_counts=True
+    )
+    return Packing(
+        tuple(((row[0], tuple(row[1:])), m) for row, m in zip(rows.tolist(), multiplicity.tolist(), strict=True))
+    )
+
+
+def _cost_floor(instance: Instance, type_index: int, demand: np.ndarray) -> float:
+    """No packing of `demand` into bins of this type alone costs less (USD/hour or the costs' unit)."""
+    total = demand @ instance.sizes
+    capacity = instance.capacity[type_index]
+    bins = max((-(-int(total[d]) // int(capacity[d])) for d in range(len(capacity)) if capacity[d] > 0), default=0)
+    return bins * float(instance.cost[type_index])
 
 
 def _distinct_types(instance: Instance) -> list[int]:
@@ -130,11 +146,17 @@ def first_fit_decreasing(
 
     demand and used as for `pack`.
     """
-    choices: list[TypeChoice] = [single_type(t) for t in _distinct_types(instance)]
+    wanted = instance.demand if demand is None else demand
+    choices: list[tuple[TypeChoice, int | None]] = [(single_type(t), t) for t in _distinct_types(instance)]
     if instance.type_count > 1:
-        choices.append(cheapest_per_item)
+        choices.append((cheapest_per_item, None))
     best: Packing | None = None
-    for choose in choices:
+    for choose, only in choices:
+        if only is not None and best is not None:
+            # A single type whose cheapest conceivable packing costs more cannot be better.
+            best_cost = best.cost(instance)
+            if _cost_floor(instance, only, wanted) > best_cost + 1e-9 * max(1.0, abs(best_cost)):
+                continue
         packing = pack(instance, choose, demand, used)
         if better(packing, best, instance):
             best = packing

@@ -141,8 +141,8 @@ def solve(problem: Problem, workers: int | None = None) -> Solution:
 def _solve(problem: Problem, instance: Instance, clock: work.WorkClock, start: float, workers: int | None) -> Solution:
     if instance.shape_count == 0:
         return Solution("optimal", 0.0, 0, LowerBound(0.0, 0), (), _elapsed(start))
-    fits = np.array(
-        [[instance.fit_counts(t)[i] > 0 for i in range(instance.shape_count)] for t in range(instance.type_count)]
+    fits = np.array([instance.fit_counts(t) > 0 for t in range(instance.type_count)]).reshape(
+        instance.type_count, instance.shape_count
     )
     for i in range(instance.shape_count):
         if not fits[:, i].any():

@@ -173,3 +173,40 @@ def test_first_fit_places_identical_items_in_bulk_like_one_at_a_time():
     # Shapes are (3, 3) then (6, 2). One at a time: each 6 opens a bin; each of those bins then has room
     # for one 3; the last two 3s open a fourth bin.
     assert sorted(packing.bins) == [((0, (1, 1)), 3), ((0, (2, 0)), 1)]
+
+
+@st.composite
+def _ffd_instances(draw):
+    types = [
+        BinType(
+            f"t{t}",
+            {"x": draw(st.integers(4, 30)), "y": draw(st.integers(4, 30))},
+            draw(st.sampled_from([1.0, 1.5, 2.0, 3.7])),
+            max_count=draw(st.sampled_from([None, None, 3])),
+        )
+        for t in range(draw(st.integers(1, 8)))
+    ]
+    items = [
+        ItemType(f"i{i}", {"x": draw(st.integers(1, 6)), "y": draw(st.integers(0, 6))}, draw(st.integers(1, 40)))
+        for i in range(draw(st.integers(1, 6)))
+    ]
+    return _instance(types, items)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_ffd_instances())
+def test_ffd_skipping_types_that_cannot_win_keeps_the_answer(instance):
+    """first_fit_decreasing skips single-type variants whose cost floor is above the best so far;
+    its answer must be the best of every variant tried in order, none skipped, bins identical."""
+    from sizing.binpack.ffd import _distinct_types, cheapest_per_item
+    from sizing.binpack.packing import better
+
+    best = None
+    for choose in [single_type(t) for t in _distinct_types(instance)] + [cheapest_per_item]:
+        packing = pack(instance, choose)
+        if better(packing, best, instance):
+            best = packing
+    assert first_fit_decreasing(instance) == best
+    if best is not None:
+        # Bins merged as Packing.of merges them.
+        assert best == Packing.of(best.bins)
