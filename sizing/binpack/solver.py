@@ -55,7 +55,7 @@ from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
 from sizing.binpack.integer_master import enumeration_search, pool_milp
-from sizing.binpack.master_lp import ColumnPool, MasterLP
+from sizing.binpack.master_lp import ColumnPool, MasterLP, MasterSolution
 from sizing.binpack.model import LowerBound, Problem, Solution
 from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
 from sizing.binpack.patterns import PatternSet, enumerate_patterns
@@ -82,6 +82,9 @@ DIVE_DISCREPANCIES = 2
 MAX_DIVE_DISCREPANCIES = 16
 # The arc-flow model is built for one bin type and items sized in one dimension, up to this many arcs.
 ARC_LIMIT = 20_000
+# An integer program over columns is run only if the master LP leaves it room to improve the
+# packing by more than this share; else its work goes to more columns (and rounding again).
+MIN_INTEGER_PROGRAM_GAIN = 0.005
 
 
 @dataclass
@@ -226,12 +229,36 @@ def _optimise(search: _Search) -> None:
         offer(round_down(instance, master_lp, generation.master))
     if search.proven:
         return
+    graph = _arc_graph(instance)
+    if (
+        graph is None
+        and pattern_sets is None
+        and not one_dimension
+        and not generation.converged
+        and not _integer_program_pays(search, generation.master)
+    ):
+        # The integer program over these columns could gain little: more columns can gain more.
+        generation = column_generation(
+            instance,
+            master_lp,
+            pricer,
+            instance.demand,
+            limits,
+            search.deadline(generation_share + IMPROVEMENT_SHARE * (1 - generation_share)),
+            MAX_GENERATION_ROUNDS,
+            target=search.incumbent_cost,
+            smoothing=0.0,
+        )
+        search.raise_bound(generation.bound)
+        if generation.master is not None:
+            offer(round_down(instance, master_lp, generation.master))
+        if search.proven:
+            return
 
     # The dive and the integer program, side by side on equal budgets. Each sees the packing
     # and bound known now; a result that proves the optimum ends the search.
     known_cost, known_bound = search.incumbent_cost, search.bound
     root_columns = list(pool.columns)
-    graph = _arc_graph(instance)
 
     def proves(result: _TaskResult) -> bool:
         cost = known_cost
@@ -245,7 +272,7 @@ def _optimise(search: _Search) -> None:
             return _arcflow_task(instance, graph, known_cost, known_bound, deadline)
         if pattern_sets is not None and generation.converged and generation.master is not None:
             return _enumeration_task(instance, pattern_sets, pricer, generation.master.prices, known_cost, deadline)
-        if one_dimension:
+        if one_dimension or not _integer_program_pays(search, generation.master):
             return _TaskResult(None, float("-inf"))
         return _TaskResult(pool_milp(instance, root_columns, work.clock().left(deadline)).packing, float("-inf"))
 
@@ -294,6 +321,14 @@ def _optimise(search: _Search) -> None:
     units = search.deadline(1.0) - work.now()
     if units > 0 and len(pool) > len(root_columns) and not one_dimension:
         offer(pool_milp(instance, pool.columns, units).packing)
+
+
+def _integer_program_pays(search: _Search, master: MasterSolution | None) -> bool:
+    """Whether an integer program over the master's columns could improve the packing by more
+    than MIN_INTEGER_PROGRAM_GAIN: none of its packings costs less than the master LP's value."""
+    if master is None or master.uncovered > 1e-9:
+        return True
+    return search.incumbent_cost > master.value * (1 + MIN_INTEGER_PROGRAM_GAIN) + 1e-12
 
 
 def _arc_graph(instance: Instance) -> ArcGraph | None:

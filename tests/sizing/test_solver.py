@@ -265,3 +265,45 @@ def test_the_lower_bound_rounds_up_to_whole_bins_for_equal_costs():
     assert solution.lower_bound.bins == 3
     assert solution.lower_bound.cost == pytest.approx(1.5)
     assert math.isclose(solution.cost, 1.5)
+
+
+def _many_small_pods_on_several_types():
+    rng = np.random.default_rng(3)
+    shapes = [(3900, 15000, 0.19), (7900, 31000, 0.38), (15900, 63000, 0.77), (3900, 7500, 0.17)]
+    shapes += [(7900, 15000, 0.34), (15900, 30000, 0.68), (31900, 126000, 1.54), (31900, 62000, 1.36)]
+    bins = [BinType(f"t{k}", {"cpu": c, "memory": m, "pods": 110}, p) for k, (c, m, p) in enumerate(shapes)]
+    items = [
+        ItemType(
+            f"i{i}",
+            {"cpu": int(rng.integers(50, 400)), "memory": int(rng.integers(64, 1500)), "pods": 1},
+            int(rng.integers(1000, 5000)),
+        )
+        for i in range(40)
+    ]
+    return Problem(tuple(bins), tuple(items), None, 2000)
+
+
+def test_no_integer_program_where_the_master_lp_leaves_it_little_to_gain(monkeypatch, solution_checker):
+    """Thousands of bins of many small pods: rounding the master LP comes within 0.5 % of its
+    value, which no integer program over those columns can beat; its work goes to more columns,
+    and the solve ends within its budget (an integer program's root is not bounded by work)."""
+    import sizing.binpack.solver as solver
+
+    seen = []
+    original = solver._integer_program_pays
+
+    def recorded(search, master):
+        seen.append((search.incumbent_cost, None if master is None else master.value))
+        return original(search, master)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("an integer program over the columns ran")
+
+    monkeypatch.setattr(solver, "_integer_program_pays", recorded)
+    monkeypatch.setattr(solver, "pool_milp", forbidden)
+    problem = _many_small_pods_on_several_types()
+    solution = solve(problem)
+    solution_checker(problem, solution)
+    assert seen and all(cost <= value * (1 + solver.MIN_INTEGER_PROGRAM_GAIN) for cost, value in seen)
+    assert solution.work <= problem.work_limit * 1.02
+    assert solution.cost <= first_fit_decreasing(build_instance(problem)).cost(build_instance(problem))
