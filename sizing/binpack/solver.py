@@ -13,7 +13,12 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
    dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
    (`sizing.binpack.knapsack`). Its Farley bound is valid at every iteration.
-5. The master LP rounded down and completed by FFD.
+5. The master LP rounded down and completed by FFD. Where the next step's integer program
+   would be the one over the columns and rounding came within MIN_INTEGER_PROGRAM_GAIN of the
+   master LP's value (no packing of those columns costs less), column generation goes on
+   with the work that program would have taken, and the new master LP is rounded again:
+   new columns can still improve the packing, that program barely could (and HiGHS's root
+   work is not bounded by a node limit).
 6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
    limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
    are many bins, where rounding loses little), then an integer program, chosen by this rule:
@@ -21,7 +26,8 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    one dimension and at most ARC_LIMIT arcs; else, with complete pattern lists and a
    converged LP, the exact search over the patterns whose reduced cost allows them in a
    better packing (`sizing.binpack.integer_master.enumeration_search`); else, unless items
-   are sized in one dimension, an integer program over the columns generated so far. A
+   are sized in one dimension or the master LP leaves it no more than MIN_INTEGER_PROGRAM_GAIN
+   to gain, an integer program over the columns generated so far. A
    result that proves the optimum stops the other task.
 7. What is left of the budget: the integer program over every column, the dives' included
    (not for items sized in one dimension, where HiGHS spends long on it for little).
