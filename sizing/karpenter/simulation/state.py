@@ -60,6 +60,11 @@ class TypeTable:
         )
         # Whether a type's price depends on the capacity type or zone; if not, launch takes the cheapest type.
         self.priced_by_offering = any(o.offerings is not None or o.spot_price is not None for o in self.options)
+        # Each row's place among all rows by (price, name): the cheapest of a claim's candidates is
+        # the one with the lowest place, found in one pass over thousands of claims' candidates.
+        by_price = sorted(range(len(self.options)), key=lambda row: (self.options[row].price, self.names[row]))
+        self.price_rank = np.empty(len(self.options), dtype=np.int64)
+        self.price_rank[by_price] = np.arange(len(self.options), dtype=np.int64)
         self._offer_masks: dict[tuple[frozenset[str] | None, frozenset[str]], np.ndarray | None] = {}
 
     def _min_values(self, index: int, pool: NodePoolModel) -> list[tuple[int, np.ndarray]]:
