@@ -132,11 +132,10 @@ def launch(
     if not table.priced_by_offering:
         # Every type costs the same in every zone and capacity type: the cheapest type, spot first.
         capacity_type = kinds[0] if kinds else "on-demand"
-        candidates = claim.candidates
-        if isinstance(candidates, np.ndarray) and len(candidates):
-            cheapest = int(candidates[int(np.argmin(table.price_rank[candidates]))])
+        if isinstance(claim.candidates, np.ndarray) and len(claim.candidates):
+            cheapest = int(claim.candidates[int(np.argmin(table.price_rank[claim.candidates]))])
         else:
-            cheapest = min((int(t) for t in candidates), key=lambda t: (options[t].price, table.names[t]))
+            cheapest = min((int(t) for t in claim.candidates), key=lambda t: (options[t].price, table.names[t]))
         return _placed(table, claim, pods, pool_name, cheapest, capacity_type, options[cheapest].price, zones, labels)
     candidates = [int(t) for t in claim.candidates]
     ceiling = math.inf
