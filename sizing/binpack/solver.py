@@ -56,7 +56,7 @@ import numpy as np
 from sizing.binpack import work
 from sizing.binpack.arcflow import ArcGraph, arc_count, arcflow_search, build_graph
 from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
-from sizing.binpack.colgen import SMOOTHING, Pricer, column_generation, dual_bound
+from sizing.binpack.colgen import SMOOTHING, GenerationResult, Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
@@ -219,20 +219,26 @@ def _optimise(search: _Search) -> None:
                 pool.add(position[t], counts)
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     master_lp = MasterLP(instance, pool)
-    generation = column_generation(
-        instance,
-        master_lp,
-        pricer,
-        instance.demand,
-        limits,
-        search.deadline(generation_share),
-        MAX_GENERATION_ROUNDS,
-        target=search.incumbent_cost,
-        smoothing=SMOOTHING if exact_pricing else 0.0,
-    )
-    search.raise_bound(generation.bound)
-    if generation.master is not None:
-        offer(round_down(instance, master_lp, generation.master))
+
+    def generate(share: float) -> GenerationResult:
+        """Columns until `share` of the budget, then the master LP rounded down."""
+        found = column_generation(
+            instance,
+            master_lp,
+            pricer,
+            instance.demand,
+            limits,
+            search.deadline(share),
+            MAX_GENERATION_ROUNDS,
+            target=search.incumbent_cost,
+            smoothing=SMOOTHING if exact_pricing else 0.0,
+        )
+        search.raise_bound(found.bound)
+        if found.master is not None:
+            offer(round_down(instance, master_lp, found.master))
+        return found
+
+    generation = generate(generation_share)
     if search.proven:
         return
     graph = _arc_graph(instance)
@@ -244,20 +250,7 @@ def _optimise(search: _Search) -> None:
         and not _integer_program_pays(search, generation.master)
     ):
         # The integer program over these columns could gain little: more columns can gain more.
-        generation = column_generation(
-            instance,
-            master_lp,
-            pricer,
-            instance.demand,
-            limits,
-            search.deadline(generation_share + IMPROVEMENT_SHARE * (1 - generation_share)),
-            MAX_GENERATION_ROUNDS,
-            target=search.incumbent_cost,
-            smoothing=0.0,
-        )
-        search.raise_bound(generation.bound)
-        if generation.master is not None:
-            offer(round_down(instance, master_lp, generation.master))
+        generation = generate(generation_share + IMPROVEMENT_SHARE * (1 - generation_share))
         if search.proven:
             return
 

@@ -141,18 +141,8 @@ def run_side_by_side(tasks: Sequence[Callable[[], Result]], workers: int) -> lis
     short ones (put the longest first). One worker (or no fork) runs them one by one here."""
     if workers <= 1 or len(tasks) <= 1 or not can_fork():
         return [task() for task in tasks]
-    workers = min(workers, MAX_WORKERS)
-    counter = multiprocessing.get_context("fork").Value("q", 0)
-    children = [_fork(functools.partial(_take_in_turn, tasks, counter)) for _ in range(min(workers, len(tasks)) - 1)]
-    try:
-        done = _take_in_turn(tasks, counter)
-    finally:
-        collected = [_collect(pid, read_end) for pid, read_end in children]
-    for ok, theirs in collected:
-        if ok:
-            done.update(theirs)  # type: ignore[call-overload]
-    # A task a failed child took is run here.
-    return [done[index] if index in done else tasks[index]() for index in range(len(tasks))]
+    _, results = _shared(tasks, min(workers, MAX_WORKERS, len(tasks)) - 1, lambda: None)
+    return results
 
 
 def run_around(
@@ -164,17 +154,25 @@ def run_around(
     a later step would compute anyway."""
     if workers <= 1 or not tasks or not can_fork():
         return foreground(), None
-    workers = min(workers, MAX_WORKERS)
+    return _shared(tasks, min(workers - 1, MAX_WORKERS - 1, len(tasks)), foreground)
+
+
+def _shared(
+    tasks: Sequence[Callable[[], Result]], children: int, first: Callable[[], Other]
+) -> tuple[Other, list[Result]]:
+    """`first`'s result, run here while `children` forked children start on the tasks, then the
+    tasks' results in order, this process taking tasks too once `first` is done."""
     counter = multiprocessing.get_context("fork").Value("q", 0)
-    children = [_fork(functools.partial(_take_in_turn, tasks, counter)) for _ in range(min(workers - 1, len(tasks)))]
+    forked = [_fork(functools.partial(_take_in_turn, tasks, counter)) for _ in range(children)]
     try:
-        result = foreground()
+        result = first()
         done = _take_in_turn(tasks, counter)
     finally:
-        collected = [_collect(pid, read_end) for pid, read_end in children]
+        collected = [_collect(pid, read_end) for pid, read_end in forked]
     for ok, theirs in collected:
         if ok:
             done.update(theirs)  # type: ignore[call-overload]
+    # A task a failed child took is run here.
     return result, [done[index] if index in done else tasks[index]() for index in range(len(tasks))]
 
 
