@@ -96,6 +96,45 @@ def best_pattern(
     return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes)
 
 
+def surrogate_bounds(
+    prices: np.ndarray, sizes: np.ndarray, rooms: np.ndarray, limit: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """Per bin type (a row of `rooms`), an upper bound on its best pattern's value without a
+    search: the fractional knapsack on one surrogate constraint, the dimensions weighted by that
+    type's row of `weights` (>= 0). Every pattern meets the surrogate constraint, so none is
+    worth more; with the weights of the type's LP relaxation it is close to the LP bound."""
+    sized = sizes > 0
+    per_dimension = np.where(sized[:, None, :], rooms[None, :, :] // np.where(sized, sizes, 1)[:, None, :], _UNBOUNDED)
+    fits = np.maximum(np.minimum(per_dimension.min(axis=2), np.asarray(limit, dtype=np.int64)[:, None]), 0)
+    useful = (prices[:, None] > PRICE_EPSILON) & (fits > 0)
+    load = sizes @ weights.T
+    value = np.where(useful, prices[:, None] * fits, 0.0)
+    free = useful & (load <= 0)
+    bound = np.where(free, value, 0.0).sum(axis=0)
+    ranked = useful & ~free
+    with np.errstate(over="ignore"):
+        ratio = np.where(ranked, prices[:, None] / np.where(ranked, load, 1.0), -np.inf)
+    order = np.argsort(-ratio, axis=0, kind="stable")
+    ratio = np.take_along_axis(ratio, order, axis=0)
+    weight = np.take_along_axis(np.where(ranked, load * fits, 0.0), order, axis=0)
+    value = np.take_along_axis(np.where(ranked, value, 0.0), order, axis=0)
+    capacity = (rooms * weights).sum(axis=1)
+    filled = np.cumsum(weight, axis=0)
+    whole = filled <= capacity
+    bound += np.where(whole, value, 0.0).sum(axis=0)
+    # The first shape that does not fit whole fills what is left, fractionally.
+    split = whole.sum(axis=0)
+    columns = np.nonzero(split < sizes.shape[0])[0]
+    at = split[columns]
+    left = capacity[columns] - np.where(at > 0, filled[np.maximum(at - 1, 0), columns], 0.0)
+    # Nothing left adds nothing; room left at a ratio too large to represent bounds nothing.
+    with np.errstate(invalid="ignore", over="ignore"):
+        partial = np.where(left > 0, left * ratio[at, columns], 0.0)
+    bound[columns] += np.where(np.isnan(partial), np.inf, partial)
+    result: np.ndarray = bound * (1 + 1e-9) + 1e-12
+    return result
+
+
 def _relaxation(
     prices: np.ndarray, sizes: np.ndarray, room: np.ndarray, limit: np.ndarray
 ) -> tuple[np.ndarray, float, np.ndarray]:

@@ -12,7 +12,8 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    first rule that applies: complete pattern lists when bins hold few items and the lists
    stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
    dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
-   (`sizing.binpack.knapsack`). Its Farley bound is valid at every iteration.
+   (`sizing.binpack.knapsack`; with many bin types a round prices a shortlist and bounds the
+   others by their surrogate knapsack). Its Farley bound is valid at every iteration.
 5. The master LP rounded down and completed by FFD. Where the next step's integer program
    would be the one over the columns and rounding came within MIN_INTEGER_PROGRAM_GAIN of the
    master LP's value (no packing of those columns costs less), column generation goes on

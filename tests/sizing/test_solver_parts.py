@@ -12,7 +12,7 @@ from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import column_generation, dual_bound
 from sizing.binpack.ffd import first_fit_decreasing, pack, single_type
 from sizing.binpack.instance import build_instance, restrict_types, undominated_types
-from sizing.binpack.knapsack import best_pattern
+from sizing.binpack.knapsack import best_pattern, surrogate_bounds
 from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import Packing, exact_packing, overfilled
@@ -210,3 +210,27 @@ def test_ffd_skipping_types_that_cannot_win_keeps_the_answer(instance):
     if best is not None:
         # Bins merged as Packing.of merges them.
         assert best == Packing.of(best.bins)
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=small_arrays, second_room=st.lists(st.integers(0, 12), min_size=2, max_size=2), weights=st.data())
+def test_surrogate_bounds_never_fall_below_the_best_pattern(data, second_room, weights):
+    """A pricing round bounds the types it leaves unpriced by their surrogate knapsack; a bound
+    below the best pattern would make the Farley bound, and so the solver's, invalid."""
+    room, sizes, demand, prices = (np.array(x) for x in data)
+    rooms = np.array([room, second_room], dtype=np.int64)
+    chosen = weights.draw(st.lists(st.floats(0, 3, allow_nan=False), min_size=4, max_size=4), label="weights")
+    bounds = surrogate_bounds(
+        prices.astype(float), sizes.astype(np.int64), rooms, demand.astype(np.int64), np.array(chosen).reshape(2, 2)
+    )
+    for bound, type_room in zip(bounds, rooms, strict=True):
+        best = max([float(prices @ np.array(c)) for c in all_fitting_multisets(type_room, sizes, demand)], default=0.0)
+        assert bound >= best - 1e-9
+
+
+def test_surrogate_bounds_meet_the_fractional_optimum_of_one_dimension():
+    # One dimension, weight 1: the bound is the fractional knapsack, 3 of the first and a third of the second.
+    prices = np.array([3.0, 2.0])
+    sizes = np.array([[2], [3]], dtype=np.int64)
+    bound = surrogate_bounds(prices, sizes, np.array([[7]]), np.array([3, 5]), np.array([[1.0]]))
+    assert bound[0] == pytest.approx(3 * 3.0 + (7 - 6) / 3 * 2.0)
