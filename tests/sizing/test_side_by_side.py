@@ -166,7 +166,7 @@ def test_run_around_runs_the_foreground_here_and_the_tasks_in_order():
     parent, started = os.getpid(), _child_started()
 
     def foreground():
-        started.wait(10)  # a child has taken a task by now
+        started.wait(60)  # a child has taken a task by now
         return "searched", os.getpid()
 
     result, tasks = run_around(foreground, [_pid(k, started, parent) for k in range(1, 5)], 2)
@@ -192,7 +192,7 @@ def test_run_around_reruns_here_a_task_a_child_failed():
         return os.getpid()
 
     def foreground():
-        started.wait(10)  # the child has taken the task, and fails it
+        started.wait(60)  # the child has taken the task, and fails it
         return "searched"
 
     result, tasks = run_around(foreground, [only_here], 2)
