@@ -103,9 +103,7 @@ def surrogate_bounds(
     search: the fractional knapsack on one surrogate constraint, the dimensions weighted by that
     type's row of `weights` (>= 0). Every pattern meets the surrogate constraint, so none is
     worth more; with the weights of the type's LP relaxation it is close to the LP bound."""
-    sized = sizes > 0
-    per_dimension = np.where(sized[:, None, :], rooms[None, :, :] // np.where(sized, sizes, 1)[:, None, :], _UNBOUNDED)
-    fits = np.maximum(np.minimum(per_dimension.min(axis=2), np.asarray(limit, dtype=np.int64)[:, None]), 0)
+    fits = np.stack([fit_counts(room, sizes, limit) for room in rooms], axis=1)  # shapes x types
     useful = (prices[:, None] > PRICE_EPSILON) & (fits > 0)
     load = sizes @ weights.T
     value = np.where(useful, prices[:, None] * fits, 0.0)

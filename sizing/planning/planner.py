@@ -997,8 +997,9 @@ class _EarlyFleet:
         self.work_limit = work_limit
         self.simulate_on = simulate_on
         self.groups = _solver_groups(context, unlimited)
-        demand = sum((g.requests.scaled(g.count) for g in self.groups), Resources())
-        self.restrictions = likely_restrictions(context.options, context.labels, demand, max_pods_per_node)
+        self.restrictions = likely_restrictions(
+            context.options, context.labels, _requested(self.groups), max_pods_per_node
+        )
 
     def tasks(self) -> list[Callable[[], Any]]:
         """The solver first (the longest), then each likely restriction's simulation."""
@@ -1018,6 +1019,11 @@ class _EarlyFleet:
 
     def outcomes(self, found: Sequence[Outcome]) -> dict[frozenset[str], Outcome]:
         return {restriction.type_names: outcome for restriction, outcome in zip(self.restrictions, found, strict=True)}
+
+
+def _requested(groups: Sequence[PodGroup]) -> Resources:
+    """What the groups' pods request together (cpu m, memory MiB, pod slots)."""
+    return sum((g.requests.scaled(g.count) for g in groups), Resources())
 
 
 def _solver_groups(context: _Context, fleet: ProvisioningResult) -> tuple[PodGroup, ...]:
@@ -1072,10 +1078,11 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
         return all_at_once(replace(setup, options=tuple(types)))
 
     notes = list(context.notes)
-    solving = plan_input.solver_work_limit is not None and not context.constrained and solver_available()
     probe = LimitProbe(setup, workers)
     early_fleet = None
-    if plan_input.solver_work_limit is not None and solving and workers > 1 and can_fork():
+    # With a core to spare, the optimal fleet is worked out while the limits are searched.
+    beside_search = not context.constrained and workers > 1 and can_fork() and solver_available()
+    if plan_input.solver_work_limit is not None and beside_search:
         early_fleet = _EarlyFleet(
             context,
             probe.unlimited[ROLLOUT].result,
@@ -1090,7 +1097,7 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     )
     fleet = search.planned[ROLLOUT].result
     groups = _solver_groups(context, fleet)
-    demand = sum((g.requests.scaled(g.count) for g in groups), Resources())
+    demand = _requested(groups)
 
     optimal: OptimalFleet | None = None
     early: dict[frozenset[str], Outcome] | None = None

@@ -119,14 +119,6 @@ class Recommendation:
         return text
 
 
-def _simulated_outcome(
-    restriction: Restriction,
-    simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
-    options: Sequence[NodeOption],
-) -> Outcome:
-    return _outcome(restriction, simulate_on(options))
-
-
 def _outcome(restriction: Restriction, result: ProvisioningResult) -> Outcome:
     new_nodes = result.new_nodes
     return Outcome(
@@ -299,8 +291,7 @@ def recommend(
     def simulated(restriction: Restriction) -> Callable[[], Outcome]:
         if restriction.type_names in earlier:
             return functools.partial(_same, earlier[restriction.type_names])
-        chosen_options = [option for option in options if option.name in restriction.type_names]
-        return functools.partial(_simulated_outcome, restriction, simulate_on, chosen_options)
+        return functools.partial(outcome_on, restriction, options, simulate_on)
 
     def worth_simulating(position: int, best: Outcome, evaluated: int) -> bool:
         bound = bounds[position]
