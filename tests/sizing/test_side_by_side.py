@@ -25,7 +25,7 @@ def _child_started():
 
 
 def _pid(value, started=None, parent=None):
-    """A task returning (value, its process); the first one waits (up to 10 s) until a task has
+    """A task returning (value, its process); the first one waits (up to a minute) until a task has
     started in another process, so a child always takes some, however loaded the machine."""
 
     def task():
@@ -33,7 +33,7 @@ def _pid(value, started=None, parent=None):
             if os.getpid() != parent:
                 started.set()
             elif value == 0:
-                started.wait(10)
+                started.wait(60)
         return value, os.getpid()
 
     return task
@@ -78,7 +78,7 @@ def test_a_task_that_fails_in_a_child_is_run_again_here():
                 started.set()
                 raise RuntimeError("a child cannot do this")
             if value == 0:
-                started.wait(10)
+                started.wait(60)
             return value, os.getpid()
 
         return task
