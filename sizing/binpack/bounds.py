@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
@@ -34,24 +35,47 @@ def fit_matrix(instance: Instance) -> np.ndarray:
 
 def aggregate_bound(instance: Instance) -> tuple[float | None, str | None]:
     """(lower bound on the cost, None), or (None, why the max counts make packing impossible)."""
-    usable = _usable(instance)
-    fits = fit_matrix(instance)
-    totals = instance.demand @ instance.sizes
-    rows, rhs = [], []
-    for d in np.nonzero(totals > 0)[0]:
-        rows.append(instance.capacity[:, d] / totals[d])
-        rhs.append(1.0)
-    for i in range(instance.shape_count):
-        rows.append(fits[:, i] / instance.demand[i])
-        rhs.append(1.0)
-    upper = [None if limit is None else float(limit) for limit in instance.max_count]
-    bounds = [(0.0, 0.0 if not usable[t] else upper[t]) for t in range(instance.type_count)]
-    result = linprog(instance.cost, A_ub=-np.array(rows), b_ub=-np.array(rhs), bounds=bounds, method="highs")
+    result, fits, totals = _aggregate_lp(instance)
     if result.status == 2:
         return None, _limits_reason(instance, fits, totals)
     if result.status != 0:
         return 0.0, None
     return float(result.fun) * (1 - LP_SAFETY), None
+
+
+def aggregate_reduced_costs(instance: Instance) -> np.ndarray | None:
+    """Per bin type, its cost less what the aggregate LP's prices make its room worth, as a
+    share of its cost (0 for the types that LP uses, >= 0 for all); None when the LP has no
+    optimum. Types with small values are the ones good packings are made of."""
+    result, fits, totals = _aggregate_lp(instance)
+    if result.status != 0:
+        return None
+    rows = _aggregate_rows(instance, fits, totals)
+    prices = -np.asarray(result.ineqlin.marginals, dtype=float)
+    reduced = np.asarray(instance.cost - prices @ rows, dtype=float)
+    share: np.ndarray = np.maximum(reduced, 0.0) / np.maximum(instance.cost, 1e-12)
+    return share
+
+
+def _aggregate_rows(instance: Instance, fits: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """The aggregate LP's constraint rows (one per sized dimension, then one per shape), each
+    scaled so that its right-hand side is 1."""
+    rows = [instance.capacity[:, d] / totals[d] for d in np.nonzero(totals > 0)[0]]
+    rows += [fits[:, i] / instance.demand[i] for i in range(instance.shape_count)]
+    return np.array(rows, dtype=float).reshape(len(rows), instance.type_count)
+
+
+def _aggregate_lp(instance: Instance) -> tuple[Any, np.ndarray, np.ndarray]:
+    """scipy's result of the aggregate LP (see the module docstring), the fit matrix and the
+    total demand per dimension."""
+    usable = _usable(instance)
+    fits = fit_matrix(instance)
+    totals = instance.demand @ instance.sizes
+    rows = _aggregate_rows(instance, fits, totals)
+    upper = [None if limit is None else float(limit) for limit in instance.max_count]
+    bounds = [(0.0, 0.0 if not usable[t] else upper[t]) for t in range(instance.type_count)]
+    result = linprog(instance.cost, A_ub=-rows, b_ub=-np.ones(len(rows)), bounds=bounds, method="highs")
+    return result, fits, totals
 
 
 def _limits_reason(instance: Instance, fits: np.ndarray, totals: np.ndarray) -> str:

@@ -71,6 +71,27 @@ def pack(
     demand: items per shape to place (default: all); used: bins per type already opened
     elsewhere, which count against the max counts.
     """
+    bins = first_fit_bins(instance, choose, demand, used)
+    if bins is None:
+        return None
+    types, counts = bins
+    if not len(types):
+        return Packing(())
+    # Identical bins merged and sorted as Packing.of does, thousands of rows at once.
+    rows, multiplicity = np.unique(np.column_stack([types, counts]), axis=0, return_counts=True)
+    return Packing(
+        tuple(((row[0], tuple(row[1:])), m) for row, m in zip(rows.tolist(), multiplicity.tolist(), strict=True))
+    )
+
+
+def first_fit_bins(
+    instance: Instance,
+    choose: TypeChoice,
+    demand: np.ndarray | None = None,
+    used: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The bins `pack` opens, in opening order: their types and their items per shape (one row
+    per bin, identical bins not merged); None when some item cannot be placed."""
     demand = instance.demand if demand is None else demand
     shapes, dims = instance.shape_count, len(instance.dimensions)
     types: list[int] = []
@@ -105,15 +126,7 @@ def pack(
             counts = np.vstack([counts, new_counts])
             used[t] += opened
             remaining -= int(fill.sum())
-    if not types:
-        return Packing(())
-    # Identical bins merged and sorted as Packing.of does, thousands of rows at once.
-    rows, multiplicity = np.unique(
-        np.column_stack([np.array(types, dtype=np.int64), counts]), axis=0, return_counts=True
-    )
-    return Packing(
-        tuple(((row[0], tuple(row[1:])), m) for row, m in zip(rows.tolist(), multiplicity.tolist(), strict=True))
-    )
+    return np.array(types, dtype=np.int64), counts
 
 
 def _cost_floor(instance: Instance, type_index: int, demand: np.ndarray) -> float:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from highspy import Highs, HighsLp, HighsModelStatus, HighsVarType, MatrixFormat
+from highspy import Highs, HighsLp, HighsModelStatus, HighsSolution, HighsVarType, MatrixFormat
 from scipy.sparse import csc_matrix
 
 from sizing.binpack import work
@@ -37,11 +37,16 @@ class MilpResult:
     dual_bound: float
     nodes: int
     iterations: int
+    callbacks: int = 0
 
     def work(self, setup: float, per_node: float) -> float:
-        """Units to charge: the larger of the node-based estimate and the LP iterations, which
-        count the root's cut rounds and heuristics that nodes miss."""
-        return max(setup + self.nodes * per_node, self.iterations * work.MILP_ITERATION_UNITS)
+        """Units to charge: the largest of the node-based estimate, the LP iterations (which
+        count the root's cut rounds and heuristics that nodes miss) and the interrupt checks."""
+        return max(
+            setup + self.nodes * per_node,
+            self.iterations * work.MILP_ITERATION_UNITS,
+            self.callbacks * work.MILP_CALLBACK_UNITS,
+        )
 
 
 def solve_milp(
@@ -54,13 +59,25 @@ def solve_milp(
     node_limit: float,
     deadline: float = math.inf,
     relative_gap: float = 1e-6,
+    start: np.ndarray | None = None,
+    callback_limit: float = math.inf,
+    strong_branching: bool = True,
 ) -> MilpResult:
-    """Solve the integer program (see the module docstring); all variables are integer."""
+    """Solve the integer program (see the module docstring); all variables are integer.
+
+    start: a feasible solution HiGHS begins from (its improvement heuristics search near it).
+    callback_limit: HiGHS is stopped at its interrupt check after this many. The node limit
+    leaves the root unbounded (cut rounds, strong branching, sub-MIP heuristics); HiGHS checks
+    for interrupts at the same points of its search on every run, so this stop is deterministic.
+    strong_branching: False branches on pseudo-costs from the start, without the strong branching
+    HiGHS spends most of a hard root on: for heuristic programs that must stay short."""
     highs = Highs()
     highs.setOptionValue("output_flag", False)
     for name, value in work.milp_options(node_limit, deadline).items():
         highs.setOptionValue(name, value)
     highs.setOptionValue("mip_rel_gap", relative_gap)
+    if not strong_branching:
+        highs.setOptionValue("mip_pscost_minreliable", 0)
     inf = highs.getInfinity()
     a = csc_matrix(matrix, dtype=float)
     columns = a.shape[1]
@@ -78,11 +95,19 @@ def solve_milp(
     model.a_matrix_.value_ = a.data
     model.integrality_ = [HighsVarType.kInteger] * columns
     highs.passModel(model)
+    if start is not None:
+        solution = HighsSolution()
+        solution.col_value = np.asarray(start, dtype=float).tolist()
+        solution.value_valid = True
+        highs.setSolution(solution)
     clock = work.clock()
+    checks = 0
 
     def interrupt(event: Any) -> None:
+        nonlocal checks
+        checks += 1
         # Under a wall-clock cap, HiGHS's own time limit is checked less often than this.
-        if clock.stopped or (clock.seconds is not None and clock.now() > deadline):
+        if checks > callback_limit or clock.stopped or (clock.seconds is not None and clock.now() > deadline):
             event.interrupt()
 
     highs.cbMipInterrupt.subscribe(interrupt)
@@ -92,9 +117,9 @@ def solve_milp(
     nodes = max(0, int(info.mip_node_count))
     iterations = max(0, int(info.simplex_iteration_count))
     if status == HighsModelStatus.kInfeasible:
-        return MilpResult(None, False, True, math.inf, nodes, iterations)
+        return MilpResult(None, False, True, math.inf, nodes, iterations, checks)
     dual = float(info.mip_dual_bound)
     dual = dual if math.isfinite(dual) else -math.inf
     solution = highs.getSolution()
     x = np.array(solution.col_value) if solution.value_valid else None
-    return MilpResult(x, status == HighsModelStatus.kOptimal, False, dual, nodes, iterations)
+    return MilpResult(x, status == HighsModelStatus.kOptimal, False, dual, nodes, iterations, checks)

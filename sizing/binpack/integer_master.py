@@ -47,11 +47,19 @@ class MilpOutcome:
 
 
 def covering_milp(
-    instance: Instance, types: np.ndarray, matrix: Any, demand: np.ndarray, units: float, relative_gap: float = 1e-6
+    instance: Instance,
+    types: np.ndarray,
+    matrix: Any,
+    demand: np.ndarray,
+    units: float,
+    relative_gap: float = 1e-6,
+    start: np.ndarray | None = None,
+    strong_branching: bool = True,
 ) -> MilpOutcome:
     """min sum_j cost_t(j) x_j, sum_j a_ij x_j >= demand_i, per limited type sum x_j <= max count, x integer.
 
-    units: work it may take; HiGHS gets the matching branch-and-bound node limit.
+    units: work it may take; HiGHS gets the matching branch-and-bound node limit and as many
+    interrupt checks. start: a feasible x to begin from. strong_branching: see `solve_milp`.
     """
     count = len(types)
     # HiGHS's time per call grows with the columns (presolve, root LP) before any branching.
@@ -79,6 +87,9 @@ def covering_milp(
         (units - setup_units) / node_units,
         work.now() + units,
         relative_gap,
+        start,
+        (units - setup_units) / work.MILP_CALLBACK_UNITS,
+        strong_branching,
     )
     work.charge(result.work(setup_units, node_units))
     dual = result.dual_bound
@@ -95,11 +106,23 @@ def covering_milp(
     return MilpOutcome(packing, result.optimal, False, dual)
 
 
-def pool_milp(instance: Instance, columns: Sequence[Column], units: float) -> MilpOutcome:
-    """`covering_milp` over the columns of a pool."""
+def pool_milp(instance: Instance, columns: Sequence[Column], units: float, start: Packing | None = None) -> MilpOutcome:
+    """`covering_milp` over the columns of a pool, a heuristic: with `start`, its bins join the
+    columns and the program begins from it; branching on pseudo-costs alone keeps its root short."""
+    columns = list(columns)
+    x0: np.ndarray | None = None
+    if start is not None:
+        position = {column: j for j, column in enumerate(columns)}
+        for column, _ in start.bins:
+            if column not in position:
+                position[column] = len(columns)
+                columns.append(column)
+        x0 = np.zeros(len(columns))
+        for column, multiplicity in start.bins:
+            x0[position[column]] += multiplicity
     types = np.array([t for t, _ in columns], dtype=np.int64)
     matrix = np.array([counts for _, counts in columns], dtype=np.int64).T
-    return covering_milp(instance, types, matrix, instance.demand, units)
+    return covering_milp(instance, types, matrix, instance.demand, units, start=x0, strong_branching=False)
 
 
 @dataclass(frozen=True)

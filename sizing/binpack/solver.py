@@ -13,7 +13,9 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
    dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
    (`sizing.binpack.knapsack`; with many bin types a round prices a shortlist and bounds the
-   others by their surrogate knapsack). Its Farley bound is valid at every iteration.
+   others by their surrogate knapsack). Its Farley bound is valid at every iteration. With
+   several bin types and knapsack pricing, the pool starts with the bins of each best-ranked
+   type's FFD packing (`sizing.binpack.seeds`), within SEED_SHARE of the budget.
 5. The master LP rounded down and completed by FFD. Where the next step's integer program
    would be the one over the columns and rounding came within MIN_INTEGER_PROGRAM_GAIN of the
    master LP's value (no packing of those columns costs less), column generation goes on
@@ -32,6 +34,11 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    result that proves the optimum stops the other task.
 7. What is left of the budget: the integer program over every column, the dives' included
    (not for items sized in one dimension, where HiGHS spends long on it for little).
+
+Integer programs over columns see at most MILP_COLUMN_LIMIT of them (least reduced cost at
+the master LP's prices), start from the best packing known, branch on pseudo-costs without
+strong branching, and stop after a number of HiGHS's interrupt checks set by their work: its
+root (cut rounds, strong branching, sub-MIP heuristics) is not bounded by a node limit.
 
 The result never costs more than first-fit decreasing. Packings are covers
 while optimising; the surplus is removed at the end (`sizing.binpack.packing`).
@@ -62,12 +69,13 @@ from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
 from sizing.binpack.integer_master import enumeration_search, pool_milp
-from sizing.binpack.master_lp import ColumnPool, MasterLP, MasterSolution
+from sizing.binpack.master_lp import Column, ColumnPool, MasterLP, MasterSolution
 from sizing.binpack.model import LowerBound, Problem, Solution
 from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
 from sizing.binpack.patterns import PatternSet, enumerate_patterns
 from sizing.binpack.portfolio import run_tasks
 from sizing.binpack.pricers import KnapsackPricer, PatternPricer, TablePricer, sized_dimension, table_pricing_applies
+from sizing.binpack.seeds import seed_pool
 from sizing.cores import available_cores
 
 PATTERN_LIMIT = 1_500_000
@@ -78,6 +86,8 @@ FEW_BINS = 50
 # Of the work left after column generation: the integer program and the dive, side by side.
 IMPROVEMENT_SHARE = 0.8
 MAX_GENERATION_ROUNDS = 5000
+# With several bin types and knapsack pricing, each type's FFD packing seeds the pool, within this share.
+SEED_SHARE = 0.1
 MILP_PRICING_SHARE = 0.15
 # Added to every bin's cost, as a share of the cheapest bin, to rank packings of equal cost by
 # their bin count: small against any real difference in cost, large against float rounding.
@@ -92,6 +102,8 @@ ARC_LIMIT = 20_000
 # An integer program over columns is run only if the master LP leaves it room to improve the
 # packing by more than this share; else its work goes to more columns (and rounding again).
 MIN_INTEGER_PROGRAM_GAIN = 0.005
+# Columns an integer program over the pool chooses from, at most (those of least reduced cost).
+MILP_COLUMN_LIMIT = 400
 
 
 @dataclass
@@ -198,6 +210,15 @@ def _optimise(search: _Search) -> None:
     def offer(packing: Packing | None) -> None:
         search.offer(restored(packing))
 
+    position = {t: k for k, t in enumerate(types)}
+
+    def best_known() -> Packing | None:
+        """The incumbent in this instance's type indices; None when it uses a type set aside."""
+        incumbent = search.incumbent
+        if incumbent is None or any(t not in position for (t, _), _ in incumbent.bins):
+            return None
+        return Packing.of(((position[t], counts), m) for (t, counts), m in incumbent.bins)
+
     many_items = instance.typical_items_per_bin() > MANY_ITEMS_PER_BIN
     generation_share = MANY_ITEMS_GENERATION_SHARE if many_items else COLUMN_GENERATION_SHARE
     # Items sized in one dimension: exact pricing by a table, the arc-flow model where it is small,
@@ -214,10 +235,11 @@ def _optimise(search: _Search) -> None:
     exact_pricing = not isinstance(pricer, KnapsackPricer)
     pool = ColumnPool(instance.shape_count)
     if search.incumbent is not None:
-        position = {t: k for k, t in enumerate(types)}
         for (t, counts), _ in search.incumbent.bins:
             if t in position:
                 pool.add(position[t], counts)
+    if instance.type_count > 1 and not exact_pricing:
+        seed_pool(pool, instance, search.deadline(SEED_SHARE))
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     master_lp = MasterLP(instance, pool)
 
@@ -258,7 +280,8 @@ def _optimise(search: _Search) -> None:
     # The dive and the integer program, side by side on equal budgets. Each sees the packing
     # and bound known now; a result that proves the optimum ends the search.
     known_cost, known_bound = search.incumbent_cost, search.bound
-    root_columns = list(pool.columns)
+    known_packing = best_known()
+    root_columns = _promising_columns(instance, pool, generation.master)
 
     def proves(result: _TaskResult) -> bool:
         cost = known_cost
@@ -274,7 +297,8 @@ def _optimise(search: _Search) -> None:
             return _enumeration_task(instance, pattern_sets, pricer, generation.master.prices, known_cost, deadline)
         if one_dimension or not _integer_program_pays(search, generation.master):
             return _TaskResult(None, float("-inf"))
-        return _TaskResult(pool_milp(instance, root_columns, work.clock().left(deadline)).packing, float("-inf"))
+        outcome = pool_milp(instance, root_columns, work.clock().left(deadline), known_packing)
+        return _TaskResult(outcome.packing, float("-inf"))
 
     # The dives' own LP, without exchange columns: its solutions hold the items bins really take,
     # which is what fixing columns needs.
@@ -319,8 +343,23 @@ def _optimise(search: _Search) -> None:
         return
     # What is left goes to the integer program over every column found, the dive's included.
     units = search.deadline(1.0) - work.now()
-    if units > 0 and len(pool) > len(root_columns) and not one_dimension:
-        offer(pool_milp(instance, pool.columns, units).packing)
+    final_columns = _promising_columns(instance, pool, generation.master)
+    if units > 0 and final_columns != root_columns and not one_dimension:
+        offer(pool_milp(instance, final_columns, units, best_known()).packing)
+
+
+def _promising_columns(instance: Instance, pool: ColumnPool, master: MasterSolution | None) -> list[Column]:
+    """The columns an integer program chooses from: the whole pool when it is small, else the
+    MILP_COLUMN_LIMIT columns of least reduced cost at the master LP's prices (the columns the
+    LP uses have none), in pool order. HiGHS's root work grows with the columns and is not
+    bounded by its node limit; columns far from the LP's prices rarely make a better packing."""
+    if master is None or len(pool) <= MILP_COLUMN_LIMIT:
+        return list(pool.columns)
+    types = pool.types()
+    reduced = instance.cost[types] + master.limit_prices[types] - master.prices @ pool.matrix()
+    order = np.lexsort((np.arange(len(pool)), np.round(reduced, 9)))
+    chosen = np.sort(order[:MILP_COLUMN_LIMIT])
+    return [pool.columns[j] for j in chosen.tolist()]
 
 
 def _integer_program_pays(search: _Search, master: MasterSolution | None) -> bool:

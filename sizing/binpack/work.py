@@ -42,6 +42,8 @@ MILP_COLUMNS_PER_UNIT = 20
 PATTERNS_PER_UNIT = 10_000
 # Simplex iterations of an integer program (root cut rounds and heuristics included) per unit.
 MILP_ITERATION_UNITS = 0.5
+# One interrupt check of HiGHS's integer search (2 to 12 ms apart on the reference machine).
+MILP_CALLBACK_UNITS = 2
 # Cells of a dynamic programme (capacity x shape steps) worth one unit.
 TABLE_CELLS_PER_UNIT = 200_000
 
