@@ -19,6 +19,11 @@ the planner's phases.
 Options: --quick plans 1,000 and 20,000 pods only; --case NAME (openb-wide, openb-small-m5,
 dlrm-wide) one case; --pods N one size; --workers N the planner's processes (default: the cores
 available, at most 2; the plans are the same with any number).
+
+--fleet-quality instead plans each case (20,000 pods, or --pods N) twice, with the default solver
+budget and with LONG_WORK_LIMIT units, and reports how far the default's optimal fleet is from the
+best lower bound either run proves: the default's own bound is often the aggregate LP's, which is
+weak where pods are large, so its gap overstates how far the fleet is from the optimum.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, MAX_PEAK_PODS, DaemonSet, Workload
@@ -57,6 +63,7 @@ DAEMON_SETS = DEFAULT_DAEMON_SETS + (
     DaemonSet("metrics-agent", cpu_millicores=50, memory_mib=64),
 )
 CASES = ("openb-wide", "openb-small-m5", "dlrm-wide")
+LONG_WORK_LIMIT = 40_000
 SURGE = 1.25
 
 
@@ -142,10 +149,56 @@ def measure(case: str, pods: int, workers: int) -> dict[str, object]:
         "nodes": len(plan.fleet.nodes),
         "limits": plan.limits.spec(),
         "probes": plan.limits.probes,
+        "fleet": None
+        if plan.optimal is None
+        else {
+            "status": plan.optimal.status,
+            "cost": plan.optimal.cost,
+            "bound": plan.optimal.lower_bound_cost,
+            "work": plan.optimal.work,
+        },
     }
 
 
 PHASES = ("instance types and pods", "limits and scenarios", "optimal fleet", "recommendation")
+
+
+def _fleet_gap(fleet: dict[str, object] | None) -> str:
+    """The optimal fleet's cost over its lower bound, and its status."""
+    if fleet is None:
+        return "no solver"
+    cost, bound = float(str(fleet["cost"])), float(str(fleet["bound"]))
+    gap = cost / bound - 1 if bound > 0 else 0.0
+    return f"{100 * gap:.2f} % ({fleet['status']})"
+
+
+def fleet_quality(cases: Sequence[str], pods: int, workers: int) -> int:
+    """The default budget's optimal fleet against the bound of a LONG_WORK_LIMIT run (see the
+    module docstring), one row per case."""
+    print(
+        f"| case | pods | default $/h | default bound $/h | over it | default s | "
+        f"{LONG_WORK_LIMIT:,} units $/h | its bound $/h | s | default over the best bound |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for case in cases:
+        plan_input = case_input(case, pods)
+        found = []
+        for limit in (plan_input.solver_work_limit, LONG_WORK_LIMIT):
+            started = time.perf_counter()
+            plan = plan_capacity(replace(plan_input, solver_work_limit=limit), workers=workers)
+            if plan.optimal is None:
+                raise RuntimeError(f"{case}: the plan has no optimal fleet")
+            found.append((plan.optimal, time.perf_counter() - started))
+        (default, default_seconds), (long, long_seconds) = found
+        best_bound = max(default.lower_bound_cost, long.lower_bound_cost)
+        print(
+            f"| {case} | {plan.pods_with_surge:,} | {default.cost:.3f} | {default.lower_bound_cost:.3f} | "
+            f"{100 * (default.cost / default.lower_bound_cost - 1):.2f} % | {default_seconds:.1f} | "
+            f"{long.cost:.3f} | {long.lower_bound_cost:.3f} | {long_seconds:.1f} | "
+            f"{100 * (default.cost / best_bound - 1):.2f} % |",
+            flush=True,
+        )
+    return 0
 
 
 def run(options: Sequence[str]) -> int:
@@ -155,11 +208,13 @@ def run(options: Sequence[str]) -> int:
     else:
         counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
     workers = int(options[options.index("--workers") + 1]) if "--workers" in options else available_workers()
+    if "--fleet-quality" in options:
+        return fleet_quality(cases, counts[0] if "--pods" in options else 20000, workers)
     print(
         "| case | pods | shapes | types | plan s | inputs s | limits and scenarios s | optimal fleet s | "
-        "recommendation s | rest s | nodes | limits | peak RSS MiB |"
+        "recommendation s | rest s | nodes | limits | peak RSS MiB | optimal fleet over its bound |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     status = 0
     for case in cases:
         for count in counts:
@@ -179,7 +234,7 @@ def run(options: Sequence[str]) -> int:
                 f"| {case} | {row['pods']:,} | {row['shapes']} | {row['types']} | {row['seconds']:.1f} | "
                 + " | ".join(f"{value:.1f}" for value in named)
                 + f" | {rest:.1f} | {row['nodes']:,} | {limits['cpu']} cpu, {limits['memory']} | "
-                f"{row['peakMib']:.0f} |",
+                f"{row['peakMib']:.0f} | {_fleet_gap(row['fleet'])} |",
                 flush=True,
             )
             target = TARGETS.get(count)

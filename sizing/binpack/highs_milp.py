@@ -61,7 +61,7 @@ def solve_milp(
     relative_gap: float = 1e-6,
     start: np.ndarray | None = None,
     callback_limit: float = math.inf,
-    strong_branching: bool = True,
+    short_root: bool = False,
 ) -> MilpResult:
     """Solve the integer program (see the module docstring); all variables are integer.
 
@@ -69,15 +69,18 @@ def solve_milp(
     callback_limit: HiGHS is stopped at its interrupt check after this many. The node limit
     leaves the root unbounded (cut rounds, strong branching, sub-MIP heuristics); HiGHS checks
     for interrupts at the same points of its search on every run, so this stop is deterministic.
-    strong_branching: False branches on pseudo-costs from the start, without the strong branching
-    HiGHS spends most of a hard root on: for heuristic programs that must stay short."""
+    short_root: branch on pseudo-costs from the start and run no sub-MIP heuristics (RINS,
+    RENS): HiGHS spends most of a hard root on those, and programs used as heuristics must
+    stay close to their share of the work."""
     highs = Highs()
     highs.setOptionValue("output_flag", False)
     for name, value in work.milp_options(node_limit, deadline).items():
         highs.setOptionValue(name, value)
     highs.setOptionValue("mip_rel_gap", relative_gap)
-    if not strong_branching:
+    if short_root:
         highs.setOptionValue("mip_pscost_minreliable", 0)
+        highs.setOptionValue("mip_heuristic_run_rins", False)
+        highs.setOptionValue("mip_heuristic_run_rens", False)
     inf = highs.getInfinity()
     a = csc_matrix(matrix, dtype=float)
     columns = a.shape[1]

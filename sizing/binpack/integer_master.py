@@ -54,12 +54,12 @@ def covering_milp(
     units: float,
     relative_gap: float = 1e-6,
     start: np.ndarray | None = None,
-    strong_branching: bool = True,
+    short_root: bool = False,
 ) -> MilpOutcome:
     """min sum_j cost_t(j) x_j, sum_j a_ij x_j >= demand_i, per limited type sum x_j <= max count, x integer.
 
     units: work it may take; HiGHS gets the matching branch-and-bound node limit and as many
-    interrupt checks. start: a feasible x to begin from. strong_branching: see `solve_milp`.
+    interrupt checks. start: a feasible x to begin from. short_root: see `solve_milp`.
     """
     count = len(types)
     # HiGHS's time per call grows with the columns (presolve, root LP) before any branching.
@@ -89,7 +89,7 @@ def covering_milp(
         relative_gap,
         start,
         (units - setup_units) / work.MILP_CALLBACK_UNITS,
-        strong_branching,
+        short_root,
     )
     work.charge(result.work(setup_units, node_units))
     dual = result.dual_bound
@@ -108,7 +108,8 @@ def covering_milp(
 
 def pool_milp(instance: Instance, columns: Sequence[Column], units: float, start: Packing | None = None) -> MilpOutcome:
     """`covering_milp` over the columns of a pool, a heuristic: with `start`, its bins join the
-    columns and the program begins from it; branching on pseudo-costs alone keeps its root short."""
+    columns and the program begins from it. Without strong branching and sub-MIPs (see
+    `solve_milp`) its root stays short."""
     columns = list(columns)
     x0: np.ndarray | None = None
     if start is not None:
@@ -122,7 +123,7 @@ def pool_milp(instance: Instance, columns: Sequence[Column], units: float, start
             x0[position[column]] += multiplicity
     types = np.array([t for t, _ in columns], dtype=np.int64)
     matrix = np.array([counts for _, counts in columns], dtype=np.int64).T
-    return covering_milp(instance, types, matrix, instance.demand, units, start=x0, strong_branching=False)
+    return covering_milp(instance, types, matrix, instance.demand, units, start=x0, short_root=True)
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,9 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    (not for items sized in one dimension, where HiGHS spends long on it for little).
 
 Integer programs over columns see at most MILP_COLUMN_LIMIT of them (least reduced cost at
-the master LP's prices), start from the best packing known, branch on pseudo-costs without
-strong branching, and stop after a number of HiGHS's interrupt checks set by their work: its
-root (cut rounds, strong branching, sub-MIP heuristics) is not bounded by a node limit.
+the master LP's prices), start from the best packing known, run without strong branching
+and sub-MIP heuristics, and stop after a number of HiGHS's interrupt checks set by their work:
+its root is not bounded by a node limit.
 
 The result never costs more than first-fit decreasing. Packings are covers
 while optimising; the surplus is removed at the end (`sizing.binpack.packing`).

@@ -42,8 +42,10 @@ MILP_COLUMNS_PER_UNIT = 20
 PATTERNS_PER_UNIT = 10_000
 # Simplex iterations of an integer program (root cut rounds and heuristics included) per unit.
 MILP_ITERATION_UNITS = 0.5
-# One interrupt check of HiGHS's integer search (2 to 12 ms apart on the reference machine).
-MILP_CALLBACK_UNITS = 2
+# One interrupt check of HiGHS's integer search. Checks come 2 to 30 ms apart on the reference
+# machine; at this rate a program over columns ends within about twice its share of the work
+# on the vector and fleet benchmarks (HiGHS's root does not check often enough for less).
+MILP_CALLBACK_UNITS = 4
 # Cells of a dynamic programme (capacity x shape steps) worth one unit.
 TABLE_CELLS_PER_UNIT = 200_000
 
