@@ -176,8 +176,8 @@ def fleet_quality(cases: Sequence[str], pods: int, workers: int) -> int:
     """The default budget's optimal fleet against the bound of a LONG_WORK_LIMIT run (see the
     module docstring), one row per case."""
     print(
-        f"| case | pods | default $/h | default bound $/h | over it | default s | "
-        f"{LONG_WORK_LIMIT:,} units $/h | its bound $/h | s | default over the best bound |"
+        f"| case | pods | default cost/h | default bound | over it | default s | "
+        f"{LONG_WORK_LIMIT:,} units cost/h | its bound | s | default over the best bound |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for case in cases:
