@@ -6,7 +6,8 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
 2. Cheap bounds (`sizing.binpack.bounds`): aggregate LP, bin counts, Martello-Toth L2.
    Bounds are rounded up to the next cost a packing can have (whole bins when
    all bins cost the same).
-3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`).
+3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`), and
+   where there are few (shape, type) pairs the assignment LP bounds the cost too.
 4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
    prices, up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
    first rule that applies: complete pattern lists when bins hold few items and the lists
@@ -63,7 +64,7 @@ import numpy as np
 
 from sizing.binpack import work
 from sizing.binpack.arcflow import ArcGraph, arc_count, arcflow_search, build_graph
-from sizing.binpack.bounds import aggregate_bound, bin_count_bound, rounded_cost_bound
+from sizing.binpack.bounds import aggregate_bound, assignment_bound, bin_count_bound, rounded_cost_bound
 from sizing.binpack.colgen import SMOOTHING, GenerationResult, Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
 from sizing.binpack.ffd import first_fit_decreasing
@@ -203,6 +204,12 @@ class _TaskResult:
 def _optimise(search: _Search) -> None:
     types = undominated_types(search.instance)
     instance = restrict_types(search.instance, types)
+    # Dominated types never make a packing cheaper, so a bound without them holds for all.
+    assigned = assignment_bound(instance)
+    if assigned is not None:
+        search.raise_bound(assigned)
+        if search.proven:
+            return
 
     def restored(packing: Packing | None) -> Packing | None:
         return None if packing is None else Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins)

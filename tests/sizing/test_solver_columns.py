@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sizing.binpack import work
-from sizing.binpack.bounds import aggregate_bound, aggregate_reduced_costs
+from sizing.binpack.bounds import aggregate_bound, aggregate_reduced_costs, assignment_bound
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.highs_milp import solve_milp
 from sizing.binpack.instance import build_instance, fit_counts
@@ -194,3 +194,26 @@ def test_many_bin_types_the_solver_stays_valid_and_no_worse_than_ffd(workers, so
 def test_many_bin_types_the_answer_is_the_same_with_one_or_two_workers():
     problem = _fleet()
     assert solve(problem, workers=1).bins == solve(problem, workers=2).bins
+
+
+def test_large_pods_make_the_assignment_bound_stronger_than_the_aggregate_one():
+    """Two kinds of pod, each over half a node's cpu: no node holds two of them. The aggregate LP
+    pools cpu (and bounds each kind alone), the assignment LP counts one large pod per node."""
+    bins = (BinType("node", {"cpu": 16000, "memory": 64000, "pods": 50}, 1.0),)
+    items = (
+        ItemType("a", {"cpu": 9000, "memory": 1000, "pods": 1}, 10),
+        ItemType("b", {"cpu": 8500, "memory": 2000, "pods": 1}, 10),
+    )
+    problem = Problem(bins, items, None, 2000)
+    instance = build_instance(problem)
+    aggregate, _ = aggregate_bound(instance)
+    with work.using(work.WorkClock(10**9, None)):
+        assigned = assignment_bound(instance)
+        spent = work.now()
+    assert assigned == pytest.approx(20.0, rel=1e-6)
+    assert aggregate is not None and aggregate < 12.0
+    assert spent > 0
+    with work.using(work.WorkClock(10**9, None)):
+        assert assignment_bound(instance, pair_limit=1) is None
+    solution = solve(problem)
+    assert solution.status == "optimal" and solution.cost == pytest.approx(20.0)

@@ -75,3 +75,22 @@ def test_never_worse_than_first_fit_decreasing_and_deterministic(p, solution_che
         solution.bins,
         solution.reason,
     )
+
+
+@SETTINGS
+@given(p=small_problems(max_items=8))
+def test_the_assignment_lp_bounds_the_optimum_and_the_aggregate_lp_from_above(p, brute_force_optimum):
+    """The assignment LP is a relaxation of every packing (never above the optimum) and holds
+    every row of the aggregate LP in disaggregated form (never below it)."""
+    from sizing.binpack import work
+    from sizing.binpack.bounds import aggregate_bound, assignment_bound
+
+    best = brute_force_optimum(p)
+    instance = build_instance(p)
+    with work.using(work.WorkClock(10**9, None)):
+        assigned = assignment_bound(instance)
+    if best is None or assigned is None:
+        return
+    aggregate, _ = aggregate_bound(instance)
+    assert assigned <= best[0] + 1e-9
+    assert aggregate is not None and assigned >= aggregate - 1e-6
