@@ -181,7 +181,6 @@ def assignment_bound(instance: Instance, pair_limit: int = ASSIGNMENT_PAIR_LIMIT
     cols: list[np.ndarray] = []
     vals: list[np.ndarray] = []
     row = 0
-    upper_rhs: list[np.ndarray] = []
 
     def add(row_ids: np.ndarray, col_ids: np.ndarray, values: np.ndarray) -> None:
         rows.append(row_ids)
@@ -202,7 +201,6 @@ def assignment_bound(instance: Instance, pair_limit: int = ASSIGNMENT_PAIR_LIMIT
     add(row + np.arange(count), x, np.ones(count))
     add(row + np.arange(count), y, -fits[pair_type, pair_shape])
     row += count
-    upper_rhs.append(np.zeros(row))
     a_ub = csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(row, count + types))
     a_eq = csr_matrix((np.ones(count), (pair_shape, x)), shape=(shapes, count + types))
     cost = np.concatenate([np.zeros(count), instance.cost.astype(float)])
