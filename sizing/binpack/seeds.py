@@ -1,9 +1,10 @@
-"""Columns to start column generation with: each bin type's first-fit-decreasing packing.
+"""Columns to start column generation with: the first-fit-decreasing packings of the bin types
+the aggregate LP ranks best.
 
 With many bin types the master LP over the first packing's bins alone starts far from its
-optimum and tails off: each round prices a few types and adds a handful of columns. Every
-type's own FFD packing of the items it can hold gives the LP well-filled bins of every type
-from the start, for the cost of one vectorised first fit per type.
+optimum and tails off: each round prices a few types and adds a handful of columns. Each good
+type's own FFD packing of the items it can hold gives the LP well-filled bins of that type from
+the start, for the cost of one vectorised first fit per type.
 """
 
 from __future__ import annotations

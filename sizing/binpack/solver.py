@@ -350,8 +350,10 @@ def _optimise(search: _Search) -> None:
         return
     # What is left goes to the integer program over every column found, the dive's included.
     units = search.deadline(1.0) - work.now()
+    if units <= 0 or one_dimension:
+        return
     final_columns = _promising_columns(instance, pool, generation.master)
-    if units > 0 and final_columns != root_columns and not one_dimension:
+    if final_columns != root_columns:
         offer(pool_milp(instance, final_columns, units, best_known()).packing)
 
 
