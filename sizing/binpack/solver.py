@@ -62,7 +62,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from sizing.binpack import work
+from sizing.binpack import bin_elimination, work
 from sizing.binpack.arcflow import ArcGraph, arc_count, arcflow_search, build_graph
 from sizing.binpack.bounds import aggregate_bound, assignment_bound, bin_count_bound, rounded_cost_bound
 from sizing.binpack.colgen import SMOOTHING, GenerationResult, Pricer, column_generation, dual_bound
@@ -325,11 +325,20 @@ def _optimise(search: _Search) -> None:
             discrepancies = min(2 * discrepancies, MAX_DIVE_DISCREPANCIES)
         return _TaskResult(best, float("-inf"))
 
+    def elimination_task() -> _TaskResult:
+        assert known_packing is not None  # the task is only set when a packing is known
+        lower = round(rounded_cost_bound(instance, known_bound)[0] / float(instance.cost[0]))
+        return _TaskResult(
+            bin_elimination.eliminate_bins(instance, known_packing, lower, work.clock().end), float("-inf")
+        )
+
     # The dive first: when it meets the bound (the common case) the integer program is stopped.
     tasks: list[Callable[[], _TaskResult]] = []
     few_bins = generation.master is None or float(generation.master.x.sum()) < FEW_BINS
     if not many_items or few_bins:
         tasks.append(dive_task)
+    if known_packing is not None and bin_elimination.applies(instance):
+        tasks.append(elimination_task)
     if graph is not None or pattern_sets is not None or not one_dimension:
         tasks.append(integer_program)
     left = search.deadline(1.0) - work.now()

@@ -1,0 +1,139 @@
+"""The local search that takes bins away from a packing of one unlimited bin type
+(`sizing.binpack.bin_elimination`), on its own and inside the solver."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizing.binpack import work
+from sizing.binpack.bin_elimination import ITEM_LIMIT, applies, eliminate_bins
+from sizing.binpack.ffd import first_fit_decreasing
+from sizing.binpack.instance import Instance, build_instance
+from sizing.binpack.model import BinType, ItemType, Problem
+from sizing.binpack.packing import Packing, overfilled
+from sizing.binpack.solver import solve
+
+
+def _triplets(bins: int, seed: int) -> Problem:
+    """Items of 250 to 500 in bins of 1000, made as `bins` triplets that fill a bin exactly: the
+    optimum is `bins`, and first-fit decreasing needs about a fifth more."""
+    rng = np.random.default_rng(seed)
+    sizes = []
+    for _ in range(bins):
+        a = int(rng.integers(380, 491))
+        b = int(rng.integers(250, 1000 - a - 250 + 1))
+        sizes += [a, b, 1000 - a - b]
+    return Problem(
+        (BinType("bin", {"cpu": 1000}, 1.0),), tuple(ItemType(f"i{k}", {"cpu": s}, 1) for k, s in enumerate(sizes))
+    )
+
+
+def _eliminate(instance: Instance, packing: Packing, lower: int, units: float) -> tuple[Packing | None, float]:
+    with work.using(work.WorkClock(units)) as clock:
+        result = eliminate_bins(instance, packing, lower, units)
+    return result, clock.spent
+
+
+def _valid(instance: Instance, packing: Packing) -> bool:
+    return not overfilled(packing, instance) and bool((packing.covered(instance.shape_count) == instance.demand).all())
+
+
+def test_triplets_reach_the_optimum_first_fit_decreasing_misses():
+    instance = build_instance(_triplets(20, seed=0))
+    start = first_fit_decreasing(instance)
+    assert start.bin_count > 20
+    result, spent = _eliminate(instance, start, 20, 3000)
+    assert result is not None and result.bin_count == 20
+    assert _valid(instance, result)
+    assert spent < 3000
+
+
+def test_the_search_stops_at_the_lower_bound_it_is_given():
+    instance = build_instance(_triplets(20, seed=0))
+    start = first_fit_decreasing(instance)
+    result, _ = _eliminate(instance, start, start.bin_count - 1, 3000)
+    assert result is not None and result.bin_count == start.bin_count - 1
+    assert _eliminate(instance, start, start.bin_count, 3000)[0] is None
+
+
+def test_the_same_input_gives_the_same_packing():
+    instance = build_instance(_triplets(30, seed=2))
+    start = first_fit_decreasing(instance)
+    first, spent_first = _eliminate(instance, start, 30, 800)
+    second, spent_second = _eliminate(instance, start, 30, 800)
+    assert first == second and spent_first == spent_second
+    assert first is not None and first.bin_count < start.bin_count
+
+
+def test_the_search_ends_near_its_deadline():
+    instance = build_instance(_triplets(30, seed=3))
+    start = first_fit_decreasing(instance)
+    result, spent = _eliminate(instance, start, 30, 5)
+    # One step past the deadline at most: a step weighs a few units on this instance.
+    assert spent < 5 + 5
+    assert result is None or result.bin_count < start.bin_count
+
+
+def test_vector_items_lose_bins_too():
+    rng = np.random.default_rng(7)
+    items = tuple(
+        ItemType(f"p{k}", {"cpu": int(rng.integers(150, 600)), "memory": int(rng.integers(150, 600))}, 1)
+        for k in range(60)
+    )
+    instance = build_instance(Problem((BinType("node", {"cpu": 1000, "memory": 1000}, 1.0),), items))
+    start = first_fit_decreasing(instance)
+    result, _ = _eliminate(instance, start, 1, 2000)
+    assert result is not None and result.bin_count < start.bin_count
+    assert _valid(instance, result)
+
+
+def test_it_applies_to_one_unlimited_bin_type_and_few_items_only():
+    one = Problem((BinType("bin", {"cpu": 10}, 1.0),), (ItemType("a", {"cpu": 3}, 5),))
+    assert applies(build_instance(one))
+    two_types = Problem(one.bin_types + (BinType("big", {"cpu": 20}, 1.5),), one.items)
+    limited = Problem((BinType("bin", {"cpu": 10}, 1.0, max_count=4),), one.items)
+    many = Problem(one.bin_types, (ItemType("a", {"cpu": 3}, ITEM_LIMIT + 1),))
+    for problem in (two_types, limited, many):
+        instance = build_instance(problem)
+        assert not applies(instance)
+        assert _eliminate(instance, first_fit_decreasing(instance), 0, 100)[0] is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(
+        st.tuples(st.integers(1, 10), st.integers(0, 10)),
+        min_size=4,
+        max_size=24,
+    ),
+    two_dimensions=st.booleans(),
+)
+def test_any_packing_it_returns_holds_every_item_in_fewer_bins(sizes, two_dimensions):
+    items = tuple(
+        ItemType(f"i{k}", {"cpu": a, "memory": b} if two_dimensions else {"cpu": a}, 1)
+        for k, (a, b) in enumerate(sizes)
+    )
+    room = {"cpu": 10, "memory": 10} if two_dimensions else {"cpu": 10}
+    instance = build_instance(Problem((BinType("bin", room, 1.0),), items))
+    # One item per bin.
+    start = Packing.of(
+        ((0, tuple(int(k == i) for k in range(instance.shape_count))), int(instance.demand[i]))
+        for i in range(instance.shape_count)
+    )
+    lower = int(np.ceil((instance.sizes * instance.demand[:, None]).sum(axis=0).max() / 10))
+    result, _ = _eliminate(instance, start, lower, 200)
+    if result is not None:
+        assert _valid(instance, result)
+        assert lower <= result.bin_count < start.bin_count
+
+
+def test_the_solver_packs_triplets_in_the_optimum_under_the_default_budget():
+    problem = _triplets(40, seed=1)
+    solution = solve(problem)
+    assert solution.bin_count == 40
+    assert solution.status == "optimal"
+
+
+def test_the_solver_result_does_not_depend_on_its_workers():
+    problem = _triplets(30, seed=5)
+    assert solve(problem, workers=1).bins == solve(problem, workers=2).bins
