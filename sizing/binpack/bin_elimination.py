@@ -37,6 +37,9 @@ from sizing.binpack.packing import Packing
 
 # Items (over all shapes) the search handles at most: it keeps each item apart.
 ITEM_LIMIT = 1500
+ITEMS_PER_BIN_LIMIT = 16
+# Move pairs one step may weigh; an attempt that would weigh more ends (a step is not cut short).
+STEP_PAIR_LIMIT = 2_000_000
 # Bins set aside per attempt; what they held must end in one fewer.
 BINS_SET_ASIDE = 3
 TABU_TENURE = 10
@@ -46,6 +49,8 @@ PAIRS_PER_UNIT = 20_000
 STEP_UNITS = 0.3
 # An attempt ends after this many steps without leaving less weight aside than ever before.
 STALL_STEPS = 3000
+# Move pairs times dimensions evaluated at once, at most (bounds the memory of a step).
+BLOCK_CELLS = 200_000
 # Set-aside items tried exhaustively for a split into two bins, at most.
 SPLIT_ITEM_LIMIT = 16
 
@@ -219,7 +224,8 @@ def _best_exchange(
     state: _State, outgoing: _Outgoing, tabu: np.ndarray, step: int, least: float
 ) -> tuple[int, tuple[int, ...], tuple[int, ...]] | None:
     """The allowed exchange that leaves the least weight aside: (kept bin, items it sets aside,
-    set-aside items it takes), or None when no set-aside item fits anywhere."""
+    set-aside items it takes), or None when no set-aside item fits anywhere or the step would
+    weigh more than STEP_PAIR_LIMIT pairs."""
     in_first, in_second = _pairs(state.aside, empty=False)
     if not len(in_first):
         return None
@@ -227,25 +233,40 @@ def _best_exchange(
     in_weight = _summed(state.weight, in_first, in_second)
     in_count = 1 + (in_second >= 0).astype(np.int64)
     owner = outgoing.owner
-    work.charge(STEP_UNITS + len(owner) * len(in_first) / PAIRS_PER_UNIT)
-    room_left = state.room - state.loads[owner] + outgoing.size  # (R, D)
-    room_left[outgoing.unused] = -1
-    fits = (in_size[None, :, :] <= room_left[:, None, :]).all(axis=2)
-    aside_after = state.aside_weight() + outgoing.weight[:, None] - in_weight[None, :]
-    blocked = step < tabu[in_first][:, owner].T
-    has_second = in_second >= 0
-    if has_second.any():
-        blocked |= (step < tabu[np.where(has_second, in_second, 0)][:, owner].T) & has_second[None, :]
-    # Aspiration: a tabu move that leaves less aside than ever before is allowed.
-    allowed = fits & (~blocked | (aside_after < least - 1e-12))
-    if not allowed.any():
+    if len(owner) * len(in_first) > STEP_PAIR_LIMIT:
         return None
-    # Least weight aside, then the most items aside (small items split into two bins more
-    # easily); the weight is rounded so that float noise never decides, and the count, which
-    # changes by at most 2 per move, weighs less than the rounding step.
-    score = np.round(aside_after, 8) - 1e-10 * (outgoing.count[:, None] - in_count[None, :])
-    flat = int(np.argmin(np.where(allowed, score, np.inf)))
-    row, column = divmod(flat, len(in_first))
+    work.charge(STEP_UNITS + len(owner) * len(in_first) / PAIRS_PER_UNIT)
+    aside_now = state.aside_weight()
+    has_second = in_second >= 0
+    second_or_first = np.where(has_second, in_second, in_first)
+    best: tuple[float, int, int] | None = None
+    # Blocks of kept-bin rows, so that the arrays of one block stay small whatever the instance.
+    block = max(1, BLOCK_CELLS // (len(in_first) * state.sizes.shape[1]))
+    for start in range(0, len(owner), block):
+        rows = slice(start, start + block)
+        owners = owner[rows]
+        room_left = state.room - state.loads[owners] + outgoing.size[rows]  # (rows, D)
+        room_left[outgoing.unused[rows]] = -1
+        fits = (in_size[None, :, :] <= room_left[:, None, :]).all(axis=2)
+        if not fits.any():
+            continue
+        aside_after = aside_now + outgoing.weight[rows, None] - in_weight[None, :]
+        blocked = (step < tabu[in_first][:, owners].T) | (step < tabu[second_or_first][:, owners].T)
+        # Aspiration: a tabu move that leaves less aside than ever before is allowed.
+        allowed = fits & (~blocked | (aside_after < least - 1e-12))
+        if not allowed.any():
+            continue
+        # Least weight aside, then the most items aside (small items split into two bins more
+        # easily); the weight is rounded so that float noise never decides, and the count, which
+        # changes by at most 2 per move, weighs less than the rounding step.
+        score = np.round(aside_after, 8) - 1e-10 * (outgoing.count[rows, None] - in_count[None, :])
+        flat = int(np.argmin(np.where(allowed, score, np.inf)))
+        r, column = divmod(flat, len(in_first))
+        if best is None or float(score[r, column]) < best[0]:
+            best = (float(score[r, column]), start + r, column)
+    if best is None:
+        return None
+    _, row, column = best
     k = int(owner[row])
     out = tuple(int(i) for i in (outgoing.first[row], outgoing.second[row]) if i >= 0)
     into = tuple(int(i) for i in (in_first[column], in_second[column]) if i >= 0)

@@ -25,7 +25,11 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    work is not bounded by a node limit).
 6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
    limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
-   are many bins, where rounding loses little), then an integer program, chosen by this rule:
+   are many bins, where rounding loses little); with one unlimited bin type and at most
+   `bin_elimination.ITEM_LIMIT` items, the local search that takes bins away from the best
+   packing one at a time (`sizing.binpack.bin_elimination`), which settles instances whose
+   bins hold a few large items that no rounding of the LP finds; then an integer program,
+   chosen by this rule:
    the arc-flow model (`sizing.binpack.arcflow`) for one unlimited bin type, items sized in
    one dimension and at most ARC_LIMIT arcs; else, with complete pattern lists and a
    converged LP, the exact search over the patterns whose reduced cost allows them in a

@@ -12,20 +12,7 @@ from sizing.binpack.instance import Instance, build_instance
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import Packing, overfilled
 from sizing.binpack.solver import solve
-
-
-def _triplets(bins: int, seed: int) -> Problem:
-    """Items of 250 to 500 in bins of 1000, made as `bins` triplets that fill a bin exactly: the
-    optimum is `bins`, and first-fit decreasing needs about a fifth more."""
-    rng = np.random.default_rng(seed)
-    sizes = []
-    for _ in range(bins):
-        a = int(rng.integers(380, 491))
-        b = int(rng.integers(250, 1000 - a - 250 + 1))
-        sizes += [a, b, 1000 - a - b]
-    return Problem(
-        (BinType("bin", {"cpu": 1000}, 1.0),), tuple(ItemType(f"i{k}", {"cpu": s}, 1) for k, s in enumerate(sizes))
-    )
+from tests.sizing.packing_instances import triplets
 
 
 def _eliminate(instance: Instance, packing: Packing, lower: int, units: float) -> tuple[Packing | None, float]:
@@ -39,7 +26,7 @@ def _valid(instance: Instance, packing: Packing) -> bool:
 
 
 def test_triplets_reach_the_optimum_first_fit_decreasing_misses():
-    instance = build_instance(_triplets(20, seed=0))
+    instance = build_instance(triplets(20, seed=0))
     start = first_fit_decreasing(instance)
     assert start.bin_count > 20
     result, spent = _eliminate(instance, start, 20, 3000)
@@ -49,7 +36,7 @@ def test_triplets_reach_the_optimum_first_fit_decreasing_misses():
 
 
 def test_the_search_stops_at_the_lower_bound_it_is_given():
-    instance = build_instance(_triplets(20, seed=0))
+    instance = build_instance(triplets(20, seed=0))
     start = first_fit_decreasing(instance)
     result, _ = _eliminate(instance, start, start.bin_count - 1, 3000)
     assert result is not None and result.bin_count == start.bin_count - 1
@@ -57,7 +44,7 @@ def test_the_search_stops_at_the_lower_bound_it_is_given():
 
 
 def test_the_same_input_gives_the_same_packing():
-    instance = build_instance(_triplets(30, seed=2))
+    instance = build_instance(triplets(30, seed=2))
     start = first_fit_decreasing(instance)
     first, spent_first = _eliminate(instance, start, 30, 800)
     second, spent_second = _eliminate(instance, start, 30, 800)
@@ -66,7 +53,7 @@ def test_the_same_input_gives_the_same_packing():
 
 
 def test_the_search_ends_near_its_deadline():
-    instance = build_instance(_triplets(30, seed=3))
+    instance = build_instance(triplets(30, seed=3))
     start = first_fit_decreasing(instance)
     result, spent = _eliminate(instance, start, 30, 5)
     # One step past the deadline at most: a step weighs a few units on this instance.
@@ -128,12 +115,35 @@ def test_any_packing_it_returns_holds_every_item_in_fewer_bins(sizes, two_dimens
 
 
 def test_the_solver_packs_triplets_in_the_optimum_under_the_default_budget():
-    problem = _triplets(40, seed=1)
+    problem = triplets(40, seed=1)
     solution = solve(problem)
     assert solution.bin_count == 40
     assert solution.status == "optimal"
 
 
 def test_the_solver_result_does_not_depend_on_its_workers():
-    problem = _triplets(30, seed=5)
+    problem = triplets(30, seed=5)
     assert solve(problem, workers=1).bins == solve(problem, workers=2).bins
+
+
+def test_a_step_too_large_to_weigh_ends_the_search_without_eating_memory():
+    import tracemalloc
+
+    # 100 bins of one large item and ten small ones: the items set aside from three bins and the
+    # pairs of every kept bin make more move pairs than one step may weigh.
+    problem = Problem(
+        (BinType("bin", {"cpu": 100}, 1.0),),
+        (ItemType("large", {"cpu": 90}, 100), ItemType("small", {"cpu": 1}, 1000)),
+    )
+    instance = build_instance(problem)
+    assert applies(instance)
+    start = first_fit_decreasing(instance)
+    tracemalloc.start()
+    try:
+        result, spent = _eliminate(instance, start, 1, 10_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result is None
+    assert spent < 10
+    assert peak < 50 * 2**20

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from sizing.binpack.bin_elimination import ITEM_LIMIT
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.problem_io import solution_to_json
 from sizing.binpack.solver import solve
 from sizing.binpack.vbp import parse_vbp
+from tests.sizing.packing_instances import triplets
 
 ROOT = Path(__file__).resolve().parents[2]
 HUGE_WORK = 100_000_000
@@ -76,6 +78,8 @@ def test_the_command_returns_by_the_cap_on_an_instance_that_runs_long(tmp_path):
         pytest.param(parse_vbp(random_vector_text(3, 200)), id="pattern-lists"),
         # One dimension: exact pricing by table, discrepancy dives, the arc-flow model.
         pytest.param(one_dimension(4, 400, 1000, 100, 450), id="one-dimension"),
+        # 1,500 items in exactly full bins: the local search that takes bins away, at its item limit.
+        pytest.param(triplets(ITEM_LIMIT // 3, 8), id="bin-elimination"),
     ],
 )
 def test_a_cap_with_a_huge_work_budget_returns_within_a_second_of_it(problem, solution_checker):
