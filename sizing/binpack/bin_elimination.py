@@ -5,8 +5,10 @@ within its room, and sets the items of the other three aside. It then trades ite
 the kept bins and the set-aside ones, never overfilling a kept bin, so that what is set aside
 weighs less and less; once the set-aside items fit in two bins, those two bins and the kept
 ones pack everything in k - 1. It then goes on from that packing towards k - 2, until the
-lower bound it is given or the work runs out. (A simplified form of the consistent
-neighbourhood search of Buljubašić and Vasquez, Computers & Operations Research, 2016.)
+lower bound it is given or the work runs out. An attempt that leaves no less weight aside for
+STALL_STEPS steps starts again from the same packing with the next three lightest bins set
+aside. (A simplified form of the consistent neighbourhood search of Buljubašić and Vasquez,
+Computers & Operations Research, 2016.)
 
 An item's weight is its size as a share of the bin's room, summed over the dimensions the bin
 names. Two kinds of move:
@@ -42,10 +44,10 @@ ITEMS_PER_BIN_LIMIT = 16
 STEP_PAIR_LIMIT = 2_000_000
 # Bins set aside per attempt; what they held must end in one fewer.
 BINS_SET_ASIDE = 3
-TABU_TENURE = 10
+TABU_TENURE = 50
 REFILL_EVERY = 25
-# Move pairs weighed per unit of work (about a millisecond of numpy on the reference machine).
-PAIRS_PER_UNIT = 20_000
+# Move pairs weighed per unit of work in one dimension (about a millisecond on the reference machine).
+PAIRS_PER_UNIT = 33_000
 STEP_UNITS = 0.3
 # An attempt ends after this many steps without leaving less weight aside than ever before.
 STALL_STEPS = 3000
@@ -87,11 +89,17 @@ def eliminate_bins(instance: Instance, packing: Packing, lower_bins: int, deadli
     weight = (sizes[:, named] / room[named]).sum(axis=1)
     bins = _item_bins(packing, shape_of, instance.shape_count)
     best: list[list[int]] | None = None
+    attempt = 0
     while len(bins) - 1 >= max(lower_bins, BINS_SET_ASIDE) and work.now() < deadline:
-        fewer = _one_bin_fewer(sizes, weight, room, bins, deadline)
+        fewer = _one_bin_fewer(sizes, weight, room, bins, deadline, attempt)
         if fewer is None:
-            break
+            # A stalled attempt starts again with the next lightest bins set aside.
+            attempt += 1
+            if (attempt + 1) * BINS_SET_ASIDE > len(bins):
+                break
+            continue
         best = bins = fewer
+        attempt = 0
     if best is None:
         return None
     return Packing.of(((0, tuple(np.bincount(shape_of[b], minlength=instance.shape_count).tolist())), 1) for b in best)
@@ -117,13 +125,19 @@ def _item_bins(packing: Packing, shape_of: np.ndarray, shape_count: int) -> list
 
 
 def _one_bin_fewer(
-    sizes: np.ndarray, weight: np.ndarray, room: np.ndarray, bins: list[list[int]], deadline: float
+    sizes: np.ndarray,
+    weight: np.ndarray,
+    room: np.ndarray,
+    bins: list[list[int]],
+    deadline: float,
+    attempt: int,
 ) -> list[list[int]] | None:
-    """Bins holding every item, one fewer than `bins`, or None by the deadline."""
+    """Bins holding every item, one fewer than `bins`, or None by the deadline or after
+    STALL_STEPS steps without progress. Attempt a sets aside the bins of rank 3a to 3a + 2 by
+    weight, lightest first: they hold the least weight to place elsewhere."""
     loads = np.array([sizes[b].sum(axis=0) for b in bins])
-    # The lightest bins are set aside: they hold the least weight to place elsewhere.
     order = sorted(range(len(bins)), key=lambda k: (float(weight[bins[k]].sum()), k))
-    aside_bins = set(order[:BINS_SET_ASIDE])
+    aside_bins = set(order[attempt * BINS_SET_ASIDE : (attempt + 1) * BINS_SET_ASIDE])
     kept = [k for k in range(len(bins)) if k not in aside_bins]
     state = _State(
         sizes,
@@ -235,7 +249,8 @@ def _best_exchange(
     owner = outgoing.owner
     if len(owner) * len(in_first) > STEP_PAIR_LIMIT:
         return None
-    work.charge(STEP_UNITS + len(owner) * len(in_first) / PAIRS_PER_UNIT)
+    # A pair costs more the more dimensions it is checked in.
+    work.charge(STEP_UNITS + len(owner) * len(in_first) * (1 + state.sizes.shape[1]) / (2 * PAIRS_PER_UNIT))
     aside_now = state.aside_weight()
     has_second = in_second >= 0
     second_or_first = np.where(has_second, in_second, in_first)
