@@ -39,8 +39,8 @@ from sizing.binpack.packing import Packing
 
 # Items (over all shapes) the search handles at most: it keeps each item apart.
 ITEM_LIMIT = 1500
-ITEMS_PER_BIN_LIMIT = 16
-# Move pairs one step may weigh; an attempt that would weigh more ends (a step is not cut short).
+# Move pairs one step may weigh (bins of many small items make many): the search ends before a
+# step that would weigh more, since a step is not cut short.
 STEP_PAIR_LIMIT = 2_000_000
 # Bins set aside per attempt; what they held must end in one fewer.
 BINS_SET_ASIDE = 3
@@ -49,6 +49,8 @@ REFILL_EVERY = 25
 # Move pairs weighed per unit of work in one dimension (about a millisecond on the reference machine).
 PAIRS_PER_UNIT = 33_000
 STEP_UNITS = 0.3
+# Setting up an attempt (loads, order, every kept bin's subsets), per bin.
+ATTEMPT_UNITS_PER_BIN = 0.03
 # An attempt ends after this many steps without leaving less weight aside than ever before.
 STALL_STEPS = 3000
 # Move pairs times dimensions evaluated at once, at most (bounds the memory of a step).
@@ -91,7 +93,10 @@ def eliminate_bins(instance: Instance, packing: Packing, lower_bins: int, deadli
     best: list[list[int]] | None = None
     attempt = 0
     while len(bins) - 1 >= max(lower_bins, BINS_SET_ASIDE) and work.now() < deadline:
-        fewer = _one_bin_fewer(sizes, weight, room, bins, deadline, attempt)
+        try:
+            fewer = _one_bin_fewer(sizes, weight, room, bins, deadline, attempt)
+        except _TooLarge:
+            break
         if fewer is None:
             # A stalled attempt starts again with the next lightest bins set aside.
             attempt += 1
@@ -103,6 +108,10 @@ def eliminate_bins(instance: Instance, packing: Packing, lower_bins: int, deadli
     if best is None:
         return None
     return Packing.of(((0, tuple(np.bincount(shape_of[b], minlength=instance.shape_count).tolist())), 1) for b in best)
+
+
+class _TooLarge(Exception):
+    """A step would weigh more than STEP_PAIR_LIMIT move pairs."""
 
 
 def _item_bins(packing: Packing, shape_of: np.ndarray, shape_count: int) -> list[list[int]]:
@@ -135,6 +144,7 @@ def _one_bin_fewer(
     """Bins holding every item, one fewer than `bins`, or None by the deadline or after
     STALL_STEPS steps without progress. Attempt a sets aside the bins of rank 3a to 3a + 2 by
     weight, lightest first: they hold the least weight to place elsewhere."""
+    work.charge(len(bins) * ATTEMPT_UNITS_PER_BIN)
     loads = np.array([sizes[b].sum(axis=0) for b in bins])
     order = sorted(range(len(bins)), key=lambda k: (float(weight[bins[k]].sum()), k))
     aside_bins = set(order[attempt * BINS_SET_ASIDE : (attempt + 1) * BINS_SET_ASIDE])
@@ -238,8 +248,8 @@ def _best_exchange(
     state: _State, outgoing: _Outgoing, tabu: np.ndarray, step: int, least: float
 ) -> tuple[int, tuple[int, ...], tuple[int, ...]] | None:
     """The allowed exchange that leaves the least weight aside: (kept bin, items it sets aside,
-    set-aside items it takes), or None when no set-aside item fits anywhere or the step would
-    weigh more than STEP_PAIR_LIMIT pairs."""
+    set-aside items it takes), or None when no set-aside item fits anywhere. Raises _TooLarge
+    when the step would weigh more than STEP_PAIR_LIMIT pairs."""
     in_first, in_second = _pairs(state.aside, empty=False)
     if not len(in_first):
         return None
@@ -248,7 +258,7 @@ def _best_exchange(
     in_count = 1 + (in_second >= 0).astype(np.int64)
     owner = outgoing.owner
     if len(owner) * len(in_first) > STEP_PAIR_LIMIT:
-        return None
+        raise _TooLarge
     # A pair costs more the more dimensions it is checked in.
     work.charge(STEP_UNITS + len(owner) * len(in_first) * (1 + state.sizes.shape[1]) / (2 * PAIRS_PER_UNIT))
     aside_now = state.aside_weight()
