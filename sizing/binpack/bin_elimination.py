@@ -47,7 +47,7 @@ BINS_SET_ASIDE = 3
 TABU_TENURE = 50
 REFILL_EVERY = 25
 # Move pairs weighed per unit of work in one dimension (about a millisecond on the reference machine).
-PAIRS_PER_UNIT = 33_000
+PAIRS_PER_UNIT = 45_000
 STEP_UNITS = 0.3
 # Setting up an attempt (loads, order, every kept bin's subsets), per bin.
 ATTEMPT_UNITS_PER_BIN = 0.03
@@ -272,7 +272,10 @@ def _best_exchange(
         owners = owner[rows]
         room_left = state.room - state.loads[owners] + outgoing.size[rows]  # (rows, D)
         room_left[outgoing.unused[rows]] = -1
-        fits = (in_size[None, :, :] <= room_left[:, None, :]).all(axis=2)
+        # Dimension by dimension: much faster than one comparison over a third axis.
+        fits = in_size[None, :, 0] <= room_left[:, 0, None]
+        for d in range(1, state.sizes.shape[1]):
+            fits &= in_size[None, :, d] <= room_left[:, d, None]
         if not fits.any():
             continue
         aside_after = aside_now + outgoing.weight[rows, None] - in_weight[None, :]
