@@ -41,8 +41,22 @@ def _pid(value, started=None, parent=None):
 
 @needs_fork
 def test_tasks_run_in_two_processes_and_come_back_in_order():
-    started = _child_started()
-    results = run_side_by_side([_pid(k, started, os.getpid()) for k in range(6)], 2)
+    parent = os.getpid()
+    child_started, parent_started = _child_started(), _child_started()
+
+    def meeting(value):
+        """A task that, wherever it runs, waits (up to a minute) until the other process has
+        started one too: whichever process takes the first task, neither can take them all."""
+
+        def task():
+            mine, theirs = (parent_started, child_started) if os.getpid() == parent else (child_started, parent_started)
+            mine.set()
+            theirs.wait(60)
+            return value, os.getpid()
+
+        return task
+
+    results = run_side_by_side([meeting(k) for k in range(6)], 2)
     assert [value for value, _ in results] == list(range(6))
     pids = {pid for _, pid in results}
     # Which process ran which task, should a child not have taken one.
