@@ -20,7 +20,8 @@ names. Two kinds of move:
   than ever before in this attempt.
 * refill, when items are sized in one dimension: every REFILL_EVERY steps, each kept bin in
   turn takes the fullest set of its own and the set-aside items that fits its room (exact,
-  by subset sums), which only ever lowers the weight set aside.
+  by subset sums, where their bitsets stay within SUBSET_SUM_BITS), which only ever lowers the
+  weight set aside.
 
 The search is deterministic and charges its work: each step, the (kept subset, set-aside
 subset) pairs it weighed.
@@ -55,6 +56,10 @@ ATTEMPT_UNITS_PER_BIN = 0.03
 STALL_STEPS = 3000
 # Move pairs times dimensions evaluated at once, at most (bounds the memory of a step).
 BLOCK_CELLS = 200_000
+# Bits of the subset-sum bitsets of one call, at most (items x room), and per unit of work:
+# beyond the limit, a refill skips the bin and a split into two bins is tried exhaustively.
+SUBSET_SUM_BITS = 20_000_000
+SUBSET_SUM_BITS_PER_UNIT = 20_000_000
 # Set-aside items tried exhaustively for a split into two bins, at most.
 SPLIT_ITEM_LIMIT = 16
 
@@ -322,8 +327,11 @@ def _refill(state: _State) -> list[int]:
     for k in range(len(state.bins)):
         pool = state.bins[k] + state.aside
         sizes = [int(state.sizes[i, 0]) for i in pool]
-        work.charge(len(pool) * capacity / 20_000_000)
         chosen = _fullest(sizes, capacity)
+        if chosen is None:
+            continue
+        # The split check of every step is not charged: its set-aside items are few.
+        work.charge(len(pool) * capacity / SUBSET_SUM_BITS_PER_UNIT)
         total = sum(sizes[j] for j in chosen)
         if total <= int(state.loads[k, 0]):
             continue
@@ -336,8 +344,11 @@ def _refill(state: _State) -> list[int]:
     return changed
 
 
-def _fullest(sizes: list[int], capacity: int) -> list[int]:
-    """Indices of a subset of `sizes` with the largest sum at most `capacity` (bitset subset sums)."""
+def _fullest(sizes: list[int], capacity: int) -> list[int] | None:
+    """Indices of a subset of `sizes` with the largest sum at most `capacity` (bitset subset sums),
+    or None when the bitsets would pass SUBSET_SUM_BITS in all."""
+    if len(sizes) * (capacity + 1) > SUBSET_SUM_BITS:
+        return None
     limit = (1 << (capacity + 1)) - 1
     reachable = [1]
     for size in sizes:
@@ -363,12 +374,13 @@ def _split(state: _State, free_bins: int) -> list[list[int]] | None:
         return [list(aside)]
     if state.sizes.shape[1] == 1:
         capacity = int(state.room[0])
-        sizes = [int(state.sizes[i, 0]) for i in aside]
-        chosen = set(_fullest(sizes, capacity))
-        rest = [aside[j] for j in range(len(aside)) if j not in chosen]
-        if int(state.sizes[rest, 0].sum()) <= capacity:
-            return [[aside[j] for j in sorted(chosen)], rest]
-        return None
+        fullest = _fullest([int(state.sizes[i, 0]) for i in aside], capacity)
+        if fullest is not None:
+            chosen = set(fullest)
+            rest = [aside[j] for j in range(len(aside)) if j not in chosen]
+            if int(state.sizes[rest, 0].sum()) <= capacity:
+                return [[aside[j] for j in sorted(chosen)], rest]
+            return None
     if len(aside) > SPLIT_ITEM_LIMIT:
         return None
     aside_sizes = state.sizes[aside]

@@ -147,3 +147,26 @@ def test_a_step_too_large_to_weigh_ends_the_search_without_eating_memory():
     assert result is None
     assert spent < 10
     assert peak < 50 * 2**20
+
+
+def test_a_huge_room_in_one_dimension_is_not_a_huge_subset_sum():
+    import tracemalloc
+
+    # Room 10**12 (bytes, say): bitsets over the room would take terabytes; the search packs
+    # these items without them.
+    unit = 10**12 // 1000
+    problem = triplets(10, seed=4)
+    problem = Problem(
+        (BinType("bin", {"cpu": 10**12}, 1.0),),
+        tuple(ItemType(item.name, {"cpu": item.size["cpu"] * unit}, item.count) for item in problem.items),
+    )
+    instance = build_instance(problem)
+    start = first_fit_decreasing(instance)
+    tracemalloc.start()
+    try:
+        result, _ = _eliminate(instance, start, 10, 1000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20
+    assert result is not None and _valid(instance, result) and result.bin_count < start.bin_count
