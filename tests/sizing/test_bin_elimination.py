@@ -1,6 +1,8 @@
 """The local search that takes bins away from a packing of one unlimited bin type
 (`sizing.binpack.bin_elimination`), on its own and inside the solver."""
 
+import tracemalloc
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +21,18 @@ def _eliminate(instance: Instance, packing: Packing, lower: int, units: float) -
     with work.using(work.WorkClock(units)) as clock:
         result = eliminate_bins(instance, packing, lower, units)
     return result, clock.spent
+
+
+def _eliminate_measured(instance: Instance, lower: int, units: float) -> tuple[Packing | None, float, int]:
+    """The search from first-fit decreasing: its packing, the work it charged and its peak of
+    traced memory in bytes."""
+    start = first_fit_decreasing(instance)
+    tracemalloc.start()
+    try:
+        result, spent = _eliminate(instance, start, lower, units)
+        return result, spent, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def _valid(instance: Instance, packing: Packing) -> bool:
@@ -127,8 +141,6 @@ def test_the_solver_result_does_not_depend_on_its_workers():
 
 
 def test_a_step_too_large_to_weigh_ends_the_search_without_eating_memory():
-    import tracemalloc
-
     # 100 bins of one large item and ten small ones: the items set aside from three bins and the
     # pairs of every kept bin make more move pairs than one step may weigh.
     problem = Problem(
@@ -137,21 +149,13 @@ def test_a_step_too_large_to_weigh_ends_the_search_without_eating_memory():
     )
     instance = build_instance(problem)
     assert applies(instance)
-    start = first_fit_decreasing(instance)
-    tracemalloc.start()
-    try:
-        result, spent = _eliminate(instance, start, 1, 10_000)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, spent, peak = _eliminate_measured(instance, 1, 10_000)
     assert result is None
     assert spent < 10
     assert peak < 50 * 2**20
 
 
 def test_a_huge_room_in_one_dimension_is_not_a_huge_subset_sum():
-    import tracemalloc
-
     # Room 10**12 (bytes, say): bitsets over the room would take terabytes; the search packs
     # these items without them.
     unit = 10**12 // 1000
@@ -161,12 +165,7 @@ def test_a_huge_room_in_one_dimension_is_not_a_huge_subset_sum():
         tuple(ItemType(item.name, {"cpu": item.size["cpu"] * unit}, item.count) for item in problem.items),
     )
     instance = build_instance(problem)
-    start = first_fit_decreasing(instance)
-    tracemalloc.start()
-    try:
-        result, _ = _eliminate(instance, start, 10, 1000)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    result, _, peak = _eliminate_measured(instance, 10, 1000)
     assert peak < 50 * 2**20
-    assert result is not None and _valid(instance, result) and result.bin_count < start.bin_count
+    assert result is not None and _valid(instance, result)
+    assert result.bin_count < first_fit_decreasing(instance).bin_count
