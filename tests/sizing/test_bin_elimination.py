@@ -27,6 +27,7 @@ def _eliminate_measured(instance: Instance, lower: int, units: float) -> tuple[P
     """The search from first-fit decreasing: its packing, the work it charged and its peak of
     traced memory in bytes."""
     start = first_fit_decreasing(instance)
+    assert start is not None
     tracemalloc.start()
     try:
         result, spent = _eliminate(instance, start, lower, units)
