@@ -171,7 +171,7 @@ def _one_bin_fewer(
         split = _split(state, free_bins)
         if split is not None:
             return state.bins + [b for b in split if b]
-        if len(sizes[0]) == 1 and step % REFILL_EVERY == REFILL_EVERY - 1:
+        if sizes.shape[1] == 1 and step % REFILL_EVERY == REFILL_EVERY - 1:
             changed = _refill(state)
             for k in changed:
                 outgoing.update(state, k)
@@ -330,7 +330,6 @@ def _refill(state: _State) -> list[int]:
         chosen = _fullest(sizes, capacity)
         if chosen is None:
             continue
-        # The split check of every step is not charged: its set-aside items are few.
         work.charge(len(pool) * capacity / SUBSET_SUM_BITS_PER_UNIT)
         total = sum(sizes[j] for j in chosen)
         if total <= int(state.loads[k, 0]):
@@ -363,7 +362,8 @@ def _fullest(sizes: list[int], capacity: int) -> list[int] | None:
 
 
 def _split(state: _State, free_bins: int) -> list[list[int]] | None:
-    """The set-aside items in at most `free_bins` (two) bins, or None if none is found."""
+    """The set-aside items in at most `free_bins` (two) bins, or None if none is found. Not
+    charged, though every step calls it: the set-aside items are few."""
     aside = state.aside
     if not aside:
         return [[]]
