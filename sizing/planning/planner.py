@@ -980,17 +980,19 @@ def _limit_search(probe: LimitProbe, headroom_percent: float, progress: Progress
 
 
 class _EarlyFleet:
-    """The optimal fleet and the recommendation's likely outcomes for the pods the rollout places
-    on new nodes without limits, worked out beside the limit search: the planned rollout places
-    the same pods (the limits keep Karpenter's decisions), and where it places exactly these on
-    new nodes the results are the ones the plan would compute after the search."""
+    """The optimal fleet (where the solver applies) and the recommendation's likely outcomes for
+    the pods the rollout places on new nodes without limits, worked out beside the limit search:
+    the planned rollout places the same pods (the limits keep Karpenter's decisions), and where it
+    places exactly these on new nodes the results are the ones the plan would compute after the
+    search. An outcome depends only on the restriction's types, so the recommendation takes those
+    of the restrictions it ranks whatever pods they were ranked for."""
 
     def __init__(
         self,
         context: _Context,
         unlimited: ProvisioningResult,
         max_pods_per_node: int | None,
-        work_limit: int,
+        work_limit: int | None,
         simulate_on: Callable[[Sequence[NodeOption]], ProvisioningResult],
     ):
         self.context = context
@@ -1002,8 +1004,11 @@ class _EarlyFleet:
         )
 
     def tasks(self) -> list[Callable[[], Any]]:
-        """The solver first (the longest), then each likely restriction's simulation."""
+        """The solver first (the longest) when it runs, then each likely restriction's simulation."""
         context = self.context
+        outcomes = [functools.partial(outcome_on, r, context.options, self.simulate_on) for r in self.restrictions]
+        if self.work_limit is None:
+            return list(outcomes)
         solve = functools.partial(
             solved_fleet,
             context.options,
@@ -1012,13 +1017,18 @@ class _EarlyFleet:
             context.capacity_types,
             self.work_limit,
         )
-        return [
-            solve,
-            *(functools.partial(outcome_on, r, context.options, self.simulate_on) for r in self.restrictions),
-        ]
+        return [solve, *outcomes]
 
-    def outcomes(self, found: Sequence[Outcome]) -> dict[frozenset[str], Outcome]:
-        return {restriction.type_names: outcome for restriction, outcome in zip(self.restrictions, found, strict=True)}
+    def solved(self, found: Sequence[Any]) -> Any:
+        """The solver's result among the tasks' results `found`."""
+        if self.work_limit is None:
+            raise ValueError("no solver ran beside the search")
+        return found[0]
+
+    def outcomes(self, found: Sequence[Any]) -> dict[frozenset[str], Outcome]:
+        """The likely outcomes among the tasks' results `found`, by their restriction's types."""
+        own = found if self.work_limit is None else found[1:]
+        return {restriction.type_names: outcome for restriction, outcome in zip(self.restrictions, own, strict=True)}
 
 
 def _requested(groups: Sequence[PodGroup]) -> Resources:
@@ -1079,20 +1089,22 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
 
     notes = list(context.notes)
     probe = LimitProbe(setup, workers)
+    solves = plan_input.solver_work_limit is not None and not context.constrained and solver_available()
     early_fleet = None
-    # With a core to spare, the optimal fleet is worked out while the limits are searched.
-    beside_search = not context.constrained and workers > 1 and can_fork() and solver_available()
-    if plan_input.solver_work_limit is not None and beside_search:
+    # With a core to spare, the optimal fleet and the likely candidates are worked out while the
+    # limits are searched.
+    if workers > 1 and can_fork():
         early_fleet = _EarlyFleet(
             context,
             probe.unlimited[ROLLOUT].result,
             plan_input.max_pods_per_node,
-            plan_input.solver_work_limit,
+            plan_input.solver_work_limit if solves else None,
             all_at_once_on,
         )
+    early_tasks = early_fleet.tasks() if early_fleet is not None else []
     search, solved_early = run_around(
-        functools.partial(_limit_search, probe, plan_input.headroom_percent, progress, early_fleet is not None),
-        early_fleet.tasks() if early_fleet is not None else [],
+        functools.partial(_limit_search, probe, plan_input.headroom_percent, progress, bool(early_tasks)),
+        early_tasks,
         workers,
     )
     fleet = search.planned[ROLLOUT].result
@@ -1102,6 +1114,8 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     optimal: OptimalFleet | None = None
     early: dict[frozenset[str], Outcome] | None = None
     gap: FleetGap | None = None
+    if not solves and early_fleet is not None and solved_early is not None:
+        early = early_fleet.outcomes(solved_early)
     if plan_input.solver_work_limit is not None and context.constrained:
         notes.append(CONSTRAINED_NOTE)
     elif plan_input.solver_work_limit is not None and not solver_available():
@@ -1119,8 +1133,8 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
         if early_fleet is not None and solved_early is not None and groups == early_fleet.groups:
             # The planned fleet places the pods the fleet without limits placed: what was
             # computed beside the limit search is what would be computed now.
-            early = early_fleet.outcomes(solved_early[1:])
-            solved = solve(solved=solved_early[0])
+            early = early_fleet.outcomes(solved_early)
+            solved = solve(solved=early_fleet.solved(solved_early))
         else:
             # The solver in a forked process, while this one simulates the candidates the
             # recommendation will most likely rank (all but the optimum's own types).

@@ -4,14 +4,17 @@ never changes an answer."""
 import json
 import multiprocessing
 import os
+from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
 
 from sizing.cli import main
+from sizing.kube.scheduling import ZONE_KEY, LabelSelector, PodScheduling, TopologySpread
 from sizing.kube.workloads import Workload
 from sizing.planning import planner, side_by_side
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.recommendation import recommend
 from sizing.planning.report_data import plan_data
 from sizing.planning.side_by_side import MAX_WORKERS, can_fork, run_around, run_side_by_side
 
@@ -173,6 +176,35 @@ def test_early_results_for_other_pods_are_not_used(monkeypatch):
     monkeypatch.setattr(planner, "run_beside", counted)
     two = plan_capacity(_wide_plan_input(), workers=2)
     assert calls == [1]
+    assert json.dumps(plan_data(two), sort_keys=True) == json.dumps(plan_data(one), sort_keys=True)
+
+
+def _zone_spread_plan_input():
+    # Topology spread: no optimal fleet, but the recommendation still ranks restrictions.
+    base = _wide_plan_input()
+    spread = PodScheduling(
+        labels={"app": "web"},
+        topology_spread=(TopologySpread(ZONE_KEY, 1, "DoNotSchedule", LabelSelector({"app": "web"})),),
+    )
+    web = replace(base.workloads[0], scheduling=spread)
+    return replace(base, workloads=(web, *base.workloads[1:]))
+
+
+@needs_fork
+def test_with_topology_the_likely_candidates_run_beside_the_limit_search(monkeypatch):
+    """Without an optimal fleet (topology constraints) the likely candidates still run beside the
+    limit search, and the recommendation takes them as they are: the plan is the same."""
+    one = plan_capacity(_zone_spread_plan_input(), workers=1)
+    known = []
+
+    def recorded(*args, **kwargs):
+        known.append(len(kwargs.get("known_outcomes") or {}))
+        return recommend(*args, **kwargs)
+
+    monkeypatch.setattr(planner, "recommend", recorded)
+    two = plan_capacity(_zone_spread_plan_input(), workers=2)
+    assert one.optimal is None and one.recommendation.evaluated > 2
+    assert known and known[0] >= 2
     assert json.dumps(plan_data(two), sort_keys=True) == json.dumps(plan_data(one), sort_keys=True)
 
 
