@@ -36,6 +36,7 @@ from sizing.karpenter.simulation.model import (
     Scenario,
 )
 from sizing.karpenter.simulation.nodes import keeps_min_values, launch, most_pods, set_candidates
+from sizing.karpenter.simulation.rounds import fewest_first
 from sizing.karpenter.simulation.state import (
     Candidates,
     Claim,
@@ -183,6 +184,7 @@ class Simulator:
         self.running_workloads: list[Mapping[str, int]] = [node.pods for node in self.running]
         self.running_ports: list[AbstractSet[tuple[str, int]]] = [node.host_ports for node in self.running]
         self.domains = Domains(self.table, self.pools, self.running, self.groups)
+        self._running_by_domains: dict[tuple[str, ...], Mapping[tuple[str | None, ...], list[int]]] = {}
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
             for workload, count in sorted(node.pods.items()):
@@ -449,14 +451,18 @@ class Simulator:
     def _add(self, claim: Claim, run: _Run, group_index: int, take: int) -> None:
         requests = run.requests
         claim.pod_count += take
-        for d in range(3):
-            claim.requests[d] += take * requests[d]
+        held = claim.requests
+        held[0] += take * requests[0]
+        held[1] += take * requests[1]
+        held[2] += take * requests[2]
         claim.placed[group_index] = claim.placed.get(group_index, 0) + take
-        workload = run.group.workload
+        group = run.group
+        workload = group.workload
         claim.workloads[workload] += take
         self.placed[workload] = self.placed.get(workload, 0) + take
-        claim.ports |= run.group.host_ports
-        for requirement in run.group.labels:
+        if group.host_ports:
+            claim.ports |= group.host_ports
+        for requirement in group.labels:
             # Karpenter adds each pod's requirements to its NodeClaim's.
             existing = claim.labels.get(requirement.key)
             claim.labels[requirement.key] = requirement if existing is None else existing.intersection(requirement)
@@ -475,7 +481,22 @@ class Simulator:
 
     # -- running nodes ---------------------------------------------------------------------
 
+    def running_by_domains(self, keys: tuple[str, ...]) -> Mapping[tuple[str | None, ...], list[int]]:
+        """The running nodes' indices, in order, by their domain on each of `keys` (a node's labels
+        do not change within a run, so this is worked out once per keys)."""
+        found = self._running_by_domains.get(keys)
+        if found is None:
+            grouped: dict[tuple[str | None, ...], list[int]] = {}
+            for index, node in enumerate(self.running):
+                grouped.setdefault(tuple(self.domains.node_value(node, key) for key in keys), []).append(index)
+            found = self._running_by_domains[keys] = MappingProxyType(grouped)
+        return found
+
     def _running_fit(self, index: int, run: _Run, valid: Valid | None) -> int:
+        free = self.running_free[index]
+        requests = run.requests
+        if free[0] < requests[0] or free[1] < requests[1] or free[2] < requests[2]:
+            return 0  # the common case once a node is full, so it is checked first
         node = self.running[index]
         group = run.group
         if group.allowed_types is not None and node.option.name not in group.allowed_types:
@@ -686,7 +707,15 @@ class Simulator:
         self.reason = None
         first_running = _FirstRunning(self, run, keys)
         own_spread = OwnSpread.of(group, domains, self.counts, self.inverse) if keys else None
+        # Rounds are tried again only once a claim has opened: until then the bucket that ran
+        # out of room still has none.
+        rounds_ready = own_spread is not None
         while count > 0:
+            if rounds_ready and own_spread is not None and not first_running.nodes and own_spread.in_rounds():
+                rounds_ready = False
+                count -= self._place_rounds(own_spread, buckets, room, run, group_index, count, touched)
+                if count == 0:
+                    break
             valid: Valid | None
             if own_spread is not None:
                 valid = own_spread.valid()
@@ -694,14 +723,14 @@ class Simulator:
                 valid = {key: valid_domains(group, key, domains[key], self.counts, self.inverse) for key in keys}
             else:
                 valid = None
-            if valid is not None and not all(valid.values()):
+            if valid is not None and not (valid[keys[0]] if len(keys) == 1 else all(valid.values())):
                 blocked = next(key for key in keys if not valid[key])
                 self.reason = block_reason(
                     group, blocked, domains[blocked], self.counts, self.inverse, self._pool_names(group)
                 )
                 break
             # Running nodes come first, in order.
-            index, fit = first_running.find(valid)
+            index, fit = first_running.find(valid) if first_running.nodes else (None, 0)
             if index is not None:
                 take = 1 if keys else min(fit, count)
                 self._place_on_running(index, run, group_index, take)
@@ -721,7 +750,7 @@ class Simulator:
                     self.reason = reason
                     break
                 claim = opened
-                just_opened = True
+                just_opened = rounds_ready = True
                 claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
                 claim_room = min(
                     claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed)
@@ -740,7 +769,8 @@ class Simulator:
                 self.domains.record_claim(self.counts, group.workload, best, take)
                 if own_spread is not None:
                     values = self.domains.claim_values(best, own_spread.key)
-                    own_spread.add(next(iter(values)) if values and len(values) == 1 else None, take)
+                    if values is not None and len(values) == 1:
+                        own_spread.add(next(iter(values)), take)
             room[best.index] -= take
             touched[best.index] = best
             count -= take
@@ -752,6 +782,56 @@ class Simulator:
             single = _Run(run.group, run.requests, run.mask, run.mask_list, [(group_index, 0)])
             self._record_domains(touched.values(), single)
         return count
+
+    def _place_rounds(
+        self,
+        own_spread: OwnSpread,
+        buckets: dict[Bucket, list[tuple[int, int, Claim]]],
+        room: dict[int, int],
+        run: _Run,
+        group_index: int,
+        count: int,
+        touched: dict[int, Claim],
+    ) -> int:
+        """Whole rounds of a maxSkew-1 spread over its own pods at once; returns the pods placed.
+
+        With every domain level, the next pods go one to each domain in turn, and each domain's
+        pod goes to the claim of its bucket with the fewest pods: what one domain takes does not
+        change where another's go. So while no running node can take a pod, no claim is open to
+        any domain, and every domain's claims have room for them, R rounds are R pods per domain,
+        handed out in each bucket fewest-pods-first (`fewest_first`), as one pod at a time would."""
+        domains = sorted(own_spread.per_domain)
+        if (_ANY,) in buckets and any(self._live(entry, room) for entry in buckets[(_ANY,)]):
+            return 0
+        # One entry per claim: its latest, with room left.
+        live = {
+            domain: list({entry[1]: entry for entry in buckets.get((domain,), ()) if self._live(entry, room)}.values())
+            for domain in domains
+        }
+        rounds = min([count // len(domains), *(sum(room[index] for _, index, _ in live[d]) for d in domains)])
+        if rounds < 1:
+            return 0
+        workload = run.group.workload
+        for domain in domains:
+            claims = {index: claim for _, index, claim in live[domain]}
+            taken = fewest_first([(held, index, room[index]) for held, index, _ in live[domain]], rounds)
+            for index, take in taken.items():
+                claim = claims[index]
+                self._add(claim, run, group_index, take)
+                self.domains.record_claim(self.counts, workload, claim, take)
+                room[index] -= take
+                touched[index] = claim
+            heap = [(claim.pod_count, index, claim) for index, claim in claims.items() if room[index] > 0]
+            heapq.heapify(heap)
+            buckets[(domain,)] = heap
+            own_spread.add(domain, rounds)
+        return rounds * len(domains)
+
+    @staticmethod
+    def _live(entry: tuple[int, int, Claim], room: Mapping[int, int]) -> bool:
+        """Whether a bucket's entry is its claim's latest, with room left (older ones are skipped)."""
+        pod_count, index, claim = entry
+        return room.get(index, 0) > 0 and pod_count == claim.pod_count
 
     def _commit(
         self, claim: Claim, run: _Run, valid: Valid, keys: tuple[str, ...], room: dict[int, int], just_opened: bool
@@ -859,8 +939,13 @@ class Simulator:
     ) -> Claim | None:
         """The claim with the fewest pods (then the oldest) that may take the next pod."""
         best = None
+        best_key = None
+        single = valid[keys[0]] if valid is not None and len(keys) == 1 else None
         for name, heap in buckets.items():
-            if valid is not None and not _bucket_valid(name, keys, valid):
+            if single is not None:
+                if name[0] != _ANY and name[0] not in single:
+                    continue
+            elif valid is not None and not _bucket_valid(name, keys, valid):
                 continue
             held = []
             while heap:
@@ -873,8 +958,10 @@ class Simulator:
                     held.append(heapq.heappop(heap))
                     continue
                 break
-            if heap and (best is None or heap[0][:2] < (best.pod_count, best.index)):
-                best = heap[0][2]
+            if heap:
+                head = heap[0]
+                if best_key is None or (head[0], head[1]) < best_key:
+                    best, best_key = head[2], (head[0], head[1])
             for entry in held:
                 heapq.heappush(heap, entry)
         return best
@@ -1051,10 +1138,7 @@ class _FirstRunning:
         self.run = run
         self.monotone = not any(rule.kind == AFFINITY and rule.key == HOSTNAME for rule in run.group.topology)
         self.keys = keys
-        self.nodes: dict[tuple[str | None, ...], list[int]] = {}
-        for index, node in enumerate(simulator.running):
-            domains = tuple(simulator.domains.node_value(node, key) for key in keys)
-            self.nodes.setdefault(domains, []).append(index)
+        self.nodes = dict(simulator.running_by_domains(keys))
         self.cursor = {domains: 0 for domains in self.nodes}
 
     def find(self, valid: Valid | None) -> tuple[int | None, int]:
@@ -1067,6 +1151,7 @@ class _FirstRunning:
                     return index, fit
             return None, 0
         best: tuple[int | None, int] = (None, 0)
+        exhausted = []
         for domains, indices in self.nodes.items():
             if valid is not None and any(
                 domain not in valid[key] for key, domain in zip(self.keys, domains, strict=True)
@@ -1081,4 +1166,9 @@ class _FirstRunning:
                     break
                 cursor += 1
             self.cursor[domains] = cursor
+            if cursor == len(indices):
+                exhausted.append(domains)
+        # Nodes past the cursor never take a pod of this pass again: their domains are not looked at.
+        for domains in exhausted:
+            del self.nodes[domains]
         return best

@@ -208,13 +208,20 @@ class OwnSpread:
         return cls(rule, domains[rule.key], counts)
 
     def valid(self) -> dict[str, frozenset[str]]:
-        lowest = 0 if self.floor_at_zero else min(self.per_domain.values())
-        skew = self.rule.max_skew
-        return {self.key: frozenset(domain for domain, count in self.per_domain.items() if count + 1 - lowest <= skew)}
+        per_domain = self.per_domain
+        # A domain is valid while its count stays within the skew of the lowest plus one pod.
+        ceiling = (0 if self.floor_at_zero else min(per_domain.values())) + self.rule.max_skew - 1
+        return {self.key: frozenset([domain for domain, count in per_domain.items() if count <= ceiling])}
 
     def add(self, domain: str | None, count: int) -> None:
         if domain is not None and domain in self.per_domain:
             self.per_domain[domain] += count
+
+    def in_rounds(self) -> bool:
+        """Whether the next pods go one to each domain in turn: maxSkew 1, no minDomains floor and
+        every domain at the same count, so that after each domain takes one they are level again."""
+        counts = self.per_domain.values()
+        return self.rule.max_skew == 1 and not self.floor_at_zero and min(counts) == max(counts)
 
 
 def tracked_keys(groups: Iterable[PodGroup]) -> frozenset[str]:

@@ -1,0 +1,162 @@
+"""A maxSkew-1 spread over a group's own pods placed a round (one pod per domain) at a time gives
+what placing its pods one at a time gives."""
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, TopologyRule, simulate
+from sizing.karpenter.simulation import scheduler as scheduler_module
+from sizing.karpenter.simulation.rounds import fewest_first
+from sizing.karpenter.simulation.topology import OwnSpread
+from sizing.kube.resources import Resources
+
+ZONES = ("za", "zb", "zc")
+
+
+def _one_at_a_time(claims, pods):
+    held = {index: count for count, index, _ in claims}
+    room = {index: room for _, index, room in claims}
+    taken = {}
+    for _ in range(pods):
+        index = min((i for i in held if room[i] > 0), key=lambda i: (held[i], i))
+        held[index] += 1
+        room[index] -= 1
+        taken[index] = taken.get(index, 0) + 1
+    return taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fewest_first_matches_one_pod_at_a_time(data):
+    size = data.draw(st.integers(1, 8))
+    indices = data.draw(st.lists(st.integers(0, 50), min_size=size, max_size=size, unique=True))
+    claims = [(data.draw(st.integers(0, 12)), index, data.draw(st.integers(0, 9))) for index in indices]
+    pods = data.draw(st.integers(0, sum(room for _, _, room in claims)))
+    assert fewest_first(claims, pods) == _one_at_a_time(claims, pods)
+
+
+def test_fewest_first_refuses_more_pods_than_room():
+    with pytest.raises(ValueError, match="do not fit"):
+        fewest_first([(0, 1, 2), (3, 2, 1)], 4)
+    with pytest.raises(ValueError, match=">= 0"):
+        fewest_first([(0, 1, 2)], -1)
+
+
+def test_a_million_pods_on_two_claims_take_few_steps():
+    # Two claims far apart: the lead, not the pod count, sets the steps.
+    assert fewest_first([(0, 0, 10**6), (999_000, 1, 10**6)], 10**6) == {0: 999_500, 1: 500}
+
+
+OPTIONS = (
+    NodeOption("small", Resources(2000, 4096, 110), Resources(1900, 3500, 29), price=1.0),
+    NodeOption("medium", Resources(4000, 16384, 110), Resources(3800, 15000, 58), price=2.5),
+    NodeOption("large", Resources(16000, 65536, 110), Resources(15500, 62000, 234), price=8.0),
+)
+
+
+@st.composite
+def spread_scenarios(draw):
+    groups = []
+    for g in range(draw(st.integers(1, 5))):
+        workload = draw(st.sampled_from(["web", "api", f"w{g}"]))
+        rules = []
+        if draw(st.integers(0, 3)) > 0:
+            rules.append(
+                TopologyRule("spread", "zone", frozenset({workload}), max_skew=draw(st.sampled_from([1, 1, 2])))
+            )
+        if draw(st.integers(0, 4)) == 0:
+            rules.append(
+                TopologyRule(draw(st.sampled_from(["spread", "anti-affinity"])), "hostname", frozenset({workload}))
+            )
+        groups.append(
+            PodGroup(
+                workload,
+                Resources(
+                    draw(st.sampled_from([100, 250, 500, 1000, 1500])), draw(st.sampled_from([128, 512, 2048])), 1
+                ),
+                draw(st.integers(0, 120)),
+                zones=draw(st.one_of(st.none(), st.sets(st.sampled_from(ZONES), min_size=2).map(frozenset))),
+                topology=tuple(rules),
+            )
+        )
+    running = tuple(
+        RunningNode(
+            f"running-{r}",
+            draw(st.sampled_from(OPTIONS)),
+            Resources(draw(st.sampled_from([0, 500, 1500])), 256, 2),
+            zone=draw(st.sampled_from(ZONES)),
+            pods={draw(st.sampled_from(["web", "api"])): draw(st.integers(0, 3))},
+        )
+        for r in range(draw(st.integers(0, 3)))
+    )
+    limits = draw(st.sampled_from([{}, {"nodes": 7}, {"cpu": 30000}]))
+    return Scenario(
+        node_options=draw(st.sampled_from([OPTIONS, OPTIONS[:1], OPTIONS[1:]])),
+        pod_groups=tuple(groups),
+        zones=frozenset(draw(st.sampled_from([ZONES, ZONES[:2]]))),
+        running_nodes=running,
+        limits=limits,
+    )
+
+
+def _pod_by_pod(scenario, monkeypatch):
+    with monkeypatch.context() as patched:
+        patched.setattr(OwnSpread, "in_rounds", lambda self: False)
+        return simulate(scenario)
+
+
+@settings(max_examples=150, deadline=None)
+@given(spread_scenarios())
+def test_rounds_place_what_one_pod_at_a_time_places(scenario):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        expected = _pod_by_pod(scenario, monkeypatch)
+    assert simulate(scenario) == expected
+
+
+def test_rounds_are_taken_on_a_large_spread(monkeypatch):
+    """The case the rounds are for: many pods over three zones take a few rounds, not a pass per pod."""
+    rule = TopologyRule("spread", "zone", frozenset({"web"}))
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(PodGroup("web", Resources(250, 512, 1), 3000, topology=(rule,)),),
+        zones=frozenset(ZONES),
+    )
+    rounds = []
+    original = scheduler_module.Simulator._place_rounds
+
+    def counted(self, *args, **kwargs):
+        placed = original(self, *args, **kwargs)
+        rounds.append(placed)
+        return placed
+
+    monkeypatch.setattr(scheduler_module.Simulator, "_place_rounds", counted)
+    result = simulate(scenario)
+    assert sum(rounds) > 2900
+    assert replace(result) == _pod_by_pod(scenario, monkeypatch)
+    per_zone = {}
+    for node in result.nodes:
+        per_zone[node.zones[0]] = per_zone.get(node.zones[0], 0) + node.pods["web"]
+    assert sorted(per_zone.values()) == [1000, 1000, 1000]
+
+
+def test_a_claim_open_to_every_zone_is_used_before_any_round(monkeypatch):
+    """A claim of an unconstrained pod, not yet committed to a zone and holding the fewest pods,
+    takes the spread's next pod: rounds over the zones' own claims wait until it is committed."""
+    rule = TopologyRule("spread", "zone", frozenset({"web"}))
+    small = frozenset({"small"})
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(
+            PodGroup("batch", Resources(1500, 3000, 1), 1),
+            PodGroup("web", Resources(1000, 512, 1), 3, allowed_types=small, topology=(rule,)),
+            PodGroup("web", Resources(100, 128, 1), 30, topology=(rule,)),
+        ),
+        zones=frozenset(ZONES),
+    )
+    result = simulate(scenario)
+    assert result == _pod_by_pod(scenario, monkeypatch)
+    batch = next(node for node in result.nodes if node.pods.get("batch"))
+    assert batch.pods["web"] > 0 and batch.zones == ("za",)
