@@ -46,6 +46,7 @@ class Domains:
             key for node in self.running for key in node.option.labels
         )
         self._columns: dict[str, np.ndarray] = {}
+        self._running_values: dict[str, frozenset[str]] = {}
         # What a new NodeClaim of each NodePool starts from: custom labels always (pods must agree on
         # them), instance-type labels only where some topology counts by them.
         self.pool_labels: list[dict[str, LabelRequirement]] = [
@@ -100,15 +101,20 @@ class Domains:
     def for_group(self, group: PodGroup, key: str) -> frozenset[str]:
         """The domains of `key` the group's pods can reach: its NodePools' and the running nodes'
         values, within what the pod itself requires."""
-        values: set[str] = set()
+        values: set[str] = set(self._running_domains(key))
         for index, pool in enumerate(self.pools):
             if group.pools is None or pool.name in group.pools:
                 values |= self.pool_domains(index, key)
-        for node in self.running:
-            value = self.node_value(node, key)
-            if value:
-                values.add(value)
         return frozenset(value for value in values if self.group_admits(group, key, value))
+
+    def _running_domains(self, key: str) -> frozenset[str]:
+        """The values of `key` the running nodes carry (they do not change within a run)."""
+        found = self._running_values.get(key)
+        if found is None:
+            found = self._running_values[key] = frozenset(
+                value for node in self.running if (value := self.node_value(node, key))
+            )
+        return found
 
     def claim_values(self, claim: Claim, key: str) -> frozenset[str] | None:
         """The domains a NodeClaim's requirements leave for `key` (None: any)."""

@@ -692,7 +692,11 @@ class Simulator:
                 return count
         buckets: dict[Bucket, list[tuple[int, int, Claim]]] = {}
         room: dict[int, int] = {}
+        requests = run.requests
         for claim in self.claims:
+            headroom = claim.headroom
+            if headroom[0] < requests[0] or headroom[1] < requests[1] or headroom[2] < requests[2]:
+                continue  # full for this pod: the common case once a fleet is large
             claim_room = self._room_in_claim(claim, run)
             if claim_room > 0:
                 claim_room = min(
