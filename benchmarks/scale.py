@@ -13,7 +13,8 @@ anti-affinity) on a NodePool of the m5 family (2 to 96 vCPU): the case where sub
 Karpenter launch the fleet over many batches, which every scenario then simulates one by one.
 
 Options: --quick runs 1,000 and 20,000 pods (and 100 replicas) only; --unconstrained drops the zone
-spread.
+spread; --workers N sets the planner's processes (default: the cores it may use, at most 2, as
+`python -m sizing plan` does).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from benchmarks.planner import benchmark_pods
 from sizing.kube.scheduling import LabelSelector, PodAffinityTerm, PodScheduling, TopologySpread
 from sizing.kube.workloads import MAX_PEAK_PODS, Workload
 from sizing.planning.planner import CapacityPlan, NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.side_by_side import available_workers
 
 POD_COUNTS = (1000, 20000, 100000)
 ANTI_AFFINITY_REPLICAS = (100, 1000)
@@ -79,23 +81,30 @@ def one_pod_per_node(replicas: int) -> PlanInput:
     return PlanInput(workloads=(web,), node_pool=NodePoolSpec(requirements=M5_FAMILY), zones=ZONES)
 
 
-def _timed(plan_input: PlanInput) -> tuple[CapacityPlan, float, float]:
+def _timed(plan_input: PlanInput, workers: int) -> tuple[CapacityPlan, float, float]:
     started = time.perf_counter()
-    plan = plan_capacity(plan_input)
+    plan = plan_capacity(plan_input, workers=workers)
     seconds = time.perf_counter() - started
-    return plan, seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # The largest of this process and of the children it forked to simulate side by side.
+    peak = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    )
+    return plan, seconds, peak / 1024
 
 
 def run(options: Sequence[str]) -> int:
     counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
     spread = "--unconstrained" not in options
     constraint = "zone spread, maxSkew 1" if spread else "none"
+    workers = int(options[options.index("--workers") + 1]) if "--workers" in options else available_workers()
+    print(f"{workers} worker{'s' if workers != 1 else ''}")
+    print()
     print("| pods at peak | workloads | constraints | plan s | limit probes | limits | binding | peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|")
     status = 0
     for count in counts:
         plan_input = PlanInput(workloads=workloads(count, spread), zones=ZONES)
-        plan, seconds, peak_mib = _timed(plan_input)
+        plan, seconds, peak_mib = _timed(plan_input, workers)
         limits = plan.limits
         print(
             f"| {plan.pods_with_surge:,} | {len(plan_input.workloads)} | {constraint} | {seconds:.1f} | {limits.probes} | "
@@ -112,7 +121,7 @@ def run(options: Sequence[str]) -> int:
     )
     print("|---|---|---|---|---|---|")
     for replicas in ANTI_AFFINITY_REPLICAS[:1] if "--quick" in options else ANTI_AFFINITY_REPLICAS:
-        plan, seconds, peak_mib = _timed(one_pod_per_node(replicas))
+        plan, seconds, peak_mib = _timed(one_pod_per_node(replicas), workers)
         batches = ", ".join(str(plan.scenarios[name].batches) for name in ("peak", "hpa-ramp", "rollout"))
         spec = plan.limits.spec()
         print(
