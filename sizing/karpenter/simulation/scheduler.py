@@ -61,6 +61,8 @@ from sizing.kube.resources import Resources
 
 _NEVER = (2**62, 2**62, 2**62)
 _ANY = "*"
+# Narrowed claims remembered for claims that narrow alike (see Simulator._narrow).
+NARROWINGS_KEPT = 4096
 # A bucket of NodeClaims: per domain key of the run, the domain they are committed to, or _ANY.
 Bucket = tuple[str, ...]
 Valid = Mapping[str, frozenset[str]]
@@ -185,6 +187,7 @@ class Simulator:
         self.running_ports: list[AbstractSet[tuple[str, int]]] = [node.host_ports for node in self.running]
         self.domains = Domains(self.table, self.pools, self.running, self.groups)
         self._running_by_domains: dict[tuple[str, ...], Mapping[tuple[str | None, ...], list[int]]] = {}
+        self._narrowings: dict[tuple[object, ...], tuple[object, object, Candidates, tuple[int, int, int]]] = {}
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
             for workload, count in sorted(node.pods.items()):
@@ -286,12 +289,28 @@ class Simulator:
 
     def _narrow(self, claim: Claim, run: _Run) -> None:
         """Keep the claim's types that hold its pods and match the run's constraints and, where
-        offerings differ, that are offered in the zones and capacity types left to it."""
-        candidates = self._matching(claim.candidates, run)
-        claim.zones, claim.capacity_types = self._narrowed(claim, run)
+        offerings differ, that are offered in the zones and capacity types left to it.
+
+        Claims opened alike and holding the same pods narrow alike (a fleet of hundreds of one
+        type and content), so the last few thousand outcomes are kept by what they depend on.
+        """
+        before = claim.candidates
+        zones, kinds = self._narrowed(claim, run)
+        used = claim.requests
+        key = (id(before), id(run.mask), zones, kinds, used[0], used[1], used[2])
+        known = self._narrowings.get(key)
+        claim.zones, claim.capacity_types = zones, kinds
+        # The entry holds the objects its ids name, so the ids cannot be reused while it is kept.
+        if known is not None and known[0] is before and known[1] is run.mask:
+            claim.candidates, claim.headroom = known[2], known[3]
+            return
+        candidates = self._matching(before, run)
         if self.table.partial:
-            candidates = apply_mask(candidates, self.table.offer_mask(claim.zones, claim.capacity_types))
+            candidates = apply_mask(candidates, self.table.offer_mask(zones, kinds))
         set_candidates(self.table, claim, candidates)
+        if len(self._narrowings) >= NARROWINGS_KEPT:
+            self._narrowings.clear()
+        self._narrowings[key] = (before, run.mask, claim.candidates, claim.headroom)
 
     def _fresh_candidates(self, run: _Run, pool: int, offered: np.ndarray | None = None) -> np.ndarray:
         """Rows of `pool` a new NodeClaim for this run could use, before the limits filter;

@@ -1,0 +1,61 @@
+"""Claims opened alike and holding the same pods narrow alike: the simulation reuses the outcome,
+and what it keeps for that is bounded and never changes a result."""
+
+from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
+from sizing.karpenter.simulation import scheduler as scheduler_module
+from sizing.kube.resources import Resources
+
+OPTIONS = tuple(
+    NodeOption(
+        f"type-{cores}",
+        Resources(cores * 1000, cores * 4096, 110),
+        Resources(cores * 950, cores * 3800, 110),
+        cores * 0.05,
+    )
+    for cores in (2, 4, 8, 16, 32, 48, 64, 96)
+)
+
+
+def _scenario():
+    # Large pods of a few shapes: hundreds of claims of one type and content.
+    groups = tuple(
+        PodGroup(
+            f"w{cpu}",
+            Resources(cpu, cpu * 3, 1),
+            150,
+            allowed_types=None if cpu > 10000 else frozenset(o.name for o in OPTIONS[2:]),
+        )
+        for cpu in (7000, 15000, 30000, 45000, 60000)
+    )
+    return Scenario(node_options=OPTIONS, pod_groups=groups, limits={"cpu": 40_000_000})
+
+
+def test_a_bounded_memory_of_narrowings_gives_the_same_fleet(monkeypatch):
+    every = simulate(_scenario())
+    sizes = []
+    original = scheduler_module.Simulator._narrow
+
+    def watched(self, claim, run):
+        original(self, claim, run)
+        sizes.append(len(self._narrowings))
+
+    monkeypatch.setattr(scheduler_module, "NARROWINGS_KEPT", 3)
+    monkeypatch.setattr(scheduler_module.Simulator, "_narrow", watched)
+    few = simulate(_scenario())
+    assert few == every
+    assert len(every.nodes) > 200
+    assert sizes and max(sizes) <= 3
+
+
+def test_claims_of_one_type_and_content_narrow_once(monkeypatch):
+    computed = []
+    original = scheduler_module.set_candidates
+
+    def counted(table, claim, candidates):
+        computed.append(1)
+        original(table, claim, candidates)
+
+    monkeypatch.setattr(scheduler_module, "set_candidates", counted)
+    result = simulate(_scenario())
+    # Each claim is set up once from its template; narrowing adds one computation per distinct content.
+    assert len(computed) < len(result.nodes) // 4
