@@ -42,9 +42,8 @@ class Domains:
         self.pools = list(pools)
         self.running = list(running)
         self.tracked = tracked_keys(groups)
-        self.instance_keys = frozenset(key for option in table.options for key in option.labels) | frozenset(
-            key for node in self.running for key in node.option.labels
-        )
+        running_options = {id(node.option): node.option for node in self.running}.values()
+        self.instance_keys = table.label_keys | frozenset(key for option in running_options for key in option.labels)
         self._columns: dict[str, np.ndarray] = {}
         self._running_values: dict[str, frozenset[str]] = {}
         # What a new NodeClaim of each NodePool starts from: custom labels always (pods must agree on

@@ -55,6 +55,7 @@ from sizing.karpenter.simulation.topology import (
     domain_keys,
     hostname_bootstrap,
     hostname_cap,
+    hostname_excluders,
     valid_domains,
 )
 from sizing.kube.resources import Resources
@@ -1162,6 +1163,16 @@ class _FirstRunning:
         self.monotone = not any(rule.kind == AFFINITY and rule.key == HOSTNAME for rule in run.group.topology)
         self.keys = keys
         self.nodes = dict(simulator.running_by_domains(keys))
+        excluders = hostname_excluders(run.group, simulator.inverse) if self.monotone else frozenset()
+        if excluders:
+            # Nodes holding a pod the group keeps away from stay closed to it for the whole pass;
+            # left out at once, so that a fleet of one pod per node is not weighed node by node.
+            workloads = simulator.running_workloads
+            self.nodes = {
+                domains: kept
+                for domains, indices in self.nodes.items()
+                if (kept := [i for i in indices if not any(workloads[i].get(w) for w in excluders)])
+            }
         self.cursor = {domains: 0 for domains in self.nodes}
 
     def find(self, valid: Valid | None) -> tuple[int | None, int]:

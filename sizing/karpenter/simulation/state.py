@@ -66,6 +66,8 @@ class TypeTable:
         self.price_rank = np.empty(len(self.options), dtype=np.int64)
         self.price_rank[by_price] = np.arange(len(self.options), dtype=np.int64)
         self._offer_masks: dict[tuple[frozenset[str] | None, frozenset[str]], np.ndarray | None] = {}
+        # The label keys any type carries (the instance-type labels topology may count by).
+        self.label_keys = frozenset(key for option in self.options for key in option.labels)
 
     def _min_values(self, index: int, pool: NodePoolModel) -> list[tuple[int, np.ndarray]]:
         """(minValues, value id per row, -1 outside the pool) for each key the pool sets minValues on."""
@@ -230,16 +232,22 @@ class LimitsLeft:
             self.remaining.append(np.array([pool.limits[LIMIT_KEYS[c]] for c in columns], dtype=np.int64))
             self.reserved.append(np.zeros(len(LIMIT_KEYS), dtype=np.int64))
         names = [pool.name for pool in pools]
+        # Summed in Python first: thousands of running nodes, one array per NodePool.
+        totals = [[0] * len(LIMIT_KEYS) for _ in pools]
         for node in running:
             if not (node.in_node_pool and node.capacity_reported):
                 continue
             name = node.node_pool or primary
             if name not in names:
                 continue
-            index = names.index(name)
-            usage = np.array(
-                [node.option.capacity.cpu, node.option.capacity.memory, node.option.capacity.pods, 1], dtype=np.int64
-            )
+            total = totals[names.index(name)]
+            capacity = node.option.capacity
+            total[0] += capacity.cpu
+            total[1] += capacity.memory
+            total[2] += capacity.pods
+            total[3] += 1
+        for index, total in enumerate(totals):
+            usage = np.array(total, dtype=np.int64)
             self.used[index] += usage
             if self.columns[index]:
                 self.remaining[index] -= usage[self.columns[index]]

@@ -133,6 +133,13 @@ def hostname_cap(
     return max(cap, 0)
 
 
+def hostname_excluders(group: PodGroup, inverse: Inverse) -> frozenset[str]:
+    """The workloads any pod of which on a node keeps the group's pods off it (hostname pod
+    anti-affinity, the group's own or another's that selects it): `hostname_cap` is 0 there."""
+    own = (rule.selects for rule in group.topology if rule.key == HOSTNAME and rule.kind == ANTI_AFFINITY)
+    return frozenset().union(*own, inverse.against(group.workload, HOSTNAME))
+
+
 def domain_keys(group: PodGroup, inverse: Inverse) -> tuple[str, ...]:
     """The keys other than hostname whose domain counts decide where the group's pods go, sorted."""
     keys = {rule.key for rule in group.topology if rule.key != HOSTNAME} | inverse.keys(group.workload)

@@ -1,5 +1,6 @@
-"""A maxSkew-1 spread over a group's own pods placed a round (one pod per domain) at a time gives
-what placing its pods one at a time gives."""
+"""The simulation's shortcuts give what the plain rules give: a maxSkew-1 spread over a group's own
+pods placed a round (one pod per domain) at a time, as one pod at a time; running nodes a group's
+hostname anti-affinity keeps it off left out of a pass at once, as when weighed one by one."""
 
 from dataclasses import replace
 
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, TopologyRule, simulate
 from sizing.karpenter.simulation import scheduler as scheduler_module
 from sizing.karpenter.simulation.rounds import fewest_first
-from sizing.karpenter.simulation.topology import OwnSpread
+from sizing.karpenter.simulation.topology import OwnSpread, hostname_excluders
 from sizing.kube.resources import Resources
 
 ZONES = ("za", "zb", "zc")
@@ -160,3 +161,38 @@ def test_a_claim_open_to_every_zone_is_used_before_any_round(monkeypatch):
     assert result == _pod_by_pod(scenario, monkeypatch)
     batch = next(node for node in result.nodes if node.pods.get("batch"))
     assert batch.pods["web"] > 0 and batch.zones == ("za",)
+
+
+@settings(max_examples=100, deadline=None)
+@given(spread_scenarios())
+def test_nodes_left_out_for_anti_affinity_are_the_ones_it_closes(scenario):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(scheduler_module, "hostname_excluders", lambda group, inverse: frozenset())
+        expected = simulate(scenario)
+    assert simulate(scenario) == expected
+
+
+def test_a_running_fleet_of_one_pod_per_node_is_not_weighed_node_by_node(monkeypatch):
+    rule = TopologyRule("anti-affinity", "hostname", frozenset({"web"}))
+    running = tuple(
+        RunningNode(f"node-{i}", OPTIONS[0], Resources(500, 512, 2), zone=ZONES[i % 3], pods={"web": 1})
+        for i in range(300)
+    )
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(PodGroup("web", Resources(500, 512, 1), 30, topology=(rule,)),),
+        zones=frozenset(ZONES),
+        running_nodes=running,
+    )
+    weighed = []
+    original = scheduler_module.Simulator._running_fit
+
+    def counted(self, index, run, valid):
+        weighed.append(index)
+        return original(self, index, run, valid)
+
+    monkeypatch.setattr(scheduler_module.Simulator, "_running_fit", counted)
+    result = simulate(scenario)
+    assert len(result.new_nodes) == 30 and not result.pending
+    assert hostname_excluders(scenario.pod_groups[0], scheduler_module.Inverse(scenario.pod_groups)) == {"web"}
+    assert weighed == []
