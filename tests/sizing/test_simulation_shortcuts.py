@@ -29,7 +29,7 @@ def _one_at_a_time(claims, pods):
     return taken
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_fewest_first_matches_one_pod_at_a_time(data):
     size = data.draw(st.integers(1, 8))
@@ -66,7 +66,13 @@ def spread_scenarios(draw):
         rules = []
         if draw(st.integers(0, 3)) > 0:
             rules.append(
-                TopologyRule("spread", "zone", frozenset({workload}), max_skew=draw(st.sampled_from([1, 1, 2])))
+                TopologyRule(
+                    "spread",
+                    "zone",
+                    frozenset({workload}),
+                    max_skew=draw(st.sampled_from([1, 1, 2])),
+                    min_domains=draw(st.sampled_from([None, None, 3, 4])),
+                )
             )
         if draw(st.integers(0, 4)) == 0:
             rules.append(
@@ -109,7 +115,7 @@ def _pod_by_pod(scenario, monkeypatch):
         return simulate(scenario)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(spread_scenarios())
 def test_rounds_place_what_one_pod_at_a_time_places(scenario):
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -163,7 +169,7 @@ def test_a_claim_open_to_every_zone_is_used_before_any_round(monkeypatch):
     assert batch.pods["web"] > 0 and batch.zones == ("za",)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(spread_scenarios())
 def test_nodes_left_out_for_anti_affinity_are_the_ones_it_closes(scenario):
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -196,3 +202,68 @@ def test_a_running_fleet_of_one_pod_per_node_is_not_weighed_node_by_node(monkeyp
     assert len(result.new_nodes) == 30 and not result.pending
     assert hostname_excluders(scenario.pod_groups[0], scheduler_module.Inverse(scenario.pod_groups)) == {"web"}
     assert weighed == []
+
+
+def test_running_nodes_with_room_take_pods_before_any_round(monkeypatch):
+    """Rounds hand out pods on claims only: while a running node can take one, pods go one at a time."""
+    rule = TopologyRule("spread", "zone", frozenset({"web"}))
+    running = tuple(RunningNode(f"node-{zone}", OPTIONS[0], Resources(1400, 1024, 2), zone=zone) for zone in ZONES)
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(
+            PodGroup("web", Resources(1000, 512, 1), 3, topology=(rule,)),
+            PodGroup("web", Resources(100, 128, 1), 30, topology=(rule,)),
+        ),
+        zones=frozenset(ZONES),
+        running_nodes=running,
+    )
+    result = simulate(scenario)
+    assert result == _pod_by_pod(scenario, monkeypatch)
+    on_running = sum(node.pods.get("web", 0) for node in result.nodes if node.existing)
+    assert on_running == 15
+
+
+def test_a_spread_of_max_skew_two_is_placed_one_pod_at_a_time(monkeypatch):
+    """With maxSkew 2 a zone may take two pods in a row, so its pods are not placed in rounds
+    (a case random inputs found where rounds would differ)."""
+    rule = TopologyRule("spread", "zone", frozenset({"web"}), max_skew=2)
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(
+            PodGroup("web", Resources(100, 128, 1), 9, topology=(rule,)),
+            PodGroup("web", Resources(100, 512, 1), 2),
+        ),
+        zones=frozenset(ZONES),
+    )
+    assert simulate(scenario) == _pod_by_pod(scenario, monkeypatch)
+
+
+def test_a_spread_whose_min_domains_are_not_reached_is_placed_one_pod_at_a_time(monkeypatch):
+    """minDomains 4 over three zones counts the lowest as 0: one pod per zone, the rest pending."""
+    rule = TopologyRule("spread", "zone", frozenset({"web"}), min_domains=4)
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(PodGroup("web", Resources(100, 128, 1), 6, topology=(rule,)),),
+        zones=frozenset(ZONES),
+    )
+    result = simulate(scenario)
+    assert result == _pod_by_pod(scenario, monkeypatch)
+    assert result.placed_count == 3 and result.pending_count == 3
+
+
+def test_zones_not_level_are_levelled_one_pod_at_a_time(monkeypatch):
+    """Zones a pod apart are levelled one pod at a time before any round (a case random inputs
+    found where rounds taken before the zones are level place pods differently)."""
+    api = TopologyRule("spread", "zone", frozenset({"api"}))
+    web = TopologyRule("spread", "zone", frozenset({"web"}))
+    scenario = Scenario(
+        node_options=OPTIONS,
+        pod_groups=(
+            PodGroup("api", Resources(100, 128, 1), 3, topology=(api,)),
+            PodGroup("api", Resources(1000, 128, 1), 2),
+            PodGroup("web", Resources(1000, 512, 1), 9, topology=(web,)),
+        ),
+        zones=frozenset(ZONES),
+        limits={"cpu": 30000},
+    )
+    assert simulate(scenario) == _pod_by_pod(scenario, monkeypatch)

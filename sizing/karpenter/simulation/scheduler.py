@@ -821,9 +821,10 @@ class Simulator:
 
         With every domain level, the next pods go one to each domain in turn, and each domain's
         pod goes to the claim of its bucket with the fewest pods: what one domain takes does not
-        change where another's go. So while no running node can take a pod, no claim is open to
-        any domain, and every domain's claims have room for them, R rounds are R pods per domain,
-        handed out in each bucket fewest-pods-first (`fewest_first`), as one pod at a time would."""
+        change where another's go. So while no running node can take a pod, no claim with room is
+        still uncommitted (open to every domain), and every domain's claims have room for them, R
+        rounds are R pods per domain, handed out in each bucket fewest-pods-first (`fewest_first`),
+        as one pod at a time would."""
         domains = sorted(own_spread.per_domain)
         if (_ANY,) in buckets and any(self._live(entry, room) for entry in buckets[(_ANY,)]):
             return 0
