@@ -1,5 +1,5 @@
-"""Claims opened alike and holding the same pods narrow alike: the simulation reuses the outcome,
-and what it keeps for that is bounded and never changes a result."""
+"""Claims opened alike and holding the same pods narrow alike, and hold as many more pods: the
+simulation reuses both outcomes, and what it keeps for that is bounded and never changes a result."""
 
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 from sizing.karpenter.simulation import scheduler as scheduler_module
@@ -37,7 +37,7 @@ def test_a_bounded_memory_of_narrowings_gives_the_same_fleet(monkeypatch):
 
     def watched(self, claim, run):
         original(self, claim, run)
-        sizes.append(len(self._narrowings))
+        sizes.append(max(len(self._narrowings), len(self._most)))
 
     monkeypatch.setattr(scheduler_module, "NARROWINGS_KEPT", 3)
     monkeypatch.setattr(scheduler_module.Simulator, "_narrow", watched)
@@ -59,3 +59,16 @@ def test_claims_of_one_type_and_content_narrow_once(monkeypatch):
     result = simulate(_scenario())
     # Each claim is set up once from its template; narrowing adds one computation per distinct content.
     assert len(computed) < len(result.nodes) // 4
+
+
+def test_claims_of_one_type_and_content_are_weighed_once(monkeypatch):
+    weighed = []
+    original = scheduler_module.most_pods
+
+    def counted(*args):
+        weighed.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(scheduler_module, "most_pods", counted)
+    result = simulate(_scenario())
+    assert len(weighed) < len(result.nodes) // 4

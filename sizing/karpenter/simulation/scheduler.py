@@ -10,7 +10,7 @@ takes one pod at a time whenever domain counts decide where the next pod may go.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -62,7 +62,8 @@ from sizing.kube.resources import Resources
 
 _NEVER = (2**62, 2**62, 2**62)
 _ANY = "*"
-# Narrowed claims remembered for claims that narrow alike (see Simulator._narrow).
+# Narrowed claims, and pods that fit candidate sets, remembered for claims that narrow alike
+# (see Simulator._narrow and Simulator._most_pods).
 NARROWINGS_KEPT = 4096
 # A bucket of NodeClaims: per domain key of the run, the domain they are committed to, or _ANY.
 Bucket = tuple[str, ...]
@@ -189,6 +190,7 @@ class Simulator:
         self.domains = Domains(self.table, self.pools, self.running, self.groups)
         self._running_by_domains: dict[tuple[str, ...], Mapping[tuple[str | None, ...], list[int]]] = {}
         self._narrowings: dict[tuple[object, ...], tuple[object, object, Candidates, tuple[int, int, int]]] = {}
+        self._most: dict[tuple[int, ...], tuple[Candidates, int]] = {}
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
             for workload, count in sorted(node.pods.items()):
@@ -277,7 +279,21 @@ class Simulator:
         if self.table.partial and (run.zones is not None or run.capacity_types is not None):
             zones, kinds = self._narrowed(claim, run)
             candidates = apply_mask(candidates, self.table.offer_mask(zones, kinds))
-        return most_pods(self.table, claim.pool, candidates, claim.requests, requests)
+        return self._most_pods(claim.pool, candidates, claim.requests, requests)
+
+    def _most_pods(self, pool: int, candidates: Candidates, used: Sequence[int], requests: tuple[int, int, int]) -> int:
+        """`most_pods`, remembered for the last few thousand candidate sets: claims that narrow
+        alike share theirs (see `_narrow`), so a fleet of one type and content asks once."""
+        key = (id(candidates), pool, used[0], used[1], used[2], requests[0], requests[1], requests[2])
+        known = self._most.get(key)
+        # The entry holds the candidates its id names, so the id cannot be reused while it is kept.
+        if known is not None and known[0] is candidates:
+            return known[1]
+        found = most_pods(self.table, pool, candidates, used, requests)
+        if len(self._most) >= NARROWINGS_KEPT:
+            self._most.clear()
+        self._most[key] = (candidates, found)
+        return found
 
     @staticmethod
     def _narrowed(claim: Claim, run: _Run) -> tuple[frozenset[str] | None, frozenset[str]]:
@@ -654,7 +670,7 @@ class Simulator:
                     claim = opened
                     claim.run_stamp = stamp
                     # Room for pods of this run on the claim's best type, counting this first pod.
-                    claim.room_in_run = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), requests)
+                    claim.room_in_run = self._most_pods(claim.pool, claim.candidates, (0, 0, 0), requests)
                     if claim.room_in_run < 1:
                         raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
                     heapq.heappush(heap, (0, claim.index, claim))
