@@ -18,6 +18,7 @@ in) is what its requirements say, not what its remaining instance types happen t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class Domains:
         running_options = {id(node.option): node.option for node in self.running}.values()
         self.instance_keys = table.label_keys | frozenset(key for option in running_options for key in option.labels)
         self._columns: dict[str, np.ndarray] = {}
-        self._running_values: dict[str, frozenset[str]] = {}
+        self._running_by_domains: dict[tuple[str, ...], Mapping[tuple[str | None, ...], list[int]]] = {}
         # What a new NodeClaim of each NodePool starts from: custom labels always (pods must agree on
         # them), instance-type labels only where some topology counts by them.
         self.pool_labels: list[dict[str, LabelRequirement]] = [
@@ -100,19 +101,21 @@ class Domains:
     def for_group(self, group: PodGroup, key: str) -> frozenset[str]:
         """The domains of `key` the group's pods can reach: its NodePools' and the running nodes'
         values, within what the pod itself requires."""
-        values: set[str] = set(self._running_domains(key))
+        values: set[str] = {value for (value,) in self.running_by_domains((key,)) if value}
         for index, pool in enumerate(self.pools):
             if group.pools is None or pool.name in group.pools:
                 values |= self.pool_domains(index, key)
         return frozenset(value for value in values if self.group_admits(group, key, value))
 
-    def _running_domains(self, key: str) -> frozenset[str]:
-        """The values of `key` the running nodes carry (they do not change within a run)."""
-        found = self._running_values.get(key)
+    def running_by_domains(self, keys: tuple[str, ...]) -> Mapping[tuple[str | None, ...], list[int]]:
+        """The running nodes' indices, in order, by their value of each of `keys` (None: no value);
+        a node's labels do not change within a run, so this is worked out once per keys."""
+        found = self._running_by_domains.get(keys)
         if found is None:
-            found = self._running_values[key] = frozenset(
-                value for node in self.running if (value := self.node_value(node, key))
-            )
+            grouped: dict[tuple[str | None, ...], list[int]] = {}
+            for index, node in enumerate(self.running):
+                grouped.setdefault(tuple(self.node_value(node, key) for key in keys), []).append(index)
+            found = self._running_by_domains[keys] = MappingProxyType(grouped)
         return found
 
     def claim_values(self, claim: Claim, key: str) -> frozenset[str] | None:

@@ -20,6 +20,7 @@ import numpy as np
 from sizing.errors import SizingInputError
 from sizing.karpenter.labels import LabelRequirement, compatible
 from sizing.karpenter.simulation.domains import Domains
+from sizing.karpenter.simulation.memo import IdentityMemo
 from sizing.karpenter.simulation.model import (
     AFFINITY,
     CAPACITY_TYPE,
@@ -188,9 +189,8 @@ class Simulator:
         self.running_workloads: list[Mapping[str, int]] = [node.pods for node in self.running]
         self.running_ports: list[AbstractSet[tuple[str, int]]] = [node.host_ports for node in self.running]
         self.domains = Domains(self.table, self.pools, self.running, self.groups)
-        self._running_by_domains: dict[tuple[str, ...], Mapping[tuple[str | None, ...], list[int]]] = {}
-        self._narrowings: dict[tuple[object, ...], tuple[object, object, Candidates, tuple[int, int, int]]] = {}
-        self._most: dict[tuple[int, ...], tuple[Candidates, int]] = {}
+        self._narrowings: IdentityMemo[tuple[Candidates, tuple[int, int, int]]] = IdentityMemo(NARROWINGS_KEPT)
+        self._most: IdentityMemo[int] = IdentityMemo(NARROWINGS_KEPT)
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
             for workload, count in sorted(node.pods.items()):
@@ -284,15 +284,11 @@ class Simulator:
     def _most_pods(self, pool: int, candidates: Candidates, used: Sequence[int], requests: tuple[int, int, int]) -> int:
         """`most_pods`, remembered for the last few thousand candidate sets: claims that narrow
         alike share theirs (see `_narrow`), so a fleet of one type and content asks once."""
-        key = (id(candidates), pool, used[0], used[1], used[2], requests[0], requests[1], requests[2])
-        known = self._most.get(key)
-        # The entry holds the candidates its id names, so the id cannot be reused while it is kept.
-        if known is not None and known[0] is candidates:
-            return known[1]
-        found = most_pods(self.table, pool, candidates, used, requests)
-        if len(self._most) >= NARROWINGS_KEPT:
-            self._most.clear()
-        self._most[key] = (candidates, found)
+        values = (pool, used[0], used[1], used[2], requests[0], requests[1], requests[2])
+        found = self._most.get((candidates,), values)
+        if found is None:
+            found = most_pods(self.table, pool, candidates, used, requests)
+            self._most.put((candidates,), values, found)
         return found
 
     @staticmethod
@@ -311,23 +307,20 @@ class Simulator:
         Claims opened alike and holding the same pods narrow alike (a fleet of hundreds of one
         type and content), so the last few thousand outcomes are kept by what they depend on.
         """
-        before = claim.candidates
+        objects = (claim.candidates, run.mask)
         zones, kinds = self._narrowed(claim, run)
         used = claim.requests
-        key = (id(before), id(run.mask), zones, kinds, used[0], used[1], used[2])
-        known = self._narrowings.get(key)
+        values = (zones, kinds, used[0], used[1], used[2])
         claim.zones, claim.capacity_types = zones, kinds
-        # The entry holds the objects its ids name, so the ids cannot be reused while it is kept.
-        if known is not None and known[0] is before and known[1] is run.mask:
-            claim.candidates, claim.headroom = known[2], known[3]
+        known = self._narrowings.get(objects, values)
+        if known is not None:
+            claim.candidates, claim.headroom = known
             return
-        candidates = self._matching(before, run)
+        candidates = self._matching(claim.candidates, run)
         if self.table.partial:
             candidates = apply_mask(candidates, self.table.offer_mask(zones, kinds))
         set_candidates(self.table, claim, candidates)
-        if len(self._narrowings) >= NARROWINGS_KEPT:
-            self._narrowings.clear()
-        self._narrowings[key] = (before, run.mask, claim.candidates, claim.headroom)
+        self._narrowings.put(objects, values, (claim.candidates, claim.headroom))
 
     def _fresh_candidates(self, run: _Run, pool: int, offered: np.ndarray | None = None) -> np.ndarray:
         """Rows of `pool` a new NodeClaim for this run could use, before the limits filter;
@@ -516,17 +509,6 @@ class Simulator:
                 self.domains.record_claim(self.counts, run.group.workload, claim, placed)
 
     # -- running nodes ---------------------------------------------------------------------
-
-    def running_by_domains(self, keys: tuple[str, ...]) -> Mapping[tuple[str | None, ...], list[int]]:
-        """The running nodes' indices, in order, by their domain on each of `keys` (a node's labels
-        do not change within a run, so this is worked out once per keys)."""
-        found = self._running_by_domains.get(keys)
-        if found is None:
-            grouped: dict[tuple[str | None, ...], list[int]] = {}
-            for index, node in enumerate(self.running):
-                grouped.setdefault(tuple(self.domains.node_value(node, key) for key in keys), []).append(index)
-            found = self._running_by_domains[keys] = MappingProxyType(grouped)
-        return found
 
     def _running_fit(self, index: int, run: _Run, valid: Valid | None) -> int:
         free = self.running_free[index]
@@ -763,14 +745,14 @@ class Simulator:
                 valid = {key: valid_domains(group, key, domains[key], self.counts, self.inverse) for key in keys}
             else:
                 valid = None
-            if valid is not None and not (valid[keys[0]] if len(keys) == 1 else all(valid.values())):
+            if valid is not None and not all(valid.values()):
                 blocked = next(key for key in keys if not valid[key])
                 self.reason = block_reason(
                     group, blocked, domains[blocked], self.counts, self.inverse, self._pool_names(group)
                 )
                 break
             # Running nodes come first, in order.
-            index, fit = first_running.find(valid) if first_running.nodes else (None, 0)
+            index, fit = first_running.find(valid)
             if index is not None:
                 take = 1 if keys else min(fit, count)
                 self._place_on_running(index, run, group_index, take)
@@ -981,12 +963,8 @@ class Simulator:
         """The claim with the fewest pods (then the oldest) that may take the next pod."""
         best = None
         best_key = None
-        single = valid[keys[0]] if valid is not None and len(keys) == 1 else None
         for name, heap in buckets.items():
-            if single is not None:
-                if name[0] != _ANY and name[0] not in single:
-                    continue
-            elif valid is not None and not _bucket_valid(name, keys, valid):
+            if valid is not None and not _bucket_valid(name, keys, valid):
                 continue
             held = []
             while heap:
@@ -1179,7 +1157,7 @@ class _FirstRunning:
         self.run = run
         self.monotone = not any(rule.kind == AFFINITY and rule.key == HOSTNAME for rule in run.group.topology)
         self.keys = keys
-        self.nodes = dict(simulator.running_by_domains(keys))
+        self.nodes = dict(simulator.domains.running_by_domains(keys))
         excluders = hostname_excluders(run.group, simulator.inverse) if self.monotone else frozenset()
         if excluders:
             # Nodes holding a pod the group keeps away from stay closed to it for the whole pass;
