@@ -17,10 +17,14 @@ one order of the items in a bin and cuts most of the symmetric paths.
 known): a packing if HiGHS finds one, a proof that none exists when it proves the
 model infeasible. The model is built only when it is small (`arc_count` tells in advance),
 since HiGHS's time grows quickly with the arcs.
+
+`ResidualCompletion` uses the model on what a dive has left to place once that is small: it
+packs the rest exactly, or proves that the dive's path cannot beat the best packing.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -214,3 +218,69 @@ def _paths(graph: ArcGraph, flows: np.ndarray, type_index: int, shape_count: int
             flows[k] -= amount
         bins.append(((type_index, tuple(int(c) for c in counts)), amount))
     return Packing.of(bins)
+
+
+# Residual graphs up to this many arcs are settled by the model (on Hard28, every one of them
+# within 400 units; at 5,000 arcs and more, HiGHS left some undecided with that much work).
+RESIDUAL_ARC_LIMIT = 3000
+RESIDUAL_UNITS = 1000.0
+# HiGHS's simplex iterations are charged after the fact; on these graphs they came to at most
+# about one per two arcs (Hard28), so a completion starts only with that much work left.
+RESIDUAL_ARCS_PER_UNIT = 2 / work.MILP_ITERATION_UNITS
+
+
+@dataclass(frozen=True)
+class Completion:
+    """packing: the items left packed in fewer bins than allowed (None if there is none);
+    impossible: HiGHS proved that no such packing exists."""
+
+    packing: Packing | None
+    impossible: bool
+
+
+class ResidualCompletion:
+    """Exact completion of a partial packing with one unlimited bin type, items sized in one
+    dimension, by the arc-flow model of the items left, when its graph has at most `arc_limit` arcs.
+
+    sizes: the shapes' sizes in the sized dimension; room: the bin's room in it; bin_cost: the
+    cost of one bin.
+    """
+
+    def __init__(
+        self,
+        sizes: np.ndarray,
+        room: int,
+        bin_cost: float,
+        arc_limit: int = RESIDUAL_ARC_LIMIT,
+        units: float = RESIDUAL_UNITS,
+    ):
+        self.sizes = sizes
+        self.room = room
+        self.bin_cost = bin_cost
+        self.arc_limit = arc_limit
+        self.units = units
+
+    def complete(
+        self, demand: np.ndarray, allowed_cost: float, bound_cost: float, deadline: float
+    ) -> Completion | None:
+        """Pack `demand` for less than `allowed_cost`, or prove it cannot be done; None when its
+        graph is over the limit, the work left before `deadline` is too little for it, or HiGHS
+        decides neither within its work.
+
+        bound_cost: a lower bound on the cost of packing `demand`.
+        """
+        arcs = arc_count(self.sizes, demand, self.room, self.arc_limit)
+        units = min(self.units, work.clock().left(deadline))
+        if arcs is None or units < work.MILP_CALL_UNITS + arcs / RESIDUAL_ARCS_PER_UNIT:
+            return None
+        target = math.ceil(allowed_cost / self.bin_cost - 1e-9) - 1
+        lower = max(0, math.ceil(bound_cost / self.bin_cost - 1e-9))
+        if target < lower:
+            return Completion(None, True)
+        graph = build_graph(self.sizes, demand, self.room)
+        outcome = arcflow_search(graph, 0, len(self.sizes), demand, target, lower, units, deadline)
+        if outcome.packing is not None:
+            return Completion(outcome.packing, False)
+        if outcome.infeasible or outcome.bins_bound > target:
+            return Completion(None, True)
+        return None

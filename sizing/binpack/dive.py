@@ -23,6 +23,11 @@ most `max_discrepancies` such turns. The search goes depth first, the dive's own
 choices first, and stops when a packing meets the lower bound it is given or
 when the work runs out, first-fit decreasing then placing what the current
 path left.
+
+With a `completion` (one bin type, items sized in one dimension), a node whose items left make a
+small arc-flow graph is settled exactly instead of dived further: the model packs the rest in
+fewer bins than the best packing leaves it, or proves it cannot and the path is cut. Diving
+finds such packings poorly where every bin of the optimum is all but full (Hard28).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sizing.binpack import work
+from sizing.binpack.arcflow import ResidualCompletion
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import Pricer, column_generation
 from sizing.binpack.ffd import first_fit_decreasing, size_order
@@ -110,6 +116,7 @@ def dive(
     rounds_per_step: int,
     max_discrepancies: int = 0,
     target: float = float("-inf"),
+    completion: ResidualCompletion | None = None,
 ) -> Packing | None:
     """The cheapest packing found below `incumbent_cost`, or None if the dive finds none in time.
 
@@ -117,6 +124,7 @@ def dive(
     max_discrepancies: how often a path may take another column than the dive's first choice
     (limited discrepancy search, see the module docstring); 0 is a single dive.
     target: a lower bound on the cost; the search stops at a packing that meets it.
+    completion: settles nodes whose items left are few (see the module docstring).
     """
     limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
     dimensions = len(instance.dimensions)
@@ -149,6 +157,15 @@ def dive(
         rest, _ = rounded_cost_bound(instance, result.bound)
         if node.fixed_cost + rest >= best_cost - tolerance:
             continue
+        if completion is not None:
+            settled = completion.complete(node.demand, best_cost - node.fixed_cost, rest, deadline)
+            if settled is not None:
+                if settled.packing is not None:
+                    best = Packing.of([(column, 1) for column in node.fixed] + list(settled.packing.bins))
+                    best_cost = best.cost(instance)
+                    if best_cost <= target + tolerance:
+                        break
+                continue
         stack.extend(reversed(_children(instance, master_lp, master, node, max_discrepancies, allowance)))
     return best
 

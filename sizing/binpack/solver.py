@@ -25,7 +25,10 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    work is not bounded by a node limit).
 6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
    limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
-   are many bins, where rounding loses little); with one unlimited bin type and at most
+   are many bins, where rounding loses little; with one unlimited bin type and items sized in
+   one dimension, a node whose items left make an arc-flow graph of at most
+   `arcflow.RESIDUAL_ARC_LIMIT` arcs is settled by that model, `arcflow.ResidualCompletion`);
+   with one unlimited bin type and at most
    `bin_elimination.ITEM_LIMIT` items, the local search that takes bins away from the best
    packing one at a time (`sizing.binpack.bin_elimination`), which settles instances whose
    bins hold a few large items that no rounding of the LP finds; then an integer program,
@@ -67,7 +70,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sizing.binpack import bin_elimination, work
-from sizing.binpack.arcflow import ArcGraph, arc_count, arcflow_search, build_graph
+from sizing.binpack.arcflow import ArcGraph, ResidualCompletion, arc_count, arcflow_search, build_graph
 from sizing.binpack.bounds import aggregate_bound, assignment_bound, bin_count_bound, rounded_cost_bound
 from sizing.binpack.colgen import SMOOTHING, GenerationResult, Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_down
@@ -317,11 +320,14 @@ def _optimise(search: _Search) -> None:
 
     def dive_task() -> _TaskResult:
         rounds = EXACT_ROUNDS_PER_STEP if exact_pricing else KNAPSACK_ROUNDS_PER_STEP
+        completion = _residual_completion(instance)
         best, best_cost = None, known_cost
         # A search that ends before its budget starts again with twice the discrepancies.
         discrepancies = DIVE_DISCREPANCIES
         while work.now() < work.clock().end and best_cost > known_bound * (1 + 1e-9) + 1e-12:
-            found = dive(instance, dive_lp, pricer, best_cost, work.clock().end, rounds, discrepancies, known_bound)
+            found = dive(
+                instance, dive_lp, pricer, best_cost, work.clock().end, rounds, discrepancies, known_bound, completion
+            )
             if found is not None:
                 best, best_cost = found, found.cost(instance)
             elif discrepancies >= MAX_DIVE_DISCREPANCIES:
@@ -403,6 +409,16 @@ def _arc_graph(instance: Instance) -> ArcGraph | None:
     if arc_count(sizes, instance.demand, room, ARC_LIMIT) is None:
         return None
     return build_graph(sizes, instance.demand, room)
+
+
+def _residual_completion(instance: Instance) -> ResidualCompletion | None:
+    """The dive's exact completion where the arc-flow model applies to what it leaves: one
+    unlimited bin type and items sized in one dimension."""
+    dimension = sized_dimension(instance)
+    if instance.type_count != 1 or dimension is None or instance.max_count[0] is not None:
+        return None
+    room = int(instance.capacity[0, dimension])
+    return ResidualCompletion(instance.sizes[:, dimension], room, float(instance.cost[0]))
 
 
 def _arcflow_task(

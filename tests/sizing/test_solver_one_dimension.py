@@ -1,17 +1,23 @@
 """Items sized in one dimension: exact pricing by table, the arc-flow model, and the solver on them."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sizing.binpack.arcflow import arc_count, arcflow_search, build_graph
+from sizing.binpack import work
+from sizing.binpack.arcflow import ResidualCompletion, arc_count, arcflow_search, build_graph
+from sizing.binpack.colgen import column_generation
+from sizing.binpack.dive import dive
+from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import build_instance
+from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import overfilled
-from sizing.binpack.pricers import table_pricing_applies
+from sizing.binpack.pricers import TablePricer, table_pricing_applies
 from sizing.binpack.solver import solve
 from sizing.binpack.table_knapsack import PRICE_EPSILON, best_patterns
 
@@ -74,6 +80,41 @@ def test_the_arc_flow_model_finds_the_optimum_and_proves_nothing_smaller(data, b
 
 
 @SETTINGS
+@given(data=bin_packings(), slack=st.integers(-1, 1), fixed_cost=st.sampled_from([0.0, 3.0]))
+def test_a_residual_completion_packs_within_the_allowance_or_proves_it_cannot(
+    data, slack, fixed_cost, brute_force_optimum
+):
+    room, sizes, demand = data
+    problem = Problem(
+        (BinType("bin", {"x": room}, 2.5),),
+        tuple(ItemType(f"s{k}", {"x": int(s)}, int(n)) for k, (s, n) in enumerate(zip(sizes, demand, strict=True))),
+    )
+    optimum = int(brute_force_optimum(problem)[1])
+    instance = build_instance(problem)
+    completion = ResidualCompletion(instance.sizes[:, 0], room, 2.5)
+    # A dive that has fixed bins worth `fixed_cost` and must beat a packing of `optimum + slack`
+    # bins more: the rest must go into fewer than optimum + slack bins.
+    best_cost = fixed_cost + 2.5 * (optimum + slack)
+    settled = completion.complete(instance.demand, best_cost - fixed_cost, 0.0, float("inf"))
+    assert settled is not None
+    if slack > 0:
+        assert settled.packing is not None and not settled.impossible
+        assert settled.packing.bin_count < optimum + slack
+        assert (settled.packing.covered(instance.shape_count) >= instance.demand).all()
+        assert not overfilled(settled.packing, instance)
+    else:
+        assert settled.packing is None and settled.impossible
+
+
+def test_a_residual_completion_leaves_large_graphs_to_the_dive():
+    sizes = np.array([101, 103, 107, 109, 113], dtype=np.int64)
+    demand = np.array([30, 30, 30, 30, 30], dtype=np.int64)
+    assert arc_count(sizes, demand, 1000, 50) is None
+    assert ResidualCompletion(sizes, 1000, 1.0, arc_limit=50).complete(demand, 100.0, 0.0, float("inf")) is None
+    assert ResidualCompletion(sizes, 1000, 1.0).complete(demand, 100.0, 0.0, float("inf")) is not None
+
+
+@SETTINGS
 @given(data=bin_packings())
 def test_the_solver_on_one_dimension_is_optimal_and_never_below(data, brute_force_optimum, solution_checker):
     room, sizes, demand = data
@@ -110,3 +151,50 @@ def test_triplets_that_fill_their_bins_exactly_are_packed_at_the_optimum(solutio
     solution_checker(problem, solution)
     assert solution.lower_bound.bins == triplets
     assert solution.bin_count == triplets
+
+
+def _triplet_problem(seed: int) -> Problem:
+    """15 to 29 triplets of sizes that fill a bin of 1000 exactly (Falkenauer's T construction)."""
+    rng = np.random.default_rng(seed)
+    sizes: list[int] = []
+    for _ in range(int(rng.integers(15, 30))):
+        first = int(rng.integers(380, 490))
+        second = int(rng.integers(250, min(490, 1000 - first - 250)))
+        sizes += [first, second, 1000 - first - second]
+    counts: dict[int, int] = {}
+    for size in sizes:
+        counts[size] = counts.get(size, 0) + 1
+    return Problem(
+        (BinType("bin", {"x": 1000}, 1.0),), tuple(ItemType(f"w{s}", {"x": s}, n) for s, n in sorted(counts.items()))
+    )
+
+
+def _single_dive(problem: Problem, completion: bool) -> tuple[int, int]:
+    """Bins of one dive without discrepancies from the converged root, and the root's bound."""
+    instance = build_instance(problem)
+    with work.using(work.WorkClock(10**6)):
+        start = first_fit_decreasing(instance)
+        pool = ColumnPool(instance.shape_count)
+        for (t, counts), _ in start.bins:
+            pool.add(t, counts)
+        master_lp = MasterLP(instance, pool, exchanges=False)
+        pricer = TablePricer(instance)
+        root = column_generation(instance, master_lp, pricer, instance.demand, np.array([-1]), 10**6, 500)
+        assert root.converged
+        bound = math.ceil(root.bound - 1e-6)
+        residual = ResidualCompletion(instance.sizes[:, 0], 1000, 1.0) if completion else None
+        found = dive(instance, master_lp, pricer, start.cost(instance), 10**6, 3, 0, float(bound), residual)
+    assert found is not None and not overfilled(found, instance)
+    assert (found.covered(instance.shape_count) >= instance.demand).all()
+    return found.bin_count, bound
+
+
+@pytest.mark.parametrize("seed", [4, 24])
+def test_a_dive_settles_what_it_leaves_with_the_arc_flow_model(seed):
+    # The same dive path, settled exactly once few items are left, meets the bound (one bin per
+    # triplet); left to fix its last bins column by column, it ends a bin above.
+    problem = _triplet_problem(seed)
+    bins, bound = _single_dive(problem, completion=True)
+    assert bins == bound
+    bins_without, _ = _single_dive(problem, completion=False)
+    assert bins_without == bound + 1
