@@ -260,6 +260,10 @@ class ResidualCompletion:
         self.arc_limit = arc_limit
         self.units = units
 
+    def applies(self, demand: np.ndarray) -> bool:
+        """Whether the graph of `demand` has at most the arc limit."""
+        return arc_count(self.sizes, demand, self.room, self.arc_limit) is not None
+
     def complete(
         self, demand: np.ndarray, allowed_cost: float, bound_cost: float, deadline: float
     ) -> Completion | None:

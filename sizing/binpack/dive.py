@@ -24,16 +24,17 @@ choices first, and stops when a packing meets the lower bound it is given or
 when the work runs out, first-fit decreasing then placing what the current
 path left.
 
-With a `completion` (one bin type, items sized in one dimension), a node whose items left make a
-small arc-flow graph is settled exactly instead of dived further: the model packs the rest in
-fewer bins than the best packing leaves it, or proves it cannot and the path is cut. Diving
-finds such packings poorly where every bin of the optimum is all but full (Hard28).
+With a `completion` (one bin type, items sized in one dimension), the first node of a path whose
+items left make a small arc-flow graph is settled exactly if diving on from it does not meet the
+target: the model packs the rest in fewer bins than the best packing leaves it, or shows it
+cannot. Diving finds such packings poorly where every bin of the optimum is all but full
+(Hard28), and cheaply where it does find them, so the model only takes over where diving failed.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -105,6 +106,10 @@ class _Node:
     discrepancies: int
     depth: int
     waste: np.ndarray
+    # A node to settle by the completion once the dive below it is done: a lower bound on the
+    # cost of its items left. settled_above: a node above it on the path will be settled.
+    settle_bound: float | None = None
+    settled_above: bool = False
 
 
 def dive(
@@ -150,6 +155,17 @@ def dive(
             if finished is not None and finished.cost(instance) < best_cost - tolerance:
                 best = finished
             break
+        if node.settle_bound is not None:
+            assert completion is not None  # only a dive with a completion leaves such nodes
+            if node.fixed_cost + node.settle_bound >= best_cost - tolerance:
+                continue
+            settled = completion.complete(node.demand, best_cost - node.fixed_cost, node.settle_bound, deadline)
+            if settled is not None and settled.packing is not None:
+                best = Packing.of([(column, 1) for column in node.fixed] + list(settled.packing.bins))
+                best_cost = best.cost(instance)
+                if best_cost <= target + tolerance:
+                    break
+            continue
         result = column_generation(instance, master_lp, pricer, node.demand, node.limits, deadline, rounds_per_step)
         master = result.master
         if master is None or master.uncovered > 1e-6:
@@ -157,15 +173,10 @@ def dive(
         rest, _ = rounded_cost_bound(instance, result.bound)
         if node.fixed_cost + rest >= best_cost - tolerance:
             continue
-        if completion is not None:
-            settled = completion.complete(node.demand, best_cost - node.fixed_cost, rest, deadline)
-            if settled is not None:
-                if settled.packing is not None:
-                    best = Packing.of([(column, 1) for column in node.fixed] + list(settled.packing.bins))
-                    best_cost = best.cost(instance)
-                    if best_cost <= target + tolerance:
-                        break
-                continue
+        if completion is not None and not node.settled_above and completion.applies(node.demand):
+            # Settled only if diving on from here does not meet the target (it usually does, for less).
+            stack.append(replace(node, settle_bound=rest, settled_above=True))
+            node = replace(node, settled_above=True)
         stack.extend(reversed(_children(instance, master_lp, master, node, max_discrepancies, allowance)))
     return best
 
@@ -256,7 +267,7 @@ def _fix(
                 limits[t] -= 1
     if len(fixed) == len(node.fixed):
         return None
-    return _Node(demand, limits, tuple(fixed), cost, tabu, discrepancies, depth, waste)
+    return _Node(demand, limits, tuple(fixed), cost, tabu, discrepancies, depth, waste, None, node.settled_above)
 
 
 def _finish(instance: Instance, node: _Node) -> Packing | None:

@@ -26,8 +26,9 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
 6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
    limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
    are many bins, where rounding loses little; with one unlimited bin type and items sized in
-   one dimension, a node whose items left make an arc-flow graph of at most
-   `arcflow.RESIDUAL_ARC_LIMIT` arcs is settled by that model, `arcflow.ResidualCompletion`);
+   one dimension, the first node of a path whose items left make an arc-flow graph of at most
+   `arcflow.RESIDUAL_ARC_LIMIT` arcs is settled by that model when diving on from it fails,
+   `arcflow.ResidualCompletion`);
    with one unlimited bin type and at most
    `bin_elimination.ITEM_LIMIT` items, the local search that takes bins away from the best
    packing one at a time (`sizing.binpack.bin_elimination`), which settles instances whose
