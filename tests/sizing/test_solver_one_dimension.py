@@ -171,6 +171,7 @@ def _single_dive(problem: Problem, completion: bool) -> tuple[int, int]:
     instance = build_instance(problem)
     with work.using(work.WorkClock(10**6)):
         start = first_fit_decreasing(instance)
+        assert start is not None
         pool = ColumnPool(instance.shape_count)
         for (t, counts), _ in start.bins:
             pool.add(t, counts)
