@@ -109,6 +109,11 @@ class KnapsackPricer:
     priced when those find nothing. Types the shortlist leaves out are bounded by their
     surrogate knapsack (`sizing.binpack.knapsack.surrogate_bounds`), so every round still gives
     a Farley bound.
+
+    Every pass first bounds each type by its surrogate knapsack, and searches only the types
+    whose bound is above their cost: the others have no improving pattern. On wide NodePools
+    that leaves out half the types or more in most rounds, so column generation gets several
+    times the rounds within its budget.
     """
 
     def __init__(
@@ -166,6 +171,23 @@ class KnapsackPricer:
         best_values[unknown] = surrogate_bounds(prices, instance.sizes, rooms, demand, weights)
         return Pricing(pricing.columns, best_values, pricing.exact)
 
+    def _surrogate(self, prices: np.ndarray, demand: np.ndarray, usable: np.ndarray) -> np.ndarray:
+        """Per usable type, its surrogate knapsack bound (its last LP weights, else each dimension
+        weighted by the inverse of its room); inf for the others."""
+        types = np.nonzero(usable)[0]
+        bounds = np.full(self.instance.type_count, np.inf)
+        if not len(types):
+            return bounds
+        rooms = self.instance.capacity[types]
+        weights = np.full(rooms.shape[1], 1.0 / rooms.shape[1]) / np.maximum(rooms, 1)
+        for k, t in enumerate(types.tolist()):
+            known = self.weights[t]
+            if known is not None:
+                weights[k] = np.maximum(known, 0.0)
+        work.charge(work.KNAPSACK_CALL_UNITS)
+        bounds[types] = surrogate_bounds(prices, self.instance.sizes, rooms, demand, weights)
+        return bounds
+
     def _shortlist(self, usable: np.ndarray) -> np.ndarray:
         """The types worth the most last time, and the next few in turn."""
         candidates = np.nonzero(usable)[0]
@@ -193,13 +215,21 @@ class KnapsackPricer:
         best_values = np.full(instance.type_count, np.inf)
         columns: list[Column] = []
         exact = True
+        thresholds = (instance.cost + limit_prices) * (1 + REDUCED_COST_TOLERANCE)
+        # A type whose surrogate knapsack is worth no more than its cost has no improving pattern:
+        # it is bounded, not searched (on wide NodePools most types, most rounds).
+        bounds = self._surrogate(prices, demand, usable)
         for t in range(instance.type_count):
             if not usable[t]:
                 continue
             if work.now() > deadline:
                 exact = False
                 break
-            threshold = float(instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
+            threshold = float(thresholds[t])
+            if bounds[t] <= threshold:
+                best_values[t] = bounds[t]
+                self.worth[t] = bounds[t] / threshold if threshold > 0 else 0.0
+                continue
             remaining = prices.copy()
             for round_ in range(1 + self.extra_columns):
                 first = round_ == 0 and not quick

@@ -234,3 +234,43 @@ def test_surrogate_bounds_meet_the_fractional_optimum_of_one_dimension():
     sizes = np.array([[2], [3]], dtype=np.int64)
     bound = surrogate_bounds(prices, sizes, np.array([[7]]), np.array([3, 5]), np.array([[1.0]]))
     assert bound[0] == pytest.approx(3 * 3.0 + (7 - 6) / 3 * 2.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=small_arrays,
+    second_room=st.lists(st.integers(1, 12), min_size=2, max_size=2),
+    costs=st.lists(st.floats(0.5, 6, allow_nan=False), min_size=2, max_size=2),
+    all_prices=st.lists(st.floats(0, 5, allow_nan=False), min_size=4, max_size=4),
+)
+def test_knapsack_pricing_leaves_out_only_types_without_an_improving_pattern(data, second_room, costs, all_prices):
+    """Types whose surrogate knapsack is worth no more than their cost are bounded, not searched: a
+    round that finds no column must still mean that no type has a pattern worth more than its cost."""
+    room, sizes, demand, _ = data
+    if not any(demand):
+        return
+    problem = Problem(
+        (
+            BinType("a", {"x": room[0], "y": room[1]}, costs[0]),
+            BinType("b", {"x": second_room[0], "y": second_room[1]}, costs[1]),
+        ),
+        tuple(
+            ItemType(f"i{k}", {"x": s[0], "y": s[1]}, n)
+            for k, (s, n) in enumerate(zip(sizes, demand, strict=True))
+            if n
+        ),
+    )
+    instance = build_instance(problem)
+    prices = np.array(all_prices[: instance.shape_count])
+    usable = np.ones(instance.type_count, dtype=bool)
+    pricing = KnapsackPricer(instance, milp_units=1000.0).price(
+        prices, np.zeros(instance.type_count), instance.demand, usable, float("inf")
+    )
+    improving = False
+    for t in range(instance.type_count):
+        multisets = all_fitting_multisets(instance.capacity[t], instance.sizes, instance.demand)
+        best = max([float(prices @ np.array(c)) for c in multisets], default=0.0)
+        assert pricing.best_values[t] >= best - 1e-9
+        improving = improving or best > float(instance.cost[t]) * (1 + 1e-6)
+    if improving:
+        assert pricing.columns
