@@ -155,25 +155,17 @@ class KnapsackPricer:
     def _bounded(self, pricing: Pricing, prices: np.ndarray, demand: np.ndarray, usable: np.ndarray) -> Pricing:
         """The pricing with the usable types it did not price bounded by their surrogate
         knapsack (each type's last LP weights), so the round still gives a bound."""
-        unknown = np.nonzero(usable & np.isinf(pricing.best_values))[0]
-        if not len(unknown):
+        unknown = usable & np.isinf(pricing.best_values)
+        if not unknown.any():
             return pricing
-        instance = self.instance
-        rooms = instance.capacity[unknown]
-        default = np.full(rooms.shape[1], 1.0 / rooms.shape[1]) / np.maximum(rooms, 1)
-        weights = default.copy()
-        for k, t in enumerate(unknown.tolist()):
-            known = self.weights[t]
-            if known is not None:
-                weights[k] = np.maximum(known, 0.0)
         best_values = pricing.best_values.copy()
         # One vectorised pass (about 2 ms for 100 types) beside a round of tens of units: not charged.
-        best_values[unknown] = surrogate_bounds(prices, instance.sizes, rooms, demand, weights)
+        best_values[unknown] = self._surrogate(prices, demand, unknown)[unknown]
         return Pricing(pricing.columns, best_values, pricing.exact)
 
     def _surrogate(self, prices: np.ndarray, demand: np.ndarray, usable: np.ndarray) -> np.ndarray:
         """Per usable type, its surrogate knapsack bound (its last LP weights, else each dimension
-        weighted by the inverse of its room); inf for the others."""
+        weighted by the inverse of its room); inf for the others. Charged by the caller, if at all."""
         types = np.nonzero(usable)[0]
         bounds = np.full(self.instance.type_count, np.inf)
         if not len(types):
@@ -184,7 +176,6 @@ class KnapsackPricer:
             known = self.weights[t]
             if known is not None:
                 weights[k] = np.maximum(known, 0.0)
-        work.charge(work.KNAPSACK_CALL_UNITS)
         bounds[types] = surrogate_bounds(prices, self.instance.sizes, rooms, demand, weights)
         return bounds
 
@@ -219,6 +210,7 @@ class KnapsackPricer:
         # A type whose surrogate knapsack is worth no more than its cost has no improving pattern:
         # it is bounded, not searched (on wide NodePools most types, most rounds).
         bounds = self._surrogate(prices, demand, usable)
+        work.charge(work.KNAPSACK_CALL_UNITS)
         for t in range(instance.type_count):
             if not usable[t]:
                 continue
