@@ -19,7 +19,7 @@ model infeasible. The model is built only when it is small (`arc_count` tells in
 since HiGHS's time grows quickly with the arcs.
 
 `ResidualCompletion` uses the model on what a dive has left to place once that is small: it
-packs the rest exactly, or proves that the dive's path cannot beat the best packing.
+packs the rest in fewer bins than the dive's path may use, where such a packing exists.
 """
 
 from __future__ import annotations
@@ -229,15 +229,6 @@ RESIDUAL_UNITS = 1000.0
 RESIDUAL_ARCS_PER_UNIT = 2 / work.MILP_ITERATION_UNITS
 
 
-@dataclass(frozen=True)
-class Completion:
-    """packing: the items left packed in fewer bins than allowed (None if there is none);
-    impossible: HiGHS proved that no such packing exists."""
-
-    packing: Packing | None
-    impossible: bool
-
-
 class ResidualCompletion:
     """Exact completion of a partial packing with one unlimited bin type, items sized in one
     dimension, by the arc-flow model of the items left, when its graph has at most `arc_limit` arcs.
@@ -264,12 +255,10 @@ class ResidualCompletion:
         """Whether the graph of `demand` has at most the arc limit."""
         return arc_count(self.sizes, demand, self.room, self.arc_limit) is not None
 
-    def complete(
-        self, demand: np.ndarray, allowed_cost: float, bound_cost: float, deadline: float
-    ) -> Completion | None:
-        """Pack `demand` for less than `allowed_cost`, or prove it cannot be done; None when its
+    def complete(self, demand: np.ndarray, allowed_cost: float, bound_cost: float, deadline: float) -> Packing | None:
+        """`demand` packed for less than `allowed_cost`; None when there is no such packing, its
         graph is over the limit, the work left before `deadline` is too little for it, or HiGHS
-        decides neither within its work.
+        finds none within its work.
 
         bound_cost: a lower bound on the cost of packing `demand`.
         """
@@ -280,11 +269,6 @@ class ResidualCompletion:
         target = math.ceil(allowed_cost / self.bin_cost - 1e-9) - 1
         lower = max(0, math.ceil(bound_cost / self.bin_cost - 1e-9))
         if target < lower:
-            return Completion(None, True)
+            return None
         graph = build_graph(self.sizes, demand, self.room)
-        outcome = arcflow_search(graph, 0, len(self.sizes), demand, target, lower, units, deadline)
-        if outcome.packing is not None:
-            return Completion(outcome.packing, False)
-        if outcome.infeasible or outcome.bins_bound > target:
-            return Completion(None, True)
-        return None
+        return arcflow_search(graph, 0, len(self.sizes), demand, target, lower, units, deadline).packing

@@ -26,8 +26,7 @@ path left.
 
 With a `completion` (one bin type, items sized in one dimension), the first node of a path whose
 items left make a small arc-flow graph is settled exactly if diving on from it does not meet the
-target: the model packs the rest in fewer bins than the best packing leaves it, or shows it
-cannot. Diving finds such packings poorly where every bin of the optimum is all but full
+target: the model packs the rest in fewer bins than the best packing leaves it, if it can. Diving finds such packings poorly where every bin of the optimum is all but full
 (Hard28), and cheaply where it does find them, so the model only takes over where diving failed.
 """
 
@@ -159,9 +158,9 @@ def dive(
             assert completion is not None  # only a dive with a completion leaves such nodes
             if node.fixed_cost + node.settle_bound >= best_cost - tolerance:
                 continue
-            settled = completion.complete(node.demand, best_cost - node.fixed_cost, node.settle_bound, deadline)
-            if settled is not None and settled.packing is not None:
-                best = Packing.of([(column, 1) for column in node.fixed] + list(settled.packing.bins))
+            rest_packed = completion.complete(node.demand, best_cost - node.fixed_cost, node.settle_bound, deadline)
+            if rest_packed is not None:
+                best = Packing.of([(column, 1) for column in node.fixed] + list(rest_packed.bins))
                 best_cost = best.cost(instance)
                 if best_cost <= target + tolerance:
                     break

@@ -399,27 +399,31 @@ def _integer_program_pays(search: _Search, master: MasterSolution | None) -> boo
     return search.incumbent_cost > master.value * (1 + MIN_INTEGER_PROGRAM_GAIN) + 1e-12
 
 
-def _arc_graph(instance: Instance) -> ArcGraph | None:
-    """The arc-flow graph when the model applies: one bin type, items sized in one dimension,
-    whole bins as the cost step, and at most ARC_LIMIT arcs."""
+def _one_dimension_bin(instance: Instance) -> tuple[np.ndarray, int] | None:
+    """The items' sizes and the bin's room in the one sized dimension, where the arc-flow model
+    applies: one unlimited bin type (whole bins as the cost step), items sized in one dimension."""
     dimension = sized_dimension(instance)
     if instance.type_count != 1 or dimension is None or instance.max_count[0] is not None:
         return None
-    room = int(instance.capacity[0, dimension])
-    sizes = instance.sizes[:, dimension]
+    return instance.sizes[:, dimension], int(instance.capacity[0, dimension])
+
+
+def _arc_graph(instance: Instance) -> ArcGraph | None:
+    """The arc-flow graph of the whole instance, where the model applies and the graph has at
+    most ARC_LIMIT arcs."""
+    found = _one_dimension_bin(instance)
+    if found is None:
+        return None
+    sizes, room = found
     if arc_count(sizes, instance.demand, room, ARC_LIMIT) is None:
         return None
     return build_graph(sizes, instance.demand, room)
 
 
 def _residual_completion(instance: Instance) -> ResidualCompletion | None:
-    """The dive's exact completion where the arc-flow model applies to what it leaves: one
-    unlimited bin type and items sized in one dimension."""
-    dimension = sized_dimension(instance)
-    if instance.type_count != 1 or dimension is None or instance.max_count[0] is not None:
-        return None
-    room = int(instance.capacity[0, dimension])
-    return ResidualCompletion(instance.sizes[:, dimension], room, float(instance.cost[0]))
+    """The dive's exact completion, where the arc-flow model applies."""
+    found = _one_dimension_bin(instance)
+    return None if found is None else ResidualCompletion(*found, float(instance.cost[0]))
 
 
 def _arcflow_task(
@@ -430,8 +434,6 @@ def _arcflow_task(
     unit = float(instance.cost[0])
     best_bins = round(known_cost / unit)
     lower = round(rounded_cost_bound(instance, known_bound)[0] / unit)
-    dimension = sized_dimension(instance)
-    assert dimension is not None  # _arc_graph checked it
     best: Packing | None = None
     bound = lower
     while best_bins - 1 >= bound:
