@@ -7,7 +7,9 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    Bounds are rounded up to the next cost a packing can have (whole bins when
    all bins cost the same).
 3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`), and
-   where there are few (shape, type) pairs the assignment LP bounds the cost too.
+   where there are few (shape, type) pairs the assignment LP bounds the cost too. With items
+   sized in several dimensions, each dimension's own cutting-stock LP bounds it, where a table
+   over the room prices it (`sizing.binpack.projection`), within PROJECTION_SHARE of the budget.
 4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
    prices, up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
    first rule that applies: complete pattern lists when bins hold few items and the lists
@@ -84,6 +86,7 @@ from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, o
 from sizing.binpack.patterns import PatternSet, enumerate_patterns
 from sizing.binpack.portfolio import run_tasks
 from sizing.binpack.pricers import KnapsackPricer, PatternPricer, TablePricer, sized_dimension, table_pricing_applies
+from sizing.binpack.projection import projection_bound
 from sizing.binpack.seeds import seed_pool
 from sizing.cores import available_cores
 
@@ -98,6 +101,8 @@ MAX_GENERATION_ROUNDS = 5000
 # With several bin types and knapsack pricing, each type's FFD packing seeds the pool, within this share.
 SEED_SHARE = 0.1
 MILP_PRICING_SHARE = 0.15
+# With items sized in several dimensions, each dimension's own cutting-stock LP, within this share.
+PROJECTION_SHARE = 0.1
 # Added to every bin's cost, as a share of the cheapest bin, to rank packings of equal cost by
 # their bin count: small against any real difference in cost, large against float rounding.
 TIE_BREAK_COST_FRACTION = 1e-6
@@ -218,6 +223,11 @@ def _optimise(search: _Search) -> None:
         search.raise_bound(assigned)
         if search.proven:
             return
+    search.raise_bound(
+        projection_bound(instance, search.deadline(PROJECTION_SHARE), search.bound, search.incumbent_cost)
+    )
+    if search.proven:
+        return
 
     def restored(packing: Packing | None) -> Packing | None:
         return None if packing is None else Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins)
