@@ -84,8 +84,11 @@ def column_generation(
     max_iterations: int,
     target: float = float("inf"),
     smoothing: float = 0.0,
+    floor: float = float("-inf"),
 ) -> GenerationResult:
-    """Grow the pool until no column prices out, the bound reaches `target`, or a budget runs out.
+    """Grow the pool until no column prices out, the bound reaches `target`, the master LP's
+    value comes down to `floor` (its optimum is no higher, so no bound from it can pass `floor`),
+    or a budget runs out.
 
     With `smoothing` > 0 (Wentges), pricing sees a mix of the LP's prices and those that gave
     the best bound so far (that share of them), which damps the swings that make column
@@ -103,6 +106,8 @@ def column_generation(
         work.charge(work.MASTER_LP_UNITS)
         if master is None:
             return GenerationResult(None, bound, False, iterations)
+        if master.uncovered <= 1e-9 and master.value <= floor:
+            return GenerationResult(master, bound, False, iterations)
         prices = (
             master.prices if center is None or not smoothing else smoothing * center + (1 - smoothing) * master.prices
         )

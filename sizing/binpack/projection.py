@@ -25,6 +25,9 @@ from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.pricers import TablePricer, table_pricing_applies
 
 MAX_ROUNDS = 500
+# A projection is given up once its master LP's value is within this share of the bound known
+# already: its LP's value is no higher, so it could raise the bound by no more than that.
+MIN_GAIN = 0.005
 
 
 def project(instance: Instance, dimension: int) -> Instance | None:
@@ -60,8 +63,8 @@ def projection_bound(
     give within `deadline` on the work clock: each sized dimension's cutting-stock LP, tightest
     dimension first (most demand for the largest room), where its table pricing applies and its
     first-fit decreasing packing costs more than the bound `known` already (that packing's cost
-    is above the projection's LP value, which could not raise the bound otherwise). Stops early
-    once a bound reaches `target`. -inf when no projection applies (items sized in one
+    is above the projection's LP value, which could not raise the bound otherwise). Stops at
+    the first projection that does not raise the bound, and once a bound reaches `target`. -inf when no projection applies (items sized in one
     dimension: the instance is its own projection)."""
     sized = np.nonzero((instance.sizes > 0).any(axis=0))[0]
     if len(sized) < 2:
@@ -77,14 +80,19 @@ def projection_bound(
         projected = project(instance, dimension)
         if projected is None or not table_pricing_applies(projected):
             continue
-        best = max(best, _cutting_stock_bound(projected, deadline, max(known, best), target))
+        found = _cutting_stock_bound(projected, deadline, max(known, best), target)
+        if found <= max(known, best):
+            # The tightest dimension binds first: where its projection adds nothing, the
+            # looser ones rarely do, and each costs as much.
+            break
+        best = found
     return best
 
 
 def _cutting_stock_bound(projected: Instance, deadline: float, known: float, target: float) -> float:
     """Farley's bound of the one-dimensional instance's column generation (valid whenever it
     stops), started from its first-fit decreasing bins; -inf when those cost no more than
-    `known`."""
+    `known`. The generation stops once its master LP's value is within MIN_GAIN of `known`."""
     pool = ColumnPool(projected.shape_count)
     start = first_fit_decreasing(projected)
     if start is not None:
@@ -103,5 +111,6 @@ def _cutting_stock_bound(projected: Instance, deadline: float, known: float, tar
         MAX_ROUNDS,
         target=target,
         smoothing=SMOOTHING,
+        floor=known * (1 + MIN_GAIN),
     )
     return generation.bound

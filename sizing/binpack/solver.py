@@ -7,9 +7,7 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    Bounds are rounded up to the next cost a packing can have (whole bins when
    all bins cost the same).
 3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`), and
-   where there are few (shape, type) pairs the assignment LP bounds the cost too. With items
-   sized in several dimensions, each dimension's own cutting-stock LP bounds it, where a table
-   over the room prices it (`sizing.binpack.projection`), within PROJECTION_SHARE of the budget.
+   where there are few (shape, type) pairs the assignment LP bounds the cost too.
 4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
    prices, up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
    first rule that applies: complete pattern lists when bins hold few items and the lists
@@ -223,11 +221,6 @@ def _optimise(search: _Search) -> None:
         search.raise_bound(assigned)
         if search.proven:
             return
-    search.raise_bound(
-        projection_bound(instance, search.deadline(PROJECTION_SHARE), search.bound, search.incumbent_cost)
-    )
-    if search.proven:
-        return
 
     def restored(packing: Packing | None) -> Packing | None:
         return None if packing is None else Packing.of(((types[t], counts), m) for (t, counts), m in packing.bins)
@@ -258,6 +251,13 @@ def _optimise(search: _Search) -> None:
     else:
         pricer = KnapsackPricer(instance, milp_units=MILP_PRICING_SHARE * search.work_limit)
     exact_pricing = not isinstance(pricer, KnapsackPricer)
+    if not exact_pricing:
+        # Column generation may not converge: where a dimension's own LP (priced exactly) bounds
+        # better than the aggregate LP, it is a floor no matter how far it gets.
+        projection_end = work.now() + PROJECTION_SHARE * search.work_limit
+        search.raise_bound(projection_bound(instance, projection_end, search.bound, search.incumbent_cost))
+        if search.proven:
+            return
     pool = ColumnPool(instance.shape_count)
     if search.incumbent is not None:
         for (t, counts), _ in search.incumbent.bins:
