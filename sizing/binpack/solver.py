@@ -16,7 +16,10 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    (`sizing.binpack.knapsack`; with many bin types a round prices a shortlist and bounds the
    others by their surrogate knapsack). Its Farley bound is valid at every iteration. With
    several bin types and knapsack pricing, the pool starts with the bins of each best-ranked
-   type's FFD packing (`sizing.binpack.seeds`), within SEED_SHARE of the budget.
+   type's FFD packing (`sizing.binpack.seeds`), within SEED_SHARE of the budget. Where it
+   does not converge, each sized dimension's own cutting-stock LP then bounds the cost, where
+   a table over the room prices it exactly (`sizing.binpack.projection`), within
+   PROJECTION_SHARE of the budget (converged, the pattern LP bounds at least as well).
 5. The master LP rounded down and completed by FFD. Where the next step's integer program
    would be the one over the columns and rounding came within MIN_INTEGER_PROGRAM_GAIN of the
    master LP's value (no packing of those columns costs less), column generation goes on
@@ -251,13 +254,6 @@ def _optimise(search: _Search) -> None:
     else:
         pricer = KnapsackPricer(instance, milp_units=MILP_PRICING_SHARE * search.work_limit)
     exact_pricing = not isinstance(pricer, KnapsackPricer)
-    if not exact_pricing:
-        # Column generation may not converge: where a dimension's own LP (priced exactly) bounds
-        # better than the aggregate LP, it is a floor no matter how far it gets.
-        projection_end = work.now() + PROJECTION_SHARE * search.work_limit
-        search.raise_bound(projection_bound(instance, projection_end, search.bound, search.incumbent_cost))
-        if search.proven:
-            return
     pool = ColumnPool(instance.shape_count)
     if search.incumbent is not None:
         for (t, counts), _ in search.incumbent.bins:
@@ -289,6 +285,13 @@ def _optimise(search: _Search) -> None:
     generation = generate(generation_share)
     if search.proven:
         return
+    if not generation.converged:
+        # Its bound falls short of the pattern LP's value, which no dimension's own LP passes;
+        # those LPs, priced exactly by a table, converge where it did not.
+        projection_end = work.now() + PROJECTION_SHARE * search.work_limit
+        search.raise_bound(projection_bound(instance, projection_end, search.bound, search.incumbent_cost))
+        if search.proven:
+            return
     graph = _arc_graph(instance)
     if (
         graph is None
