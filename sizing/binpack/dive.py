@@ -2,7 +2,9 @@
 
 `round_down` keeps floor(x_j) copies of every column (topped up like the
 dive's bins) and packs what is left with first-fit decreasing: quick, and close
-to the LP when bins hold many items.
+to the LP when bins hold many items. With several bin types, `round_master` also
+rounds up (`round_up`) and keeps the cheaper of the two once each holds exactly
+the demand, every bin on its cheapest type that holds it.
 
 `dive` rounds one decision at a time, re-pricing in between, so columns that
 the root never saw can enter below it (a depth-first price-and-branch). Each
@@ -44,7 +46,7 @@ from sizing.binpack.colgen import Pricer, column_generation
 from sizing.binpack.ffd import first_fit_decreasing, size_order
 from sizing.binpack.instance import Instance, fit_counts
 from sizing.binpack.master_lp import MasterLP, MasterSolution
-from sizing.binpack.packing import Packing
+from sizing.binpack.packing import Packing, exact_packing
 
 
 def filled(instance: Instance, type_index: int, take: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -67,14 +69,40 @@ def filled(instance: Instance, type_index: int, take: np.ndarray, demand: np.nda
     return result
 
 
+def round_master(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Packing | None:
+    """The master LP rounded: `round_down`, and with several bin types the cheaper of it and
+    `round_up` once both hold exactly the demand (surplus items out, every bin on its cheapest
+    type that holds it). With many types, what a rounding leaves to first-fit decreasing, or
+    the surplus a rounding up leaves in its bins, lands on dearer types than its items need,
+    and which of the two loses less varies from one LP to the next."""
+    down = round_down(instance, master_lp, master)
+    if instance.type_count == 1:
+        return down
+    candidates = [exact_packing(p, instance) for p in (down, round_up(instance, master_lp, master)) if p is not None]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda p: (p.cost(instance), p.bin_count))
+
+
 def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Packing | None:
     """floor(x) of every column, trimmed to the demand, plus FFD for the rest (None if that fails)."""
+    return _rounded(instance, master_lp, master, round_up=False)
+
+
+def round_up(instance: Instance, master_lp: MasterLP, master: MasterSolution) -> Packing | None:
+    """floor(x) of every column, then one more copy of the columns with a fractional part,
+    largest part first, while items are left, each trimmed to the demand; FFD for what is
+    still left (None if that fails)."""
+    return _rounded(instance, master_lp, master, round_up=True)
+
+
+def _rounded(instance: Instance, master_lp: MasterLP, master: MasterSolution, round_up: bool) -> Packing | None:
     demand = instance.demand.copy()
     used = np.zeros(instance.type_count, dtype=np.int64)
     fixed: list[tuple[tuple[int, tuple[int, ...]], int]] = []
-    for j in np.nonzero(master.x >= 1 - 1e-6)[0]:
+
+    def fix(j: int, copies: int) -> None:
         t, counts = master_lp.pool.columns[j]
-        copies = int(math.floor(master.x[j] + 1e-6))
         limit = instance.max_count[t]
         if limit is not None:
             copies = min(copies, limit - int(used[t]))
@@ -85,7 +113,17 @@ def round_down(instance: Instance, master_lp: MasterLP, master: MasterSolution) 
                 break
             fixed.append(((t, tuple(take)), 1))
             used[t] += 1
-            demand -= take
+            demand[:] -= take
+
+    for j in np.nonzero(master.x >= 1 - 1e-6)[0].tolist():
+        fix(j, int(math.floor(master.x[j] + 1e-6)))
+    if round_up:
+        parts = master.x - np.floor(master.x + 1e-6)
+        fractional = np.nonzero(parts > 1e-6)[0]
+        for j in fractional[np.lexsort((fractional, -parts[fractional]))].tolist():
+            if not demand.any():
+                break
+            fix(j, 1)
     rest = first_fit_decreasing(instance, demand, used) if demand.any() else Packing(())
     if rest is None:
         return None

@@ -20,12 +20,13 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    does not converge, each sized dimension's own cutting-stock LP then bounds the cost, where
    a table over the room prices it exactly (`sizing.binpack.projection`), within
    PROJECTION_SHARE of the budget (converged, the pattern LP bounds at least as well).
-5. The master LP rounded down and completed by FFD. Where the next step's integer program
-   would be the one over the columns and rounding came within MIN_INTEGER_PROGRAM_GAIN of the
-   master LP's value (no packing of those columns costs less), column generation goes on
-   with the work that program would have taken, and the new master LP is rounded again:
-   new columns can still improve the packing, that program barely could (and HiGHS's root
-   work is not bounded by a node limit).
+5. The master LP rounded down and completed by FFD (with several bin types, also rounded up,
+   the cheaper kept once both hold exactly the demand, `sizing.binpack.dive.round_master`).
+   Where the next step's integer program would be the one over the columns and rounding came
+   within MIN_INTEGER_PROGRAM_GAIN of the master LP's value (no packing of those columns costs
+   less), column generation goes on with the work that program would have taken, and the new
+   master LP is rounded again: new columns can still improve the packing, that program barely
+   could (and HiGHS's root work is not bounded by a node limit).
 6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
    limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
    are many bins, where rounding loses little; with one unlimited bin type and items sized in
@@ -77,7 +78,7 @@ from sizing.binpack import bin_elimination, work
 from sizing.binpack.arcflow import ArcGraph, ResidualCompletion, arc_count, arcflow_search, build_graph
 from sizing.binpack.bounds import aggregate_bound, assignment_bound, bin_count_bound, rounded_cost_bound
 from sizing.binpack.colgen import SMOOTHING, GenerationResult, Pricer, column_generation, dual_bound
-from sizing.binpack.dive import dive, round_down
+from sizing.binpack.dive import dive, round_master
 from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
 from sizing.binpack.integer_master import enumeration_search, pool_milp
@@ -279,7 +280,7 @@ def _optimise(search: _Search) -> None:
         )
         search.raise_bound(found.bound)
         if found.master is not None:
-            offer(round_down(instance, master_lp, found.master))
+            offer(round_master(instance, master_lp, found.master))
         return found
 
     generation = generate(generation_share)
