@@ -246,7 +246,10 @@ def _optimise(search: _Search) -> None:
     # Items sized in one dimension: exact pricing by a table, the arc-flow model where it is small,
     # and no integer program over the columns (HiGHS spends long on it and rarely improves).
     one_dimension = table_pricing_applies(instance)
-    pattern_sets = None if many_items else _all_patterns(instance, search.deadline(generation_share / 2))
+    # Listing may take column generation's whole share: where the lists complete, pricing by them
+    # is exact and fast, and column generation gets further in what is left than a knapsack
+    # pricer in all of it. Under the default budget the pattern limit ends a listing first.
+    pattern_sets = None if many_items else _all_patterns(instance, search.deadline(generation_share))
     pricer: Pricer
     if pattern_sets is not None:
         pricer = PatternPricer(instance, pattern_sets)
