@@ -2,9 +2,9 @@
 
 A packing of the items is also a packing of their sizes in any one dimension d (the same
 bins, at the same cost), so a lower bound on the one-dimensional problem bounds the whole
-one. Its column generation prices exactly, by a table over the room
-(`sizing.binpack.pricers.TablePricer`), where the full problem's pricing is a branch and
-bound per bin type that converges slowly.
+one. Its column generation prices exactly and fast, by a table over the room
+(`sizing.binpack.pricers.TablePricer`), and converges where column generation on the whole
+problem, priced in several dimensions at once, stops short.
 
 Where it pays: many nodes of one type whose pods fill one dimension (cpu) while the other
 leaves them room. The aggregate LP treats cpu as fluid; the projection sees that two pods of
@@ -64,8 +64,9 @@ def projection_bound(
     dimension first (most demand for the largest room), where its table pricing applies and its
     first-fit decreasing packing costs more than the bound `known` already (that packing's cost
     is above the projection's LP value, which could not raise the bound otherwise). Stops at
-    the first projection that does not raise the bound, and once a bound reaches `target`. -inf when no projection applies (items sized in one
-    dimension: the instance is its own projection)."""
+    the first projection that does not raise the bound, and once a bound reaches `target`.
+    -inf when no projection applies (items sized in one dimension: the instance is its own
+    projection)."""
     sized = np.nonzero((instance.sizes > 0).any(axis=0))[0]
     if len(sized) < 2:
         return float("-inf")

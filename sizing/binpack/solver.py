@@ -103,7 +103,7 @@ MAX_GENERATION_ROUNDS = 5000
 # With several bin types and knapsack pricing, each type's FFD packing seeds the pool, within this share.
 SEED_SHARE = 0.1
 MILP_PRICING_SHARE = 0.15
-# With items sized in several dimensions, each dimension's own cutting-stock LP, within this share.
+# Where column generation does not converge, each dimension's own cutting-stock LP, within this share.
 PROJECTION_SHARE = 0.1
 # Added to every bin's cost, as a share of the cheapest bin, to rank packings of equal cost by
 # their bin count: small against any real difference in cost, large against float rounding.
