@@ -111,6 +111,43 @@ def test_warm_and_cold_master_lp_agree():
         assert bound <= value + 1e-7
 
 
+def test_column_generation_stops_once_its_master_lp_is_down_to_the_floor():
+    # First-fit decreasing packs these in 7 bins; the LP over all patterns needs 5.5.
+    instance = _instance(
+        [BinType("a", {"x": 10, "y": 10}, 1.0)],
+        [
+            ItemType("p", {"x": 6, "y": 1}, 3),
+            ItemType("q", {"x": 5, "y": 2}, 3),
+            ItemType("r", {"x": 4, "y": 4}, 3),
+            ItemType("s", {"x": 3, "y": 5}, 2),
+        ],
+    )
+
+    def generate(floor: float):
+        pool = ColumnPool(instance.shape_count)
+        for (t, counts), _ in first_fit_decreasing(instance).bins:
+            pool.add(t, counts)
+        return column_generation(
+            instance,
+            MasterLP(instance, pool),
+            KnapsackPricer(instance, milp_units=1.0),
+            instance.demand,
+            np.array([-1]),
+            deadline=float("inf"),
+            max_iterations=200,
+            floor=floor,
+        )
+
+    free = generate(float("-inf"))
+    assert free.converged and free.iterations > 1 and free.master.value == pytest.approx(5.5)
+    # The first master LP (over the first-fit bins, 7.0) is already down to this floor: no pricing.
+    stopped = generate(7.0)
+    assert stopped.iterations == 1 and not stopped.converged and stopped.bound == float("-inf")
+    # Above the LP's optimum, the floor stops it on the way down, before it converges.
+    early = generate(6.0)
+    assert 1 < early.iterations <= free.iterations and early.master.value <= 6.0 and not early.converged
+
+
 def test_farley_bound_is_valid_for_any_prices():
     # Items of 4 in bins of 10: two per bin, 3 bins for 5 items.
     instance = _instance([BinType("b", {"x": 10}, 1.0)], [ItemType("a", {"x": 4}, 5)])
