@@ -125,7 +125,9 @@ def test_column_generation_stops_once_its_master_lp_is_down_to_the_floor():
 
     def generate(floor: float):
         pool = ColumnPool(instance.shape_count)
-        for (t, counts), _ in first_fit_decreasing(instance).bins:
+        start = first_fit_decreasing(instance)
+        assert start is not None
+        for (t, counts), _ in start.bins:
             pool.add(t, counts)
         return column_generation(
             instance,
