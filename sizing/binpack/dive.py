@@ -28,8 +28,9 @@ path left.
 
 With a `completion` (one bin type, items sized in one dimension), the first node of a path whose
 items left make a small arc-flow graph is settled exactly if diving on from it does not meet the
-target: the model packs the rest in fewer bins than the best packing leaves it, if it can. Diving finds such packings poorly where every bin of the optimum is all but full
-(Hard28), and cheaply where it does find them, so the model only takes over where diving failed.
+target: the model packs the rest in fewer bins than the best packing leaves it, if it can. Diving
+finds such packings poorly where every bin of the optimum is all but full (Hard28), and cheaply
+where it does find them, so the model only takes over where diving failed.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def dive(
     target: a lower bound on the cost; the search stops at a packing that meets it.
     completion: settles nodes whose items left are few (see the module docstring).
     """
-    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    limits = instance.count_limits()
     dimensions = len(instance.dimensions)
     stack = [_Node(instance.demand.copy(), limits, (), 0.0, frozenset(), 0, 0, np.zeros(dimensions, dtype=np.int64))]
     best: Packing | None = None

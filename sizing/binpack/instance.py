@@ -77,6 +77,10 @@ class Instance:
             best = max(best, min(ratios) if ratios else total)
         return best
 
+    def count_limits(self) -> np.ndarray:
+        """Max count per bin type as column generation and the master LP take it: -1 for unlimited."""
+        return np.array([-1 if m is None else m for m in self.max_count], dtype=np.int64)
+
     def unit_cost(self) -> float | None:
         """The common cost when every bin type costs the same, else None."""
         first = float(self.cost[0])

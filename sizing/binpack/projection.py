@@ -101,7 +101,7 @@ def _cutting_stock_bound(projected: Instance, deadline: float, known: float, tar
             return float("-inf")
         for (t, counts), _ in start.bins:
             pool.add(t, counts)
-    limits = np.array([-1 if m is None else m for m in projected.max_count], dtype=np.int64)
+    limits = projected.count_limits()
     generation = column_generation(
         projected,
         MasterLP(projected, pool),

@@ -265,7 +265,7 @@ def _optimise(search: _Search) -> None:
                 pool.add(position[t], counts)
     if instance.type_count > 1 and not exact_pricing:
         seed_pool(pool, instance, search.deadline(SEED_SHARE))
-    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    limits = instance.count_limits()
     master_lp = MasterLP(instance, pool)
 
     def generate(share: float) -> GenerationResult:
@@ -473,7 +473,7 @@ def _enumeration_task(
     deadline: float,
 ) -> _TaskResult:
     """The exact search over every pattern whose reduced cost allows it in a better packing."""
-    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    limits = instance.count_limits()
     best_values = pricer.price(
         prices, np.zeros(instance.type_count), instance.demand, limits != 0, deadline
     ).best_values

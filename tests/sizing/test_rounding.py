@@ -1,6 +1,5 @@
 """Rounding the master LP (`sizing.binpack.dive.round_master`): down, and with several bin types up."""
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +22,7 @@ def _master(problem: Problem) -> tuple[Instance, MasterLP, MasterSolution]:
     for (t, counts), _ in start.bins:
         pool.add(t, counts)
     master_lp = MasterLP(instance, pool)
-    limits = np.array([-1 if m is None else m for m in instance.max_count], dtype=np.int64)
+    limits = instance.count_limits()
     generation = column_generation(
         instance, master_lp, KnapsackPricer(instance, milp_units=1.0), instance.demand, limits, float("inf"), 200
     )
