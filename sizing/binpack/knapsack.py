@@ -107,11 +107,15 @@ def surrogate_bounds(
     useful = (prices[:, None] > PRICE_EPSILON) & (fits > 0)
     load = sizes @ weights.T
     value = np.where(useful, prices[:, None] * fits, 0.0)
-    free = useful & (load <= 0)
+    with np.errstate(over="ignore"):
+        ratio = np.where(load > 0, prices[:, None] / np.where(load > 0, load, 1.0), np.inf)
+    # Shapes with no load, or too little for their ratio to be a number (weights near the
+    # smallest double), are counted whole: that can only raise the bound, where ranking them
+    # among each other by an infinite ratio could lower it below the best pattern.
+    free = useful & ~np.isfinite(ratio)
     bound = np.where(free, value, 0.0).sum(axis=0)
     ranked = useful & ~free
-    with np.errstate(over="ignore"):
-        ratio = np.where(ranked, prices[:, None] / np.where(ranked, load, 1.0), -np.inf)
+    ratio = np.where(ranked, ratio, -np.inf)
     order = np.argsort(-ratio, axis=0, kind="stable")
     ratio = np.take_along_axis(ratio, order, axis=0)
     weight = np.take_along_axis(np.where(ranked, load * fits, 0.0), order, axis=0)
