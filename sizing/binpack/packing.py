@@ -79,44 +79,61 @@ def exact_packing(packing: Packing, instance: Instance) -> Packing:
     """The same bins holding exactly the demand, empties dropped, each on its cheapest fitting type.
 
     Surplus items come out of the last bins first (in the packing's sorted order), so the
-    result is deterministic.
+    result is deterministic. Identical bins are handled as one group with a count: a fleet of
+    thousands of nodes of a few kinds costs a few steps, not one per node.
     """
-    bins: list[tuple[int, np.ndarray]] = []
-    for (t, counts), m in packing.bins:
-        for _ in range(m):
-            bins.append((t, np.array(counts, dtype=np.int64)))
+    groups: list[tuple[int, np.ndarray, int]] = [
+        (t, np.array(counts, dtype=np.int64), m) for (t, counts), m in packing.bins
+    ]
     surplus = packing.covered(instance.shape_count) - instance.demand
-    for index in range(len(bins) - 1, -1, -1):
-        if not (surplus > 0).any():
-            break
-        bin_counts = bins[index][1]
-        removed = np.minimum(bin_counts, np.maximum(surplus, 0))
-        bin_counts -= removed
-        surplus -= removed
-    bins = [(t, counts) for t, counts in bins if counts.any()]
-    return Packing.of(((t, tuple(c)), 1) for t, c in _cheapest_types(bins, instance))
+    # Each group's trimmed copies (its last ones), last first; the copies left whole stay grouped.
+    trimmed: list[list[tuple[int, np.ndarray, int]]] = [[] for _ in groups]
+    index = len(groups) - 1
+    while index >= 0 and (surplus > 0).any():
+        t, counts, copies = groups[index]
+        while copies > 0:
+            removed = np.minimum(counts, np.maximum(surplus, 0))
+            if not removed.any():
+                break  # nor would its other copies, which hold the same items
+            surplus -= removed
+            trimmed[index].append((t, counts - removed, 1))
+            copies -= 1
+        groups[index] = (t, counts, copies)
+        index -= 1
+    # In the bins' order: the fullest choose their type first and ties keep this order.
+    ordered = [bin_ for group, cut in zip(groups, trimmed, strict=True) for bin_ in [group, *reversed(cut)]]
+    kept = [group for group in ordered if group[2] > 0 and group[1].any()]
+    return Packing.of(((t, tuple(c)), m) for t, c, m in _cheapest_types(kept, instance))
 
 
-def _cheapest_types(bins: list[tuple[int, np.ndarray]], instance: Instance) -> list[tuple[int, np.ndarray]]:
-    """Move bins to cheaper types that still hold their items, within the max counts."""
+def _cheapest_types(groups: list[tuple[int, np.ndarray, int]], instance: Instance) -> list[tuple[int, np.ndarray, int]]:
+    """Move bins to cheaper types that still hold their items, within the max counts. Groups
+    are (type, items per shape, how many such bins); a group may split over several types."""
     used = np.zeros(instance.type_count, dtype=np.int64)
-    for t, _ in bins:
-        used[t] += 1
+    for t, _, copies in groups:
+        used[t] += copies
     limits = np.array([np.iinfo(np.int64).max if m is None else m for m in instance.max_count], dtype=np.int64)
     by_price = np.lexsort((np.arange(instance.type_count), instance.cost))
-    result: dict[int, tuple[int, np.ndarray]] = {}
-    # Fullest bins choose first: they have the fewest options.
-    for b in sorted(range(len(bins)), key=lambda b: -int(bins[b][1].sum())):
-        t, counts = bins[b]
+    result: list[tuple[int, np.ndarray, int]] = []
+    # Fullest bins choose first: they have the fewest options. Each takes the cheapest type that
+    # holds it and has room left under its max count.
+    for g in sorted(range(len(groups)), key=lambda g: -int(groups[g][1].sum())):
+        t, counts, left = groups[g]
         load = counts @ instance.sizes
         cheaper = by_price[instance.cost[by_price] < instance.cost[t]]
-        holds = cheaper[(instance.capacity[cheaper] >= load).all(axis=1) & (used[cheaper] < limits[cheaper])]
-        if len(holds):
-            used[holds[0]] += 1
-            used[t] -= 1
-            t = int(holds[0])
-        result[b] = (t, counts)
-    return [result[b] for b in range(len(bins))]
+        for h in cheaper[(instance.capacity[cheaper] >= load).all(axis=1)].tolist():
+            moved = int(min(left, limits[h] - used[h]))
+            if moved <= 0:
+                continue
+            used[h] += moved
+            used[t] -= moved
+            left -= moved
+            result.append((h, counts, moved))
+            if not left:
+                break
+        if left:
+            result.append((t, counts, left))
+    return result
 
 
 def overfilled(packing: Packing, instance: Instance) -> list[Bin]:

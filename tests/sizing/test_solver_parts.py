@@ -11,7 +11,7 @@ from sizing.binpack import master_lp
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import column_generation, dual_bound
 from sizing.binpack.ffd import first_fit_decreasing, pack, single_type
-from sizing.binpack.instance import build_instance, restrict_types, undominated_types
+from sizing.binpack.instance import Instance, build_instance, restrict_types, undominated_types
 from sizing.binpack.knapsack import best_pattern, surrogate_bounds
 from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
@@ -176,6 +176,106 @@ def test_exact_packing_removes_surplus_and_moves_bins_to_cheaper_types():
     assert exact.cost(instance) == pytest.approx(3.0)
 
 
+def _exact_bin_by_bin(packing: Packing, instance: Instance) -> Packing:
+    """exact_packing's rule taken one bin at a time: surplus out of the last bins first, then
+    the fullest bins first each onto the cheapest type that holds it, within the max counts."""
+    types = [t for (t, _), m in packing.bins for _ in range(m)]
+    contents = [np.array(c, dtype=np.int64) for (_, c), m in packing.bins for _ in range(m)]
+    surplus = packing.covered(instance.shape_count) - instance.demand
+    for b in reversed(range(len(contents))):
+        removed = np.minimum(contents[b], np.maximum(surplus, 0))
+        contents[b] = contents[b] - removed
+        surplus -= removed
+    kept = [b for b in range(len(contents)) if contents[b].any()]
+    used = np.zeros(instance.type_count, dtype=np.int64)
+    for b in kept:
+        used[types[b]] += 1
+    by_price = sorted(range(instance.type_count), key=lambda t: (instance.cost[t], t))
+    for b in sorted(kept, key=lambda b: -int(contents[b].sum())):
+        load = contents[b] @ instance.sizes
+        for h in by_price:
+            limit = instance.max_count[h]
+            cheaper = instance.cost[h] < instance.cost[types[b]] and (instance.capacity[h] >= load).all()
+            if cheaper and (limit is None or used[h] < limit):
+                used[h] += 1
+                used[types[b]] -= 1
+                types[b] = h
+                break
+    return Packing.of(((types[b], tuple(int(c) for c in contents[b])), 1) for b in kept)
+
+
+def test_exact_packing_keeps_trimmed_bins_in_their_place_among_the_groups():
+    # Surplus is taken from the later groups' last copies while earlier copies stay whole; the
+    # trimmed bins must keep their place in the bins' order, which decides, among bins of equal
+    # fill, which of them gets the last room of the limited cheap types.
+    instance = _instance(
+        [
+            BinType("t0", {"x": 15, "y": 10}, 2.5, 2),
+            BinType("t1", {"x": 15, "y": 15}, 1.5, 3),
+            BinType("t2", {"x": 14, "y": 8}, 1.0, 1),
+            BinType("t3", {"x": 10, "y": 10}, 1.0, 3),
+        ],
+        [
+            ItemType("i0", {"x": 1, "y": 2}, 5),
+            ItemType("i1", {"x": 1, "y": 3}, 5),
+            ItemType("i2", {"x": 2, "y": 5}, 6),
+            ItemType("i3", {"x": 3, "y": 0}, 1),
+        ],
+    )
+    covering = Packing.of(
+        [
+            ((0, (0, 1, 0, 0)), 1),
+            ((0, (0, 1, 1, 2)), 2),
+            ((0, (1, 0, 1, 1)), 1),
+            ((1, (0, 1, 1, 0)), 3),
+            ((1, (1, 0, 0, 0)), 3),
+            ((1, (1, 0, 2, 0)), 2),
+            ((1, (2, 0, 1, 1)), 3),
+            ((2, (0, 0, 0, 3)), 1),
+        ]
+    )
+    exact = exact_packing(covering, instance)
+    assert exact == _exact_bin_by_bin(covering, instance)
+    assert exact.bins == (
+        ((0, (0, 1, 0, 0)), 1),
+        ((1, (0, 0, 1, 0)), 1),
+        ((1, (0, 1, 1, 0)), 1),
+        ((1, (1, 0, 0, 0)), 4),
+        ((2, (0, 1, 1, 1)), 1),
+        ((3, (0, 1, 1, 0)), 2),
+        ((3, (1, 0, 1, 0)), 1),
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_exact_packing_on_groups_of_bins_decides_as_bin_by_bin(data):
+    bin_types = [
+        BinType(f"t{k}", {"x": data.draw(st.integers(5, 12)), "y": data.draw(st.integers(5, 12))},
+                data.draw(st.sampled_from([1.0, 1.5, 2.0])), data.draw(st.sampled_from([None, 1, 2, 4])))
+        for k in range(data.draw(st.integers(1, 3)))
+    ]  # fmt: skip
+    items = [
+        ItemType(
+            f"i{k}",
+            {"x": data.draw(st.integers(0, 5)), "y": data.draw(st.integers(0, 5))},
+            data.draw(st.integers(1, 6)),
+        )
+        for k in range(data.draw(st.integers(1, 4)))
+    ]
+    instance = _instance(bin_types, items)
+    bins = []
+    for _ in range(data.draw(st.integers(1, 12))):
+        t = data.draw(st.integers(0, instance.type_count - 1))
+        counts = [data.draw(st.integers(0, 3)) for _ in range(instance.shape_count)]
+        if any(counts) and (np.array(counts) @ instance.sizes <= instance.capacity[t]).all():
+            bins.append(((t, tuple(counts)), data.draw(st.integers(1, 4))))
+    covering = Packing.of(bins)
+    if (covering.covered(instance.shape_count) < instance.demand).any():
+        return
+    assert exact_packing(covering, instance) == _exact_bin_by_bin(covering, instance)
+
+
 def test_dominated_bin_types_are_dropped_but_limited_ones_never_dominate():
     instance = _instance(
         [
@@ -265,6 +365,17 @@ def test_surrogate_bounds_never_fall_below_the_best_pattern(data, second_room, w
     for bound, type_room in zip(bounds, rooms, strict=True):
         best = max([float(prices @ np.array(c)) for c in all_fitting_multisets(type_room, sizes, demand)], default=0.0)
         assert bound >= best - 1e-9
+
+
+def test_surrogate_bounds_hold_with_weights_near_the_smallest_double():
+    # Both shapes' value per surrogate load overflows to infinity; ranked by it, the room went to
+    # the lesser shape and the bound (1.0) fell below the best pattern (one of each, 1.5).
+    prices = np.array([0.5, 0.0, 0.0, 1.0])
+    sizes = np.array([[0, 1], [0, 0], [0, 0], [0, 1]], dtype=np.int64)
+    demand = np.array([2, 0, 0, 1], dtype=np.int64)
+    rooms = np.array([[2, 2]], dtype=np.int64)
+    bounds = surrogate_bounds(prices, sizes, rooms, demand, np.array([[0.0, 5e-324]]))
+    assert bounds[0] >= 1.5
 
 
 def test_surrogate_bounds_meet_the_fractional_optimum_of_one_dimension():
