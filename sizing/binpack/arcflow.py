@@ -18,6 +18,15 @@ known): a packing if HiGHS finds one, a proof that none exists when it proves th
 model infeasible. The model is built only when it is small (`arc_count` tells in advance),
 since HiGHS's time grows quickly with the arcs.
 
+`fixed_by_reduced_cost` makes a large graph small where the LP is tight: with item prices
+pi >= 0 scaled so that no path is worth more than a bin (Farley), every packing of z bins has
+
+    z x bin cost  >=  pi . demand + sum over its paths of (bin cost - pi . path)
+
+so a packing of at most `target` bins uses no arc whose best path through it falls short of a
+bin's cost by more than target x bin cost - pi . demand. On Hard28, with the column generation's
+prices at the root, that leaves 10 to 20 % of the arcs, and a packing of one bin fewer.
+
 `ResidualCompletion` uses the model on what a dive has left to place once that is small: it
 packs the rest in fewer bins than the dive's path may use, where such a packing exists.
 """
@@ -110,6 +119,111 @@ def build_graph(sizes: np.ndarray, demand: np.ndarray, room: int) -> ArcGraph:
     return ArcGraph(room, keys[0], keys[1], keys[2])
 
 
+# Arcs whose best path a floating-point sum puts just past the allowance are kept: a share of a bin.
+REDUCED_COST_TOLERANCE = 1e-7
+# Arcs the reduced-cost pass goes through per unit of work (two passes of numpy over them).
+ARCS_PER_UNIT = 2_000
+
+
+@dataclass(frozen=True)
+class FixedGraph:
+    """graph: the arcs a packing of at most `target` bins may use; bound: Farley's lower bound
+    on the bins from the prices (fractional; no packing has fewer bins)."""
+
+    graph: ArcGraph
+    target: int
+    bound: float
+
+
+def arc_values(graph: ArcGraph, sizes: np.ndarray, demand: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per arc, the most a bin whose path takes that arc may be worth, an item of shape i worth
+    values[i] and each shape taken at most its demand times (-inf where no such bin takes it).
+
+    Paths take the shapes in the graph's order (larger first), each shape's copies in a row.
+    `before[u]` is the most the shapes already passed may be worth at load exactly u, and
+    `after[k][v]` the most the shapes from the k-th in order on may add from load v. An arc of
+    shape i from load u carries the c-th copy of i in a row, for some c up to its demand; the
+    bin it is on came to u with c - 1 copies and may take up to demand - c more. Cells: about
+    shapes x copies x (room + 1), numpy over the loads.
+    """
+    room = graph.room
+    order = [i for i in _order(sizes) if 0 < int(sizes[i]) <= room and int(demand[i]) > 0]
+    after = np.zeros((len(order) + 1, room + 1))
+    for k in range(len(order) - 1, -1, -1):
+        after[k] = _with_copies(after[k + 1], order[k], sizes, demand, values, forward=False)
+    worth = np.full(graph.arc_count, -np.inf)
+    before = np.full(room + 1, -np.inf)
+    before[0] = 0.0
+    for k, i in enumerate(order):
+        size, value, copies = int(sizes[i]), float(values[i]), _copies(i, sizes, demand, room)
+        arcs = np.nonzero(graph.shapes == i)[0]
+        starts = graph.tails[arcs]
+        # more[v]: the most from load v on with up to `left` more copies of i, then the shapes after it.
+        more = after[k + 1].copy()
+        for c in range(copies, 0, -1):
+            left = copies - c
+            if left > 0:
+                more[: room + 1 - left * size] = np.maximum(
+                    more[: room + 1 - left * size], left * value + after[k + 1][left * size :]
+                )
+            first = starts - (c - 1) * size
+            ok = first >= 0
+            candidate = np.full(len(arcs), -np.inf)
+            candidate[ok] = before[first[ok]] + c * value + more[starts[ok] + size]
+            worth[arcs] = np.maximum(worth[arcs], candidate)
+        before = _with_copies(before, i, sizes, demand, values, forward=True)
+    losses = graph.shapes < 0
+    worth[losses] = before[graph.tails[losses]]
+    return worth
+
+
+def _copies(i: int, sizes: np.ndarray, demand: np.ndarray, room: int) -> int:
+    return min(int(demand[i]), room // int(sizes[i]))
+
+
+def _with_copies(
+    table: np.ndarray, i: int, sizes: np.ndarray, demand: np.ndarray, values: np.ndarray, forward: bool
+) -> np.ndarray:
+    """`table` (value per load) with 0 to demand_i copies of shape i added: at loads that many
+    sizes further on (forward, values by the load reached) or from loads that many sizes on."""
+    room = len(table) - 1
+    size, value = int(sizes[i]), float(values[i])
+    result = table.copy()
+    for c in range(1, _copies(i, sizes, demand, room) + 1):
+        shift = c * size
+        if forward:
+            result[shift:] = np.maximum(result[shift:], table[: room + 1 - shift] + c * value)
+        else:
+            result[: room + 1 - shift] = np.maximum(result[: room + 1 - shift], table[shift:] + c * value)
+    return result
+
+
+def fixed_by_reduced_cost(
+    graph: ArcGraph, sizes: np.ndarray, demand: np.ndarray, prices: np.ndarray, target: int
+) -> FixedGraph:
+    """The arcs a packing of at most `target` bins may use, given item prices >= 0 in bins
+    (see the module docstring); an empty graph when the prices prove no such packing exists.
+    The prices are first scaled down, where some bin is worth more than one, to be feasible."""
+    work.charge(graph.arc_count / ARCS_PER_UNIT + _table_cells(graph, sizes, demand) / work.TABLE_CELLS_PER_UNIT)
+    values = np.maximum(np.asarray(prices, dtype=float), 0.0)
+    worth = arc_values(graph, sizes, demand, values)
+    scale = max(1.0, float(worth.max(initial=0.0)))
+    bound = float(demand @ values) / scale
+    allowance = target - bound
+    keep = 1.0 - worth / scale <= allowance + REDUCED_COST_TOLERANCE
+    if allowance < -REDUCED_COST_TOLERANCE:
+        keep[:] = False
+    kept = ArcGraph(graph.room, graph.tails[keep], graph.heads[keep], graph.shapes[keep])
+    return FixedGraph(kept, target, bound)
+
+
+def _table_cells(graph: ArcGraph, sizes: np.ndarray, demand: np.ndarray) -> int:
+    """Cells `arc_values` computes: per shape and copy in a row, three passes over the loads."""
+    room = graph.room
+    runs = sum(min(int(d), room // int(s)) for s, d in zip(sizes, demand, strict=True) if 0 < int(s) <= room)
+    return 3 * int(runs) * (room + 1)
+
+
 @dataclass(frozen=True)
 class ArcFlowOutcome:
     """packing: a packing of at most `target` bins (None if none found); infeasible: HiGHS
@@ -171,8 +285,18 @@ def arcflow_search(
     upper = np.full(arcs + 1, float(target))
     lower_bounds = np.zeros(arcs + 1)
     lower_bounds[arcs] = float(lower)
+    # No sub-MIP heuristics: on these models HiGHS spent most of its time in them (Hard28 graphs
+    # cut down by reduced costs: 1 to 2 s without them, up to 20 s with them).
     result = solve_milp(
-        objective, matrix, row_lower, row_upper, lower_bounds, upper, (units - setup) / per_node, deadline
+        objective,
+        matrix,
+        row_lower,
+        row_upper,
+        lower_bounds,
+        upper,
+        (units - setup) / per_node,
+        deadline,
+        short_root=True,
     )
     work.charge(result.work(setup, per_node))
     if result.infeasible:
@@ -220,6 +344,8 @@ def _paths(graph: ArcGraph, flows: np.ndarray, type_index: int, shape_count: int
     return Packing.of(bins)
 
 
+# Graphs up to this many arcs are built to be cut down by reduced costs.
+REDUCIBLE_ARC_LIMIT = 100_000
 # Residual graphs up to this many arcs are settled by the model (on Hard28, every one of them
 # within 400 units; at 5,000 arcs and more, HiGHS left some undecided with that much work).
 RESIDUAL_ARC_LIMIT = 3000
@@ -231,7 +357,9 @@ RESIDUAL_ARCS_PER_UNIT = 2 / work.MILP_ITERATION_UNITS
 
 class ResidualCompletion:
     """Exact completion of a partial packing with one unlimited bin type, items sized in one
-    dimension, by the arc-flow model of the items left, when its graph has at most `arc_limit` arcs.
+    dimension, by the arc-flow model of the items left, when its graph has at most `arc_limit`
+    arcs once the arcs that no packing within the allowance uses are taken out (at the prices
+    of the dive's LP for those items, `fixed_by_reduced_cost`).
 
     sizes: the shapes' sizes in the sized dimension; room: the bin's room in it; bin_cost: the
     cost of one bin.
@@ -244,31 +372,64 @@ class ResidualCompletion:
         bin_cost: float,
         arc_limit: int = RESIDUAL_ARC_LIMIT,
         units: float = RESIDUAL_UNITS,
+        whole: ArcGraph | None = None,
     ):
         self.sizes = sizes
         self.room = room
         self.bin_cost = bin_cost
         self.arc_limit = arc_limit
         self.units = units
+        self.whole = whole
+
+    def graph(self, demand: np.ndarray, allowed_cost: float, prices: np.ndarray | None = None) -> ArcGraph | None:
+        """The graph of `demand` to settle a packing of it for less than `allowed_cost` on, if it
+        has at most the arc limit once the arcs `prices` (per shape, in cost) rule out are taken
+        out; None when it has more.
+
+        With a `whole` graph (the whole instance's, less arcs ruled out for a packing of the
+        whole as cheap as this one's), its arcs of shapes still demanded are that graph: each
+        residual bin, items by decreasing size, is a path of it. Else the graph of `demand` is
+        built if it has at most the arc limit.
+        """
+        if self.whole is not None:
+            shapes = self.whole.shapes
+            demanded = (shapes < 0) | (demand[np.maximum(shapes, 0)] > 0)
+            graph = ArcGraph(self.room, self.whole.tails[demanded], self.whole.heads[demanded], shapes[demanded])
+        elif arc_count(self.sizes, demand, self.room, self.arc_limit) is None:
+            return None
+        else:
+            graph = build_graph(self.sizes, demand, self.room)
+        if prices is not None:
+            target = math.ceil(allowed_cost / self.bin_cost - 1e-9) - 1
+            graph = fixed_by_reduced_cost(graph, self.sizes, demand, prices / self.bin_cost, target).graph
+        return graph if graph.arc_count <= self.arc_limit else None
 
     def applies(self, demand: np.ndarray) -> bool:
         """Whether the graph of `demand` has at most the arc limit."""
         return arc_count(self.sizes, demand, self.room, self.arc_limit) is not None
 
-    def complete(self, demand: np.ndarray, allowed_cost: float, bound_cost: float, deadline: float) -> Packing | None:
+    def complete(
+        self,
+        demand: np.ndarray,
+        allowed_cost: float,
+        bound_cost: float,
+        deadline: float,
+        graph: ArcGraph | None = None,
+    ) -> Packing | None:
         """`demand` packed for less than `allowed_cost`; None when there is no such packing, its
         graph is over the limit, the work left before `deadline` is too little for it, or HiGHS
         finds none within its work.
 
-        bound_cost: a lower bound on the cost of packing `demand`.
+        bound_cost: a lower bound on the cost of packing `demand`; graph: the graph to use,
+        from `graph` for an allowance at least this one (default: the whole graph of `demand`).
         """
-        arcs = arc_count(self.sizes, demand, self.room, self.arc_limit)
+        if graph is None:
+            graph = self.graph(demand, allowed_cost)
         units = min(self.units, work.clock().left(deadline))
-        if arcs is None or units < work.MILP_CALL_UNITS + arcs / RESIDUAL_ARCS_PER_UNIT:
+        if graph is None or units < work.MILP_CALL_UNITS + graph.arc_count / RESIDUAL_ARCS_PER_UNIT:
             return None
         target = math.ceil(allowed_cost / self.bin_cost - 1e-9) - 1
         lower = max(0, math.ceil(bound_cost / self.bin_cost - 1e-9))
         if target < lower:
             return None
-        graph = build_graph(self.sizes, demand, self.room)
         return arcflow_search(graph, 0, len(self.sizes), demand, target, lower, units, deadline).packing

@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sizing.binpack import work
-from sizing.binpack.arcflow import ResidualCompletion
+from sizing.binpack.arcflow import ArcGraph, ResidualCompletion
 from sizing.binpack.bounds import rounded_cost_bound
 from sizing.binpack.colgen import Pricer, column_generation
 from sizing.binpack.ffd import first_fit_decreasing, size_order
@@ -145,9 +145,11 @@ class _Node:
     depth: int
     waste: np.ndarray
     # A node to settle by the completion once the dive below it is done: a lower bound on the
-    # cost of its items left. settled_above: a node above it on the path will be settled.
+    # cost of its items left, and the graph to settle it on. settled_arcs: the arcs of that graph
+    # for the nearest node above it on the path that will be settled (None: no such node).
     settle_bound: float | None = None
-    settled_above: bool = False
+    settle_graph: ArcGraph | None = None
+    settled_arcs: int | None = None
 
 
 def dive(
@@ -197,7 +199,9 @@ def dive(
             assert completion is not None  # only a dive with a completion leaves such nodes
             if node.fixed_cost + node.settle_bound >= best_cost - tolerance:
                 continue
-            rest_packed = completion.complete(node.demand, best_cost - node.fixed_cost, node.settle_bound, deadline)
+            rest_packed = completion.complete(
+                node.demand, best_cost - node.fixed_cost, node.settle_bound, deadline, node.settle_graph
+            )
             if rest_packed is not None:
                 best = Packing.of([(column, 1) for column in node.fixed] + list(rest_packed.bins))
                 best_cost = best.cost(instance)
@@ -211,14 +215,22 @@ def dive(
         rest, _ = rounded_cost_bound(instance, result.bound)
         if node.fixed_cost + rest >= best_cost - tolerance:
             continue
-        if completion is not None and not node.settled_above and completion.applies(node.demand):
+        graph = (
+            None if completion is None else completion.graph(node.demand, best_cost - node.fixed_cost, master.prices)
+        )
+        if graph is not None and (
+            node.settled_arcs is None or graph.arc_count <= node.settled_arcs * SETTLE_AGAIN_SHARE
+        ):
             # Settled only if diving on from here does not meet the target (it usually does, for less).
-            stack.append(replace(node, settle_bound=rest, settled_above=True))
-            node = replace(node, settled_above=True)
+            stack.append(replace(node, settle_bound=rest, settle_graph=graph, settled_arcs=graph.arc_count))
+            node = replace(node, settled_arcs=graph.arc_count)
         stack.extend(reversed(_children(instance, master_lp, master, node, max_discrepancies, allowance)))
     return best
 
 
+# A node below one that will be settled is settled too if its graph has at most this share of
+# that one's arcs: the smaller graph is settled sooner, and it comes first.
+SETTLE_AGAIN_SHARE = 0.5
 # Discrepancies are taken only this close to the root (plus one level per discrepancy allowed),
 # where choices weigh most.
 DISCREPANCY_DEPTH = 4
@@ -305,7 +317,7 @@ def _fix(
                 limits[t] -= 1
     if len(fixed) == len(node.fixed):
         return None
-    return _Node(demand, limits, tuple(fixed), cost, tabu, discrepancies, depth, waste, None, node.settled_above)
+    return _Node(demand, limits, tuple(fixed), cost, tabu, discrepancies, depth, waste, settled_arcs=node.settled_arcs)
 
 
 def _finish(instance: Instance, node: _Node) -> Packing | None:

@@ -75,7 +75,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sizing.binpack import bin_elimination, work
-from sizing.binpack.arcflow import ArcGraph, ResidualCompletion, arc_count, arcflow_search, build_graph
+from sizing.binpack.arcflow import (
+    REDUCIBLE_ARC_LIMIT,
+    ArcGraph,
+    ResidualCompletion,
+    arc_count,
+    arcflow_search,
+    build_graph,
+    fixed_by_reduced_cost,
+)
 from sizing.binpack.bounds import aggregate_bound, assignment_bound, bin_count_bound, rounded_cost_bound
 from sizing.binpack.colgen import SMOOTHING, GenerationResult, Pricer, column_generation, dual_bound
 from sizing.binpack.dive import dive, round_master
@@ -296,7 +304,11 @@ def _optimise(search: _Search) -> None:
         search.raise_bound(projection_bound(instance, projection_end, search.bound, search.incumbent_cost))
         if search.proven:
             return
-    graph = _arc_graph(instance)
+    # The arc-flow graph is the integer program where it is small; the dive's completions cut theirs from it.
+    whole_graph = _arc_graph(search, instance, generation.master)
+    if search.proven:
+        return
+    graph = whole_graph if whole_graph is not None and whole_graph.arc_count <= ARC_LIMIT else None
     if (
         graph is None
         and pattern_sets is None
@@ -338,7 +350,7 @@ def _optimise(search: _Search) -> None:
 
     def dive_task() -> _TaskResult:
         rounds = EXACT_ROUNDS_PER_STEP if exact_pricing else KNAPSACK_ROUNDS_PER_STEP
-        completion = _residual_completion(instance)
+        completion = _residual_completion(instance, whole_graph)
         best, best_cost = None, known_cost
         # A search that ends before its budget starts again with twice the discrepancies.
         discrepancies = DIVE_DISCREPANCIES
@@ -425,22 +437,32 @@ def _one_dimension_bin(instance: Instance) -> tuple[np.ndarray, int] | None:
     return instance.sizes[:, dimension], int(instance.capacity[0, dimension])
 
 
-def _arc_graph(instance: Instance) -> ArcGraph | None:
-    """The arc-flow graph of the whole instance, where the model applies and the graph has at
-    most ARC_LIMIT arcs."""
+def _arc_graph(search: _Search, instance: Instance, master: MasterSolution | None) -> ArcGraph | None:
+    """The arc-flow graph of the whole instance where the model applies and it has at most
+    REDUCIBLE_ARC_LIMIT arcs, less the arcs that no packing of one bin fewer than the best known
+    uses at the master LP's prices (`arcflow.fixed_by_reduced_cost`, whose Farley bound raises
+    the search's); None where the model does not apply, or the graph is larger."""
     found = _one_dimension_bin(instance)
     if found is None:
         return None
     sizes, room = found
-    if arc_count(sizes, instance.demand, room, ARC_LIMIT) is None:
+    if arc_count(sizes, instance.demand, room, REDUCIBLE_ARC_LIMIT) is None:
         return None
-    return build_graph(sizes, instance.demand, room)
+    graph = build_graph(sizes, instance.demand, room)
+    if master is None or master.uncovered > 1e-9 or search.incumbent is None:
+        return graph
+    unit = float(instance.cost[0])
+    target = search.incumbent.bin_count - 1
+    fixed = fixed_by_reduced_cost(graph, sizes, instance.demand, master.prices / unit, target)
+    search.raise_bound(fixed.bound * unit)
+    return fixed.graph
 
 
-def _residual_completion(instance: Instance) -> ResidualCompletion | None:
-    """The dive's exact completion, where the arc-flow model applies."""
+def _residual_completion(instance: Instance, graph: ArcGraph | None) -> ResidualCompletion | None:
+    """The dive's exact completion, where the arc-flow model applies; `graph`: the whole
+    instance's, whose arcs every residual graph is cut from."""
     found = _one_dimension_bin(instance)
-    return None if found is None else ResidualCompletion(*found, float(instance.cost[0]))
+    return None if found is None else ResidualCompletion(*found, float(instance.cost[0]), whole=graph)
 
 
 def _arcflow_task(
