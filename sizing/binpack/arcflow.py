@@ -19,13 +19,15 @@ model infeasible. The model is built only when it is small (`arc_count` tells in
 since HiGHS's time grows quickly with the arcs.
 
 `fixed_by_reduced_cost` makes a large graph small where the LP is tight: with item prices
-pi >= 0 scaled so that no path is worth more than a bin (Farley), every packing of z bins has
+pi >= 0 scaled so that no bin (each shape at most its demand) is worth more than its cost
+(Farley), every packing of z bins, trimmed to the demand, has
 
-    z x bin cost  >=  pi . demand + sum over its paths of (bin cost - pi . path)
+    z x bin cost  >=  pi . demand + sum over its bins of (bin cost - pi . bin)
 
-so a packing of at most `target` bins uses no arc whose best path through it falls short of a
-bin's cost by more than target x bin cost - pi . demand. On Hard28, with the column generation's
-prices at the root, that leaves 10 to 20 % of the arcs, and a packing of one bin fewer.
+and every term of the sum is >= 0, so a packing of at most `target` bins uses no arc whose
+best bin through it falls short of the bin's cost by more than target x bin cost - pi . demand.
+On Hard28, at the prices of the root's column generation, 2 to 11 % of the arcs are left, and
+among them a packing of one bin fewer than the dives found.
 
 `ResidualCompletion` uses the model on what a dive has left to place once that is small: it
 packs the rest in fewer bins than the dive's path may use, where such a packing exists.
@@ -346,6 +348,9 @@ def _paths(graph: ArcGraph, flows: np.ndarray, type_index: int, shape_count: int
 
 # Graphs up to this many arcs are built to be cut down by reduced costs.
 REDUCIBLE_ARC_LIMIT = 100_000
+# Reduced costs cut a residual graph down where the bound leaves fewer bins than this to spare:
+# with more, few arcs go, and the cut is not worth its work.
+FIXING_ALLOWANCE = 1.0
 # Residual graphs up to this many arcs are settled by the model (on Hard28, every one of them
 # within 400 units; at 5,000 arcs and more, HiGHS left some undecided with that much work).
 RESIDUAL_ARC_LIMIT = 3000
@@ -381,17 +386,22 @@ class ResidualCompletion:
         self.units = units
         self.whole = whole
 
-    def graph(self, demand: np.ndarray, allowed_cost: float, prices: np.ndarray | None = None) -> ArcGraph | None:
+    def graph(
+        self, demand: np.ndarray, allowed_cost: float, prices: np.ndarray | None = None, bound_cost: float = -math.inf
+    ) -> ArcGraph | None:
         """The graph of `demand` to settle a packing of it for less than `allowed_cost` on, if it
-        has at most the arc limit once the arcs `prices` (per shape, in cost) rule out are taken
-        out; None when it has more.
+        has at most the arc limit; None when it has more.
 
-        With a `whole` graph (the whole instance's, less arcs ruled out for a packing of the
-        whole as cheap as this one's), its arcs of shapes still demanded are that graph: each
-        residual bin, items by decreasing size, is a path of it. Else the graph of `demand` is
-        built if it has at most the arc limit.
+        prices (per shape, in cost) and bound_cost (a lower bound on the cost of `demand`): where
+        they leave less than FIXING_ALLOWANCE bins between the bound and the bins allowed, the
+        arcs the prices rule out are taken out first, and with a `whole` graph (the whole
+        instance's, less arcs ruled out for a packing of the whole as cheap as this one's) the
+        arcs are cut from it: each residual bin, items by decreasing size, is a path of it.
+        Else the graph of `demand` is built if it has at most the arc limit.
         """
-        if self.whole is not None:
+        target = math.ceil(allowed_cost / self.bin_cost - 1e-9) - 1
+        fixing = prices is not None and target - bound_cost / self.bin_cost < FIXING_ALLOWANCE
+        if fixing and self.whole is not None:
             shapes = self.whole.shapes
             demanded = (shapes < 0) | (demand[np.maximum(shapes, 0)] > 0)
             graph = ArcGraph(self.room, self.whole.tails[demanded], self.whole.heads[demanded], shapes[demanded])
@@ -399,14 +409,10 @@ class ResidualCompletion:
             return None
         else:
             graph = build_graph(self.sizes, demand, self.room)
-        if prices is not None:
-            target = math.ceil(allowed_cost / self.bin_cost - 1e-9) - 1
+        if fixing:
+            assert prices is not None  # fixing needs them
             graph = fixed_by_reduced_cost(graph, self.sizes, demand, prices / self.bin_cost, target).graph
         return graph if graph.arc_count <= self.arc_limit else None
-
-    def applies(self, demand: np.ndarray) -> bool:
-        """Whether the graph of `demand` has at most the arc limit."""
-        return arc_count(self.sizes, demand, self.room, self.arc_limit) is not None
 
     def complete(
         self,

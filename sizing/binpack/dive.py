@@ -26,11 +26,14 @@ choices first, and stops when a packing meets the lower bound it is given or
 when the work runs out, first-fit decreasing then placing what the current
 path left.
 
-With a `completion` (one bin type, items sized in one dimension), the first node of a path whose
-items left make a small arc-flow graph is settled exactly if diving on from it does not meet the
-target: the model packs the rest in fewer bins than the best packing leaves it, if it can. Diving
-finds such packings poorly where every bin of the optimum is all but full (Hard28), and cheaply
-where it does find them, so the model only takes over where diving failed.
+With a `completion` (one bin type, items sized in one dimension), a node whose items left make a
+small arc-flow graph (once the arcs that the node's LP prices rule out are taken out) is settled
+exactly if diving on from it does not meet the target: the model packs the rest in fewer bins
+than the best packing leaves it, if it can. Diving finds such packings poorly where every bin of
+the optimum is all but full (Hard28), and cheaply where it does find them, so the model only
+takes over where diving failed. The first such node of a path is settled, and below it any whose
+graph has at most SETTLE_AGAIN_SHARE of the arcs of the nearest one settled above it: the deeper
+node comes first (the search is depth first) and its smaller model is solved sooner.
 """
 
 from __future__ import annotations
@@ -216,7 +219,9 @@ def dive(
         if node.fixed_cost + rest >= best_cost - tolerance:
             continue
         graph = (
-            None if completion is None else completion.graph(node.demand, best_cost - node.fixed_cost, master.prices)
+            None
+            if completion is None
+            else completion.graph(node.demand, best_cost - node.fixed_cost, master.prices, result.bound)
         )
         if graph is not None and (
             node.settled_arcs is None or graph.arc_count <= node.settled_arcs * SETTLE_AGAIN_SHARE

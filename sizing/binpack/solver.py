@@ -30,16 +30,21 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
 6. Side by side (`sizing.binpack.portfolio`), each on 80 % of the work left: the dive with
    limited discrepancies (`sizing.binpack.dive`; skipped when bins hold many items and there
    are many bins, where rounding loses little; with one unlimited bin type and items sized in
-   one dimension, the first node of a path whose items left make an arc-flow graph of at most
-   `arcflow.RESIDUAL_ARC_LIMIT` arcs is settled by that model when diving on from it fails,
+   one dimension, a node whose items left make an arc-flow graph of at most
+   `arcflow.RESIDUAL_ARC_LIMIT` arcs, once cut from the whole graph by the reduced costs at
+   the node's LP prices, is settled by that model when diving on from it fails,
    `arcflow.ResidualCompletion`);
    with one unlimited bin type and at most
    `bin_elimination.ITEM_LIMIT` items, the local search that takes bins away from the best
    packing one at a time (`sizing.binpack.bin_elimination`), which settles instances whose
    bins hold a few large items that no rounding of the LP finds; then an integer program,
    chosen by this rule:
-   the arc-flow model (`sizing.binpack.arcflow`) for one unlimited bin type, items sized in
-   one dimension and at most ARC_LIMIT arcs; else, with complete pattern lists and a
+   the arc-flow model (`sizing.binpack.arcflow`) for one unlimited bin type and items sized in
+   one dimension, on the graph (built up to `arcflow.REDUCIBLE_ARC_LIMIT` arcs) less the arcs
+   that no packing of one bin fewer than the best known uses at the master LP's prices
+   (`arcflow.fixed_by_reduced_cost`; where the LP is tight, a few hundred to a few thousand
+   arcs are left of tens of thousands), if the whole graph has at most ARC_LIMIT arcs or
+   what is left at most FIXED_ARC_LIMIT; else, with complete pattern lists and a
    converged LP, the exact search over the patterns whose reduced cost allows them in a
    better packing (`sizing.binpack.integer_master.enumeration_search`); else, unless items
    are sized in one dimension or the master LP leaves it no more than MIN_INTEGER_PROGRAM_GAIN
@@ -77,6 +82,7 @@ import numpy as np
 from sizing.binpack import bin_elimination, work
 from sizing.binpack.arcflow import (
     REDUCIBLE_ARC_LIMIT,
+    RESIDUAL_ARC_LIMIT,
     ArcGraph,
     ResidualCompletion,
     arc_count,
@@ -123,6 +129,10 @@ DIVE_DISCREPANCIES = 2
 MAX_DIVE_DISCREPANCIES = 16
 # The arc-flow model is built for one bin type and items sized in one dimension, up to this many arcs.
 ARC_LIMIT = 20_000
+# Or, once cut down by reduced costs, as many as the dive's completions take: HiGHS settled such
+# graphs of Hard28 (500 to 1,200 arcs) in one or two seconds, but found no packing on one of
+# 4,819 arcs in 20 s, where the dive's smaller residuals did.
+FIXED_ARC_LIMIT = RESIDUAL_ARC_LIMIT
 # An integer program over columns is run only if the master LP leaves it room to improve the
 # packing by more than this share; else its work goes to more columns (and rounding again).
 MIN_INTEGER_PROGRAM_GAIN = 0.005
@@ -308,7 +318,9 @@ def _optimise(search: _Search) -> None:
     whole_graph = _arc_graph(search, instance, generation.master)
     if search.proven:
         return
-    graph = whole_graph if whole_graph is not None and whole_graph.arc_count <= ARC_LIMIT else None
+    graph = None
+    if whole_graph is not None and (whole_graph.arc_count <= FIXED_ARC_LIMIT or _arc_graph_is_small(instance)):
+        graph = whole_graph
     if (
         graph is None
         and pattern_sets is None
@@ -456,6 +468,12 @@ def _arc_graph(search: _Search, instance: Instance, master: MasterSolution | Non
     fixed = fixed_by_reduced_cost(graph, sizes, instance.demand, master.prices / unit, target)
     search.raise_bound(fixed.bound * unit)
     return fixed.graph
+
+
+def _arc_graph_is_small(instance: Instance) -> bool:
+    """Whether the whole arc-flow graph has at most ARC_LIMIT arcs (as `arc_count` counts them)."""
+    found = _one_dimension_bin(instance)
+    return found is not None and arc_count(found[0], instance.demand, found[1], ARC_LIMIT) is not None
 
 
 def _residual_completion(instance: Instance, graph: ArcGraph | None) -> ResidualCompletion | None:

@@ -176,12 +176,19 @@ def test_a_completion_cuts_its_graph_from_the_whole_one_and_settles_what_is_left
     for size in itertools.chain.from_iterable(triplets[:10]):
         left[shape_of[size]] -= 1
     completion = ResidualCompletion(sizes, 1000, 1.0, whole=whole)
-    graph = completion.graph(left, 16.0, prices)
+    graph = completion.graph(left, 16.0, prices, 15.0)
     assert graph is not None and graph.arc_count < whole.arc_count
+    assert graph.arc_count < build_graph(sizes, left, 1000).arc_count / 2
     packed = completion.complete(left, 16.0, 15.0, float("inf"), graph)
     assert packed is not None and packed.bin_count == 15
     assert (packed.covered(instance.shape_count) >= left).all() and not overfilled(packed, instance)
     # Fewer than 15 bins is ruled out by the prices: no arc is left.
-    none = completion.graph(left, 15.0, prices)
+    none = completion.graph(left, 15.0, prices, 15.0)
     assert none is not None and none.arc_count == 0
     assert completion.complete(left, 15.0, 0.0, float("inf"), none) is None
+    # With bins to spare, few arcs would go: the graph of what is left is built whole, and left
+    # to the dive when it is over the limit.
+    assert completion.graph(left, 30.0, prices, 15.0) is None
+    roomy = ResidualCompletion(sizes, 1000, 1.0, arc_limit=10**6, whole=whole)
+    spare = roomy.graph(left, 30.0, prices, 15.0)
+    assert spare is not None and spare.arc_count == build_graph(sizes, left, 1000).arc_count > 3000
