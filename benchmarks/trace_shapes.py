@@ -225,7 +225,8 @@ def run(options: Sequence[str]) -> int:
                 text=True,
                 check=True,
             )
-            row = json.loads(found.stdout)
+            # HiGHS may write a line of its own to stdout first: the row is the last line.
+            row = json.loads(found.stdout.splitlines()[-1])
             phases = row["phases"]
             named = [phases.get(name, 0.0) for name in PHASES]
             rest = row["seconds"] - sum(named)

@@ -297,7 +297,8 @@ def _optimise(search: _Search) -> None:
             search.deadline(share),
             MAX_GENERATION_ROUNDS,
             target=search.incumbent_cost,
-            smoothing=SMOOTHING if exact_pricing else 0.0,
+            # Smoothing needs pricing that rarely misses: exact, or a knapsack per round for the one type.
+            smoothing=SMOOTHING if exact_pricing or instance.type_count == 1 else 0.0,
         )
         search.raise_bound(found.bound)
         if found.master is not None:
