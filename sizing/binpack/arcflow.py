@@ -125,6 +125,8 @@ def build_graph(sizes: np.ndarray, demand: np.ndarray, room: int) -> ArcGraph:
 REDUCED_COST_TOLERANCE = 1e-7
 # Arcs the reduced-cost pass goes through per unit of work (two passes of numpy over them).
 ARCS_PER_UNIT = 2_000
+# Most cells (shapes x loads) of the reduced-cost pass's tables: 32 MiB of float64.
+FIXING_CELL_LIMIT = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,12 @@ def fixed_by_reduced_cost(
 ) -> FixedGraph:
     """The arcs a packing of at most `target` bins may use, given item prices >= 0 in bins
     (see the module docstring); an empty graph when the prices prove no such packing exists.
-    The prices are first scaled down, where some bin is worth more than one, to be feasible."""
+    The prices are first scaled down, where some bin is worth more than one, to be feasible.
+    Where the tables over the loads would pass FIXING_CELL_LIMIT cells, the graph is left whole
+    (with the trivial bound 0)."""
+    shapes = int(((sizes > 0) & (sizes <= graph.room) & (demand > 0)).sum())
+    if (shapes + 1) * (graph.room + 1) > FIXING_CELL_LIMIT:
+        return FixedGraph(graph, target, 0.0)
     work.charge(graph.arc_count / ARCS_PER_UNIT + _table_cells(graph, sizes, demand) / work.TABLE_CELLS_PER_UNIT)
     values = np.maximum(np.asarray(prices, dtype=float), 0.0)
     worth = arc_values(graph, sizes, demand, values)

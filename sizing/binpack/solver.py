@@ -443,9 +443,15 @@ def _integer_program_pays(search: _Search, master: MasterSolution | None) -> boo
 
 def _one_dimension_bin(instance: Instance) -> tuple[np.ndarray, int] | None:
     """The items' sizes and the bin's room in the one sized dimension, where the arc-flow model
-    applies: one unlimited bin type (whole bins as the cost step), items sized in one dimension."""
+    applies: one unlimited bin type (whole bins as the cost step), items sized in one dimension,
+    and a room small enough for a table over it (the graph's arrays are as long)."""
     dimension = sized_dimension(instance)
-    if instance.type_count != 1 or dimension is None or instance.max_count[0] is not None:
+    if (
+        instance.type_count != 1
+        or dimension is None
+        or instance.max_count[0] is not None
+        or not table_pricing_applies(instance)
+    ):
         return None
     return instance.sizes[:, dimension], int(instance.capacity[0, dimension])
 

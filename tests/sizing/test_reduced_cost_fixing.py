@@ -192,3 +192,14 @@ def test_a_completion_cuts_its_graph_from_the_whole_one_and_settles_what_is_left
     roomy = ResidualCompletion(sizes, 1000, 1.0, arc_limit=10**6, whole=whole)
     spare = roomy.graph(left, 30.0, prices, 15.0)
     assert spare is not None and spare.arc_count == build_graph(sizes, left, 1000).arc_count > 3000
+
+
+def test_a_room_too_large_for_the_tables_leaves_the_graph_whole():
+    # Two shapes in a room of three million: the tables would hold 9 million cells, past the limit.
+    sizes = np.array([400_000, 700_000], dtype=np.int64)
+    demand = np.array([2, 2], dtype=np.int64)
+    graph = build_graph(sizes, demand, 3_000_000)
+    with work.using(work.WorkClock(10**6)):
+        fixed = fixed_by_reduced_cost(graph, sizes, demand, np.array([0.4, 0.6]), 1)
+        assert work.clock().spent == 0
+    assert fixed.graph is graph and fixed.bound == 0.0
