@@ -131,11 +131,10 @@ FIXING_CELL_LIMIT = 4_000_000
 
 @dataclass(frozen=True)
 class FixedGraph:
-    """graph: the arcs a packing of at most `target` bins may use; bound: Farley's lower bound
-    on the bins from the prices (fractional; no packing has fewer bins)."""
+    """graph: the arcs a packing of at most the target's bins may use; bound: Farley's lower
+    bound on the bins from the prices (fractional; no packing has fewer bins)."""
 
     graph: ArcGraph
-    target: int
     bound: float
 
 
@@ -212,7 +211,7 @@ def fixed_by_reduced_cost(
     (with the trivial bound 0)."""
     shapes = int(((sizes > 0) & (sizes <= graph.room) & (demand > 0)).sum())
     if (shapes + 1) * (graph.room + 1) > FIXING_CELL_LIMIT:
-        return FixedGraph(graph, target, 0.0)
+        return FixedGraph(graph, 0.0)
     work.charge(graph.arc_count / ARCS_PER_UNIT + _table_cells(graph, sizes, demand) / work.TABLE_CELLS_PER_UNIT)
     values = np.maximum(np.asarray(prices, dtype=float), 0.0)
     worth = arc_values(graph, sizes, demand, values)
@@ -223,7 +222,7 @@ def fixed_by_reduced_cost(
     if allowance < -REDUCED_COST_TOLERANCE:
         keep[:] = False
     kept = ArcGraph(graph.room, graph.tails[keep], graph.heads[keep], graph.shapes[keep])
-    return FixedGraph(kept, target, bound)
+    return FixedGraph(kept, bound)
 
 
 def _table_cells(graph: ArcGraph, sizes: np.ndarray, demand: np.ndarray) -> int:
