@@ -15,13 +15,10 @@ from sizing.binpack.arcflow import (
     build_graph,
     fixed_by_reduced_cost,
 )
-from sizing.binpack.colgen import column_generation
-from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import build_instance
-from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import overfilled
-from sizing.binpack.pricers import TablePricer
+from tests.sizing.packing_instances import converged_root
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -131,18 +128,9 @@ def _triplets(seed: int) -> tuple[Problem, list[list[int]]]:
 
 def _root_prices(problem: Problem) -> tuple[np.ndarray, float]:
     """The converged root LP's prices per shape and its value."""
-    instance = build_instance(problem)
     with work.using(work.WorkClock(10**6)):
-        start = first_fit_decreasing(instance)
-        assert start is not None
-        pool = ColumnPool(instance.shape_count)
-        for (t, counts), _ in start.bins:
-            pool.add(t, counts)
-        master_lp = MasterLP(instance, pool, exchanges=False)
-        root = column_generation(
-            instance, master_lp, TablePricer(instance), instance.demand, np.array([-1]), 10**6, 500
-        )
-    assert root.converged and root.master is not None
+        _, _, _, root = converged_root(build_instance(problem))
+    assert root.master is not None
     return root.master.prices, root.master.value
 
 

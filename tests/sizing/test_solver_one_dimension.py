@@ -10,16 +10,14 @@ from hypothesis import strategies as st
 
 from sizing.binpack import work
 from sizing.binpack.arcflow import ResidualCompletion, arc_count, arcflow_search, build_graph
-from sizing.binpack.colgen import column_generation
 from sizing.binpack.dive import dive
-from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import build_instance
-from sizing.binpack.master_lp import ColumnPool, MasterLP
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import overfilled
-from sizing.binpack.pricers import TablePricer, table_pricing_applies
+from sizing.binpack.pricers import table_pricing_applies
 from sizing.binpack.solver import solve
 from sizing.binpack.table_knapsack import PRICE_EPSILON, best_patterns
+from tests.sizing.packing_instances import converged_root
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -174,15 +172,7 @@ def _single_dive(problem: Problem, completion: bool) -> tuple[int, int]:
     """Bins of one dive without discrepancies from the converged root, and the root's bound."""
     instance = build_instance(problem)
     with work.using(work.WorkClock(10**6)):
-        start = first_fit_decreasing(instance)
-        assert start is not None
-        pool = ColumnPool(instance.shape_count)
-        for (t, counts), _ in start.bins:
-            pool.add(t, counts)
-        master_lp = MasterLP(instance, pool, exchanges=False)
-        pricer = TablePricer(instance)
-        root = column_generation(instance, master_lp, pricer, instance.demand, np.array([-1]), 10**6, 500)
-        assert root.converged
+        start, master_lp, pricer, root = converged_root(instance)
         bound = math.ceil(root.bound - 1e-6)
         residual = ResidualCompletion(instance.sizes[:, 0], 1000, 1.0) if completion else None
         found = dive(instance, master_lp, pricer, start.cost(instance), 10**6, 3, 0, float(bound), residual)
