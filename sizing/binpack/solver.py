@@ -9,7 +9,8 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
 3. Bin types another unlimited type dominates are set aside (`sizing.binpack.instance`), and
    where there are few (shape, type) pairs the assignment LP bounds the cost too.
 4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
-   prices, up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
+   prices (but for knapsack pricing over several bin types, which prices a shortlist of
+   them per round), up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
    first rule that applies: complete pattern lists when bins hold few items and the lists
    stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
    dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
