@@ -10,7 +10,9 @@ Steps, each skipped once the packing is proven optimal (its cost reaches the bou
    where there are few (shape, type) pairs the assignment LP bounds the cost too.
 4. Column generation (`sizing.binpack.colgen`) on the pattern formulation, with smoothed
    prices (but for knapsack pricing over several bin types, which prices a shortlist of
-   them per round), up to 40 % of the budget (55 % when bins hold many items). Pricing, by the
+   them per round), up to 40 % of the budget (55 % when bins hold many items); with items
+   sized in one dimension, where it ends that share less than a bin short of its LP's value
+   it goes on into EXTENSION_SHARE of the work left (`_nearly_converged`). Pricing, by the
    first rule that applies: complete pattern lists when bins hold few items and the lists
    stay short (`sizing.binpack.patterns`); a table over the room when items are sized in one
    dimension only (`sizing.binpack.table_knapsack`); otherwise a knapsack per bin type
@@ -110,6 +112,8 @@ from sizing.cores import available_cores
 PATTERN_LIMIT = 1_500_000
 COLUMN_GENERATION_SHARE = 0.4
 MANY_ITEMS_GENERATION_SHARE = 0.55
+# Share of what is left that column generation, nearly converged, may go on into.
+EXTENSION_SHARE = 0.35
 MANY_ITEMS_PER_BIN = 12
 FEW_BINS = 50
 # Of the work left after column generation: the integer program and the dive, side by side.
@@ -309,6 +313,10 @@ def _optimise(search: _Search) -> None:
     generation = generate(generation_share)
     if search.proven:
         return
+    if _nearly_converged(instance, generation, exact_pricing, one_dimension):
+        generation = generate(generation_share + EXTENSION_SHARE * (1 - generation_share))
+        if search.proven:
+            return
     if not generation.converged:
         # Its bound falls short of the pattern LP's value, which no dimension's own LP passes;
         # those LPs, priced exactly by a table, converge where it did not.
@@ -476,6 +484,26 @@ def _arc_graph(search: _Search, instance: Instance, master: MasterSolution | Non
     fixed = fixed_by_reduced_cost(graph, sizes, instance.demand, master.prices / unit, target)
     search.raise_bound(fixed.bound * unit)
     return fixed.graph
+
+
+def _nearly_converged(
+    instance: Instance, generation: GenerationResult, exact_pricing: bool, one_dimension: bool
+) -> bool:
+    """Whether column generation, priced exactly on items sized in one dimension, stopped at its
+    share with its bound less than a bin below the LP's value. The rounds left to converge
+    are then few (on Hard28, a few more than the default budget's share allows), and a
+    converged LP's prices are what the arc-flow cut and the dive's completions need. In several
+    dimensions the LP tails off over many more rounds (vector Triplet instances spent the cap's
+    time on them and ended bins above), so the solver extends only one-dimensional ones."""
+    master = generation.master
+    return (
+        exact_pricing
+        and one_dimension
+        and not generation.converged
+        and master is not None
+        and master.uncovered <= 1e-9
+        and master.value - generation.bound < float(instance.cost.min())
+    )
 
 
 def _arc_graph_is_small(instance: Instance) -> bool:

@@ -9,15 +9,16 @@ from hypothesis import strategies as st
 
 from sizing.binpack import master_lp
 from sizing.binpack.bounds import rounded_cost_bound
-from sizing.binpack.colgen import column_generation, dual_bound
+from sizing.binpack.colgen import GenerationResult, column_generation, dual_bound
 from sizing.binpack.ffd import first_fit_decreasing, pack, single_type
 from sizing.binpack.instance import Instance, build_instance, restrict_types, undominated_types
 from sizing.binpack.knapsack import best_pattern, surrogate_bounds
-from sizing.binpack.master_lp import ColumnPool, MasterLP
+from sizing.binpack.master_lp import ColumnPool, MasterLP, MasterSolution
 from sizing.binpack.model import BinType, ItemType, Problem
 from sizing.binpack.packing import Packing, exact_packing, overfilled
 from sizing.binpack.patterns import enumerate_patterns
 from sizing.binpack.pricers import KnapsackPricer, PatternPricer
+from sizing.binpack.solver import _nearly_converged
 
 
 def all_fitting_multisets(room, sizes, demand):
@@ -148,6 +149,31 @@ def test_column_generation_stops_once_its_master_lp_is_down_to_the_floor():
     # Above the LP's optimum, the floor stops it on the way down, before it converges.
     early = generate(6.0)
     assert 1 < early.iterations <= free.iterations and early.master.value <= 6.0 and not early.converged
+
+
+def test_column_generation_goes_on_past_its_share_only_in_one_dimension_priced_exactly_and_less_than_a_bin_short():
+    instance = _instance(
+        [BinType("a", {"x": 10}, 2.0)],
+        [ItemType("p", {"x": 6}, 3), ItemType("q", {"x": 4}, 3)],
+    )
+
+    def result(value: float, bound: float, converged: bool = False, uncovered: float = 0.0) -> GenerationResult:
+        master = MasterSolution(np.ones(2), value, np.ones(2), np.zeros(1), uncovered)
+        return GenerationResult(master, bound, converged, 10)
+
+    def goes_on(generation: GenerationResult, exact_pricing: bool = True, one_dimension: bool = True) -> bool:
+        return _nearly_converged(instance, generation, exact_pricing, one_dimension)
+
+    # A bin costs 2: a bound 1.9 below the LP is less than a bin short, 2.0 is not.
+    assert goes_on(result(10.0, 8.1))
+    assert not goes_on(result(10.0, 8.0))
+    assert not goes_on(result(10.0, 8.1), exact_pricing=False)
+    # In several dimensions the LP tails off over many rounds: no extension.
+    assert not goes_on(result(10.0, 8.1), one_dimension=False)
+    assert not goes_on(result(10.0, 10.0, converged=True))
+    # An LP that still leans on its artificial columns has prices that mean nothing yet.
+    assert not goes_on(result(10.0, 9.5, uncovered=0.5))
+    assert not goes_on(GenerationResult(None, 9.5, False, 1))
 
 
 def test_farley_bound_is_valid_for_any_prices():
