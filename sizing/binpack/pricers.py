@@ -69,7 +69,7 @@ class PatternPricer:
             if not usable[t] or not len(patterns):
                 continue
             values = patterns.values(prices)
-            work.charge(len(patterns) / work.PATTERNS_PER_UNIT)
+            work.charge(len(patterns) / work.PATTERN_VALUES_PER_UNIT)
             best_values[t] = float(values.max())
             threshold = float(self.instance.cost[t] + limit_prices[t]) * (1 + REDUCED_COST_TOLERANCE)
             good = np.nonzero(values > threshold)[0]
