@@ -325,12 +325,14 @@ def _optimise(search: _Search) -> None:
         if search.proven:
             return
     # The arc-flow graph is the integer program where it is small; the dive's completions cut theirs from it.
-    whole_graph = _arc_graph(search, instance, generation.master)
+    found_graph = _arc_graph(search, instance, generation.master)
     if search.proven:
         return
-    graph = None
-    if whole_graph is not None and (whole_graph.arc_count <= FIXED_ARC_LIMIT or _arc_graph_is_small(instance)):
-        graph = whole_graph
+    whole_graph, graph = None, None
+    if found_graph is not None:
+        whole_graph, whole_arcs = found_graph
+        if whole_graph.arc_count <= FIXED_ARC_LIMIT or whole_arcs <= ARC_LIMIT:
+            graph = whole_graph
     if (
         graph is None
         and pattern_sets is None
@@ -465,25 +467,27 @@ def _one_dimension_bin(instance: Instance) -> tuple[np.ndarray, int] | None:
     return instance.sizes[:, dimension], int(instance.capacity[0, dimension])
 
 
-def _arc_graph(search: _Search, instance: Instance, master: MasterSolution | None) -> ArcGraph | None:
+def _arc_graph(search: _Search, instance: Instance, master: MasterSolution | None) -> tuple[ArcGraph, int] | None:
     """The arc-flow graph of the whole instance where the model applies and it has at most
     REDUCIBLE_ARC_LIMIT arcs, less the arcs that no packing of one bin fewer than the best known
     uses at the master LP's prices (`arcflow.fixed_by_reduced_cost`, whose Farley bound raises
-    the search's); None where the model does not apply, or the graph is larger."""
+    the search's), with the arcs of the whole graph (as `arc_count` counts them); None where
+    the model does not apply, or the graph is larger."""
     found = _one_dimension_bin(instance)
     if found is None:
         return None
     sizes, room = found
-    if arc_count(sizes, instance.demand, room, REDUCIBLE_ARC_LIMIT) is None:
+    whole_arcs = arc_count(sizes, instance.demand, room, REDUCIBLE_ARC_LIMIT)
+    if whole_arcs is None:
         return None
     graph = build_graph(sizes, instance.demand, room)
     if master is None or master.uncovered > 1e-9 or search.incumbent is None:
-        return graph
+        return graph, whole_arcs
     unit = float(instance.cost[0])
     target = search.incumbent.bin_count - 1
     fixed = fixed_by_reduced_cost(graph, sizes, instance.demand, master.prices / unit, target)
     search.raise_bound(fixed.bound * unit)
-    return fixed.graph
+    return fixed.graph, whole_arcs
 
 
 def _nearly_converged(
@@ -504,12 +508,6 @@ def _nearly_converged(
         and master.uncovered <= 1e-9
         and master.value - generation.bound < float(instance.cost.min())
     )
-
-
-def _arc_graph_is_small(instance: Instance) -> bool:
-    """Whether the whole arc-flow graph has at most ARC_LIMIT arcs (as `arc_count` counts them)."""
-    found = _one_dimension_bin(instance)
-    return found is not None and arc_count(found[0], instance.demand, found[1], ARC_LIMIT) is not None
 
 
 def _residual_completion(instance: Instance, graph: ArcGraph | None) -> ResidualCompletion | None:
