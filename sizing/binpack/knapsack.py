@@ -6,8 +6,9 @@ s.t.      sum_i size_{i,d} * a_i <= room_d  for every dimension d
 
 This is a bounded multi-dimensional knapsack. Its LP relaxation (HiGHS) gives
 an upper bound and, rounded down and filled up greedily, a first pattern that
-is close to the best when bins hold many items. A depth-first branch and bound
-then improves it, exactly when the search is small: shapes are tried in order of price per unit
+is close to the best when bins hold many items. A depth-first branch and
+bound (compiled, `sizing.binpack.knapsack_search`) then improves it, exactly
+when the search is small: shapes are tried in order of price per unit
 of surrogate size (sizes weighted by the dual prices of the dimensions in the
 LP relaxation, solved with HiGHS), and a branch is cut when its
 value plus the fractional (Dantzig) bound of the shapes after it, restricted to
@@ -19,19 +20,18 @@ bound valid either way.
 
 from __future__ import annotations
 
-import sys
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linprog
 
-from sizing.binpack import work
+from sizing.binpack import knapsack_search, work
 from sizing.binpack.highs_milp import solve_milp
 from sizing.binpack.instance import fit_counts
 
 PRICE_EPSILON = 1e-12
 MILP_NODE_LIMIT = 2000
-_UNBOUNDED = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,7 @@ def best_pattern(
         search.start_from(_round_and_fill(solution, sizes[useful], room, limit[useful], search.rank))
     else:
         search = _BranchAndBound(prices, sizes, room, limit, useful, weights, node_limit)
-    if len(useful) < sys.getrecursionlimit() // 4:
-        search.run()
+    search.run()
     if search.complete:
         counts += search.best_counts
         value = float(prices @ counts)
@@ -179,6 +178,9 @@ def _round_and_fill(
 
 
 class _BranchAndBound:
+    """The search over the useful shapes, ranked by price per unit of surrogate size
+    (`sizing.binpack.knapsack_search` runs it)."""
+
     def __init__(
         self,
         prices: np.ndarray,
@@ -189,36 +191,29 @@ class _BranchAndBound:
         multipliers: np.ndarray,
         node_limit: int,
     ) -> None:
-        self.multipliers = multipliers
+        self.multipliers = np.ascontiguousarray(multipliers, dtype=np.float64)
         weight = sizes[useful] @ multipliers
         efficiency = prices[useful] / weight
         self.rank = np.lexsort((useful, -efficiency))
         order = useful[self.rank]
         self.order = order
-        self.price = prices[order].astype(float)
-        self.weight = (sizes[order] @ multipliers).astype(float)
-        self.sizes = sizes[order].astype(np.int64)
-        self.positive = self.sizes > 0
-        self.divisors = np.maximum(self.sizes, 1)
-        self.limit = limit[order].astype(np.int64)
-        self.room = np.asarray(room, dtype=np.int64)
+        self.price = np.ascontiguousarray(prices[order], dtype=np.float64)
+        self.weight = np.ascontiguousarray(sizes[order] @ multipliers, dtype=np.float64)
+        self.sizes = np.ascontiguousarray(sizes[order], dtype=np.int64)
+        self.limit = np.ascontiguousarray(limit[order], dtype=np.int64)
+        self.room = np.ascontiguousarray(room, dtype=np.int64)
         self.node_limit = node_limit
         self.nodes = 0
         self.best_value = 0.0
         self.best = np.zeros(len(order), dtype=np.int64)
-        self.current = np.zeros(len(order), dtype=np.int64)
         self.complete = False
         self.shape_count = sizes.shape[0]
-        root_bounds = self._bounds(0, self.room, self._surrogate(self.room))[0]
-        self.root_bound = float(root_bounds[0]) if len(root_bounds) else 0.0
+        self.root_bound = math.inf
 
     def start_from(self, useful_counts: np.ndarray) -> None:
         """Take a known pattern (items per useful shape, in input order) as the best so far."""
-        self.best = useful_counts[self.rank].astype(np.int64)
+        self.best = np.ascontiguousarray(useful_counts[self.rank], dtype=np.int64)
         self.best_value = float(self.price @ self.best)
-
-    def _surrogate(self, free: np.ndarray) -> float:
-        return float(free @ self.multipliers)
 
     @property
     def best_counts(self) -> np.ndarray:
@@ -228,49 +223,20 @@ class _BranchAndBound:
         return counts
 
     def run(self) -> None:
-        self._visit(0, 0.0, np.zeros(len(self.room), dtype=np.int64))
+        self.nodes, self.best_value, root_bound = knapsack_search.search(
+            self.price,
+            self.weight,
+            self.sizes,
+            self.limit,
+            self.room,
+            self.multipliers,
+            PRICE_EPSILON,
+            self.node_limit,
+            self.best,
+            self.best_value,
+        )
+        self.root_bound = min(self.root_bound, root_bound)
         self.complete = self.nodes <= self.node_limit
-
-    def _bounds(self, start: int, free: np.ndarray, surrogate_room: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each shape k >= start that fits in `free`: fractional bound of shapes k.. given the room."""
-        room_for = np.where(self.positive[start:], free // self.divisors[start:], _UNBOUNDED)
-        fits = np.minimum(self.limit[start:], room_for.min(axis=1))
-        candidates = np.nonzero(fits > 0)[0]
-        if not len(candidates):
-            return np.zeros(0), candidates, fits
-        weight, price = self.weight[start:][candidates], self.price[start:][candidates]
-        w = weight * fits[candidates]
-        v = price * fits[candidates]
-        cum_w = np.concatenate(([0.0], np.cumsum(w)))
-        cum_v = np.concatenate(([0.0], np.cumsum(v)))
-        reach = cum_w[:-1] + surrogate_room
-        full = np.searchsorted(cum_w, reach, side="right") - 1
-        bound = cum_v[full] - cum_v[:-1]
-        partial = full < len(candidates)
-        nxt = np.minimum(full, len(candidates) - 1)
-        ratio = price[nxt] / weight[nxt]
-        bound = bound + np.where(partial, (reach - cum_w[full]) * ratio, 0.0)
-        return bound, candidates, fits
-
-    def _visit(self, start: int, value: float, load: np.ndarray) -> None:
-        self.nodes += 1
-        if value > self.best_value + PRICE_EPSILON:
-            self.best_value = value
-            self.best = self.current.copy()
-        if self.nodes > self.node_limit or start >= len(self.order):
-            return
-        free = self.room - load
-        bound, candidates, fits = self._bounds(start, free, self._surrogate(free))
-        for position, offset in enumerate(candidates):
-            if value + bound[position] <= self.best_value + PRICE_EPSILON:
-                return
-            k = start + int(offset)
-            for copies in range(int(fits[offset]), 0, -1):
-                self.current[k] = copies
-                self._visit(k + 1, value + self.price[k] * copies, load + self.sizes[k] * copies)
-                self.current[k] = 0
-                if self.nodes > self.node_limit:
-                    return
 
 
 def _with_milp(

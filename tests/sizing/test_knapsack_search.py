@@ -1,0 +1,83 @@
+"""The compiled knapsack search (`sizing.binpack.knapsack_search`) against its plain-Python
+statement (`knapsack_reference`): the same nodes, in the same order, to the same pattern."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sizing.binpack.knapsack import PRICE_EPSILON, best_pattern
+from sizing.binpack.knapsack_search import search
+from tests.sizing.knapsack_reference import reference_search
+
+
+def _ranked(prices, sizes, multipliers):
+    """Shapes in the search's order: by price per unit of surrogate size, best first."""
+    weight = sizes @ multipliers
+    order = np.lexsort((np.arange(len(prices)), -prices / weight))
+    return (
+        np.ascontiguousarray(prices[order]),
+        np.ascontiguousarray(weight[order]),
+        np.ascontiguousarray(sizes[order]),
+        order,
+    )
+
+
+instances = st.integers(1, 3).flatmap(
+    lambda dimensions: st.integers(1, 14).flatmap(
+        lambda shapes: st.tuples(
+            st.lists(st.integers(5, 60), min_size=dimensions, max_size=dimensions),
+            st.lists(
+                st.lists(st.integers(0, 20), min_size=dimensions, max_size=dimensions).filter(any),
+                min_size=shapes,
+                max_size=shapes,
+            ),
+            st.lists(st.integers(1, 5), min_size=shapes, max_size=shapes),
+            st.lists(st.floats(0.01, 10, allow_nan=False), min_size=shapes, max_size=shapes),
+            st.lists(st.floats(0.001, 1, allow_nan=False), min_size=dimensions, max_size=dimensions),
+        )
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=instances, node_limit=st.sampled_from([0, 1, 3, 20, 10_000]))
+def test_the_compiled_search_visits_the_same_nodes_as_its_plain_statement(data, node_limit):
+    room, sizes, limit, prices, multipliers = data
+    room = np.array(room, dtype=np.int64)
+    multipliers = np.array(multipliers)
+    price, weight, ranked_sizes, order = _ranked(np.array(prices), np.array(sizes, dtype=np.int64), multipliers)
+    limit = np.ascontiguousarray(np.array(limit, dtype=np.int64)[order])
+    best = np.zeros(len(price), dtype=np.int64)
+    nodes, value, root_bound = search(
+        price, weight, ranked_sizes, limit, room, multipliers, PRICE_EPSILON, node_limit, best, 0.0
+    )
+    expected = reference_search(
+        price, weight, ranked_sizes, limit, room, multipliers, PRICE_EPSILON, node_limit, [0] * len(price), 0.0
+    )
+    assert (nodes, value, root_bound, best.tolist()) == expected
+    assert (best @ ranked_sizes <= room).all() and (best <= limit).all()
+    assert value == float(price @ best) or abs(value - float(price @ best)) <= 1e-9 * max(1.0, value)
+    if nodes <= node_limit:
+        assert value <= root_bound * (1 + 1e-9) + 1e-9
+
+
+def test_a_search_deeper_than_python_recursion_finishes_and_fills_the_bin():
+    """Three thousand shapes that all fit at once: one node per shape, one level each."""
+    shapes = 3000
+    sizes = np.ones((shapes, 1), dtype=np.int64)
+    prices = np.linspace(2.0, 1.0, shapes)
+    result = best_pattern(prices, sizes, np.array([shapes]), np.ones(shapes, dtype=np.int64), node_limit=10**6)
+    assert result.counts.tolist() == [1] * shapes
+    assert result.value == result.upper_bound
+
+
+def test_the_search_stops_past_its_node_limit_with_the_best_pattern_it_has():
+    rng = np.random.default_rng(7)
+    shapes = 60
+    sizes = rng.integers(1, 40, (shapes, 3))
+    prices = sizes.sum(axis=1) * rng.uniform(0.9, 1.1, shapes)
+    limit = np.full(shapes, 3)
+    result = best_pattern(prices, sizes, np.array([100, 100, 100]), limit, node_limit=25, fallback_units=0)
+    assert result.nodes == 26
+    assert result.upper_bound > result.value
+    assert (result.counts @ sizes <= 100).all()
