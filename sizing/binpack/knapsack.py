@@ -38,13 +38,16 @@ MILP_NODE_LIMIT = 2000
 class KnapsackResult:
     """counts: items per shape of the best pattern found; value: its price;
     upper_bound: no pattern is worth more (equal to value when proven optimal);
-    weights: the dimension weights used, to pass back in as `weights` next time."""
+    weights: the dimension weights used, to pass back in as `weights` next time;
+    nodes: of the search; scans: shapes its nodes looked at (nodes times the shapes searched),
+    what its work is charged by."""
 
     counts: np.ndarray
     value: float
     upper_bound: float
     weights: np.ndarray | None = None
     nodes: int = 0
+    scans: int = 0
 
 
 def best_pattern(
@@ -84,15 +87,17 @@ def best_pattern(
     if search.complete:
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, value, weights, search.nodes)
+        return KnapsackResult(counts, value, value, weights, search.nodes, search.scans)
     if fallback_units < work.KNAPSACK_MILP_UNITS:
         base = float(prices @ counts)
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights, search.nodes)
+        return KnapsackResult(
+            counts, value, max(value, base + search.root_bound), weights, search.nodes, search.scans
+        )
     result = _with_milp(prices, sizes, room, limit, counts, search)
     work.charge(work.KNAPSACK_MILP_UNITS)
-    return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes)
+    return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes, search.scans)
 
 
 def surrogate_bounds(
@@ -237,6 +242,11 @@ class _BranchAndBound:
         )
         self.root_bound = min(self.root_bound, root_bound)
         self.complete = self.nodes <= self.node_limit
+
+    @property
+    def scans(self) -> int:
+        """Shapes looked at: each node looks at most at every shape searched."""
+        return self.nodes * len(self.order)
 
 
 def _with_milp(

@@ -28,6 +28,12 @@ _CANDIDATES_PER_TYPE = 500
 CANDIDATES_PER_UNIT = 200
 MANY_ITEMS = 12
 MANY_ITEMS_NODES = 400
+# An exact pass searches each type with at least EXACT_NODES nodes and, where the work left to
+# its deadline affords more, up to EXACT_SEARCH_SHARE of that work split over the types, at
+# most MAX_EXACT_NODES: proving that no pattern prices out is what ends column generation.
+EXACT_NODES = 4000
+MAX_EXACT_NODES = 2_000_000
+EXACT_SEARCH_SHARE = 0.25
 PARTIAL_PRICING_TYPES = 16
 PARTIAL_PRICING_BEST = 6
 PARTIAL_PRICING_TURNS = 4
@@ -122,7 +128,7 @@ class KnapsackPricer:
         milp_units: float,
         extra_columns: int = 4,
         quick_nodes: int = 50,
-        exact_nodes: int = 4000,
+        exact_nodes: int = EXACT_NODES,
     ):
         self.instance = instance
         self.milp_units = milp_units
@@ -151,6 +157,15 @@ class KnapsackPricer:
         if quick.columns or quick.exact or work.now() > deadline:
             return quick
         return self._pass(prices, limit_prices, demand, usable, self.exact_nodes, deadline, quick=False)
+
+    def _exact_node_limit(self, node_limit: int, usable: np.ndarray, deadline: float) -> int:
+        """Nodes for one type's exact search: `node_limit` at least, more where the work (and
+        under a cap, the time) left to the deadline affords them."""
+        if node_limit < EXACT_NODES:
+            return node_limit
+        scans = EXACT_SEARCH_SHARE * work.affordable_scans(deadline) / max(1, int(usable.sum()))
+        affordable = scans / max(1, self.instance.shape_count)
+        return int(min(MAX_EXACT_NODES, max(node_limit, affordable)))
 
     def _bounded(self, pricing: Pricing, prices: np.ndarray, demand: np.ndarray, usable: np.ndarray) -> Pricing:
         """The pricing with the usable types it did not price bounded by their surrogate
@@ -232,11 +247,11 @@ class KnapsackPricer:
                     instance.sizes,
                     instance.capacity[t],
                     demand,
-                    node_limit if first else self.quick_nodes,
+                    self._exact_node_limit(node_limit, usable, deadline) if first else self.quick_nodes,
                     units,
                     reuse,
                 )
-                work.charge(work.KNAPSACK_CALL_UNITS + result.nodes / work.KNAPSACK_NODES_PER_UNIT)
+                work.charge(work.KNAPSACK_CALL_UNITS + result.scans / work.KNAPSACK_SCANS_PER_UNIT)
                 if reuse is None and result.weights is not None:
                     self.weights[t] = result.weights
                 if first and result.upper_bound > result.value:

@@ -34,7 +34,13 @@ from contextlib import contextmanager
 # problems); only the ratios matter for determinism, the scale only for how long a budget lasts.
 MASTER_LP_UNITS = 3
 KNAPSACK_CALL_UNITS = 2
-KNAPSACK_NODES_PER_UNIT = 15
+# Shapes looked at per unit by the pricing knapsack's search: a node of the compiled search
+# (`sizing.binpack.knapsack_search`) looks at each shape it may still add, 65,000 to 130,000 of
+# them a millisecond on the reference machine, so a search is charged its nodes times its shapes.
+KNAPSACK_SCANS_PER_UNIT = 75_000
+# Units of work a unit stands for on the wall clock under a cap, to bound a search that cannot
+# look at the clock while it runs (a unit is about a millisecond).
+UNITS_PER_SECOND = 1000
 KNAPSACK_MILP_UNITS = 100
 MILP_CALL_UNITS = 20
 MILP_NODE_COLUMNS_PER_UNIT = 50
@@ -154,6 +160,10 @@ def seconds_until(deadline: float) -> float | None:
     return _active().seconds_until(deadline)
 
 
+def left(deadline: float) -> float:
+    return _active().left(deadline)
+
+
 def milp_options(node_limit: float, deadline: float = math.inf) -> dict[str, object]:
     """HiGHS options for an integer program: a node limit (the deterministic stop) and, under a
     wall-clock cap, the seconds left to `deadline`."""
@@ -162,3 +172,13 @@ def milp_options(node_limit: float, deadline: float = math.inf) -> dict[str, obj
     if seconds is not None:
         options["time_limit"] = max(seconds, 1e-3)
     return options
+
+
+def affordable_scans(deadline: float) -> float:
+    """Shapes a knapsack search may look at before `deadline`: by the work left and, under a
+    wall-clock cap, by the seconds left (the search itself never reads the clock)."""
+    scans = left(deadline) * KNAPSACK_SCANS_PER_UNIT
+    seconds = seconds_until(deadline)
+    if seconds is not None:
+        scans = min(scans, seconds * UNITS_PER_SECOND * KNAPSACK_SCANS_PER_UNIT)
+    return scans
