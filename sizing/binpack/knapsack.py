@@ -92,9 +92,7 @@ def best_pattern(
         base = float(prices @ counts)
         counts += search.best_counts
         value = float(prices @ counts)
-        return KnapsackResult(
-            counts, value, max(value, base + search.root_bound), weights, search.nodes, search.scans
-        )
+        return KnapsackResult(counts, value, max(value, base + search.root_bound), weights, search.nodes, search.scans)
     result = _with_milp(prices, sizes, room, limit, counts, search)
     work.charge(work.KNAPSACK_MILP_UNITS)
     return KnapsackResult(result.counts, result.value, result.upper_bound, weights, search.nodes, search.scans)
