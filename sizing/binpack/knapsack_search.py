@@ -14,6 +14,9 @@ as int64 (the units of the dimensions, e.g. millicores and MiB).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -21,7 +24,24 @@ from numba import njit
 _UNBOUNDED = np.iinfo(np.int64).max
 
 
-@njit(cache=True, nogil=True)
+def compiled(signature: str | None = None) -> Callable[[Callable[..., Any]], Any]:
+    """numba's `njit`, cached on disk where numba finds a writable place for its cache (beside
+    the module, or the user's cache directory), else compiled anew in each process: a read-only
+    install without a home directory still runs, only its first search of a process waits for
+    the compilation."""
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        try:
+            return njit(signature, cache=True, nogil=True)(function)
+        except RuntimeError as error:
+            if "no locator available" not in str(error):
+                raise
+            return njit(signature, cache=False, nogil=True)(function)
+
+    return decorate
+
+
+@compiled()
 def _surrogate(free: np.ndarray, multipliers: np.ndarray) -> float:
     total = 0.0
     for d in range(free.shape[0]):
@@ -29,7 +49,7 @@ def _surrogate(free: np.ndarray, multipliers: np.ndarray) -> float:
     return total
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def node_bounds(
     start: int,
     free: np.ndarray,
@@ -87,7 +107,7 @@ def node_bounds(
     return count
 
 
-@njit(cache=True, nogil=True)
+@compiled()
 def _grown(buffer: np.ndarray, needed: int) -> np.ndarray:
     if needed <= buffer.shape[0]:
         return buffer
@@ -98,11 +118,9 @@ def _grown(buffer: np.ndarray, needed: int) -> np.ndarray:
 
 # Compiled when the module is imported (or read from numba's cache), never inside a search:
 # a compilation takes seconds, which no work budget or wall-clock cap accounts for.
-@njit(
+@compiled(
     "Tuple((int64, float64, float64))(float64[::1], float64[::1], int64[:, ::1], int64[::1], int64[::1],"
-    " float64[::1], float64, int64, int64[::1], float64)",
-    cache=True,
-    nogil=True,
+    " float64[::1], float64, int64, int64[::1], float64)"
 )
 def search(
     price: np.ndarray,

@@ -149,3 +149,21 @@ def test_knapsack_pricing_is_charged_the_shapes_its_searches_looked_at(monkeypat
         work.KNAPSACK_CALL_UNITS + result.scans / work.KNAPSACK_SCANS_PER_UNIT for result in searches
     )
     assert clock.spent == pytest.approx(expected)
+
+
+def test_without_a_writable_cache_the_search_is_compiled_in_memory(monkeypatch):
+    """A read-only install with no home directory: numba finds nowhere to cache, and the search
+    must still compile and run rather than fail at import."""
+    from numba.core import caching
+
+    from sizing.binpack.knapsack_search import compiled
+
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [])
+    monkeypatch.delenv("NUMBA_CACHE_LOCATOR_CLASSES", raising=False)
+
+    def doubled(x):
+        return 2 * x
+
+    function = compiled("int64(int64)")(doubled)
+    assert function(21) == 42
+    assert isinstance(function._cache, caching.NullCache)
