@@ -7,8 +7,9 @@ pairs among the packing's distinct bins, merges the pairs that save the most, ea
 most one merge per round, and repeats until no pair saves anything or the work runs out.
 
 A round looks at every pair of distinct bins (a bin with itself where the packing holds two
-copies) against every bin type: MERGE_GROUP_LIMIT distinct bins bound that, and a round is
-charged its pair-and-type checks. Costs are those of the instance (e.g. USD/hour).
+copies) against the bin types cheaper than the pair, cheapest first: MERGE_GROUP_LIMIT distinct
+bins bound that, and a round is charged its pair-and-type checks. Costs are those of the
+instance (e.g. USD/hour).
 """
 
 from __future__ import annotations
@@ -40,6 +41,39 @@ def merge_bins(instance: Instance, packing: Packing, deadline: float) -> Packing
     return current
 
 
+def _cheapest_targets(
+    instance: Instance,
+    pair_loads: np.ndarray,
+    first_types: np.ndarray,
+    second_types: np.ndarray,
+    used: np.ndarray,
+    limits: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair of bins: the cheapest type that holds both loads, and what moving them onto it
+    saves (-inf where none does). Types are tried cheapest first, each only on the pairs still
+    without one that it could save on, so memory stays at pairs x dimensions whatever the types.
+    A limited type takes a merged bin only where it has one to spare, or where the pair frees
+    one of its own."""
+    cost = instance.cost
+    pair_cost = cost[first_types] + cost[second_types]
+    target = np.full(len(pair_loads), -1, dtype=np.int64)
+    open_pairs = np.arange(len(pair_loads))
+    checks = 0
+    for t in np.argsort(cost, kind="stable").tolist():
+        open_pairs = open_pairs[pair_cost[open_pairs] > cost[t]]
+        if not len(open_pairs):
+            break
+        checks += len(open_pairs)
+        fits = (pair_loads[open_pairs] <= instance.capacity[t]).all(axis=1)
+        if limits[t] >= 0 and used[t] >= limits[t]:
+            fits &= (first_types[open_pairs] == t) | (second_types[open_pairs] == t)
+        target[open_pairs[fits]] = t
+        open_pairs = open_pairs[~fits]
+    work.charge(checks * instance.capacity.shape[1] / MERGE_CHECKS_PER_UNIT)
+    saving = np.where(target >= 0, pair_cost - cost[np.maximum(target, 0)], -np.inf)
+    return target, saving
+
+
 def _merge_round(instance: Instance, packing: Packing) -> Packing | None:
     """One round: the best-saving disjoint merges, or None when no pair saves anything."""
     groups = list(packing.bins)
@@ -57,23 +91,10 @@ def _merge_round(instance: Instance, packing: Packing) -> Packing | None:
     if not len(first):
         return None
     pair_loads = loads[first] + loads[second]
-    fits = (pair_loads[:, None, :] <= instance.capacity[None, :, :]).all(axis=2)
-    work.charge(len(first) * instance.type_count * instance.capacity.shape[1] / MERGE_CHECKS_PER_UNIT)
     used = packing.type_counts(instance.type_count)
     limits = instance.count_limits()
-    # A limited type takes a merged bin only where it has a bin to spare (the pair's own freed
-    # bins aside: a merge onto a type the pair already uses frees a bin of it first).
-    spare = (limits < 0) | (used < limits)
-    cost = instance.cost
-    candidates = np.where(fits & spare[None, :], cost[None, :], np.inf)
-    freed = (np.arange(instance.type_count)[None, :] == types[first][:, None]) | (
-        np.arange(instance.type_count)[None, :] == types[second][:, None]
-    )
-    candidates = np.where(fits & freed, cost[None, :], candidates)
-    target = np.argmin(candidates, axis=1)
-    target_cost = candidates[np.arange(len(first)), target]
-    saving = cost[types[first]] + cost[types[second]] - target_cost
-    worth = saving > MERGE_TOLERANCE * float(cost.min())
+    target, saving = _cheapest_targets(instance, pair_loads, types[first], types[second], used, limits)
+    worth = saving > MERGE_TOLERANCE * float(instance.cost.min())
     if not worth.any():
         return None
     order = np.lexsort((second, first, -saving))

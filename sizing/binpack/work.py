@@ -38,8 +38,8 @@ KNAPSACK_CALL_UNITS = 2
 # (`sizing.binpack.knapsack_search`) looks at each shape it may still add, 65,000 to 130,000 of
 # them a millisecond on the reference machine, so a search is charged its nodes times its shapes.
 KNAPSACK_SCANS_PER_UNIT = 75_000
-# Units of work a unit stands for on the wall clock under a cap, to bound a search that cannot
-# look at the clock while it runs (a unit is about a millisecond).
+# Units of work in a second of wall clock (a unit is about a millisecond): under a cap, what
+# bounds a search that cannot look at the clock while it runs.
 UNITS_PER_SECOND = 1000
 KNAPSACK_MILP_UNITS = 100
 MILP_CALL_UNITS = 20

@@ -110,3 +110,21 @@ def test_merging_keeps_every_item_fits_every_bin_respects_limits_and_never_costs
         assert (np.array(counts) @ instance.sizes <= instance.capacity[t]).all()
     assert respects_limits(merged, instance)
     assert merged.cost(instance) <= packing.cost(instance) + 1e-9
+
+
+def test_a_round_at_the_distinct_bin_limit_on_a_thousand_types_stays_small_in_memory():
+    """Pairs x types would be some 45,000 x 1,000 entries; the round keeps to pairs x dimensions."""
+    import tracemalloc
+
+    types = [BinType(f"t{k}", {"cpu": 8 + k, "mem": 32 + k}, 1.0 + k / 1000) for k in range(1000)]
+    instance = _instance(types, [ItemType(f"i{k}", {"cpu": 1, "mem": 1 + k}, 1) for k in range(MERGE_GROUP_LIMIT)])
+    shapes = instance.shape_count
+    one_each = Packing.of(((0, tuple(int(k == j) for k in range(shapes))), 1) for j in range(shapes))
+    tracemalloc.start()
+    try:
+        merged = _merged(instance, one_each, deadline=1e-9)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert merged.cost(instance) < one_each.cost(instance)
+    assert peak < 40 * 2**20
