@@ -61,10 +61,13 @@ def node_bounds(
     bound: np.ndarray,
     candidates: np.ndarray,
     fits: np.ndarray,
+    cum_w: np.ndarray,
+    cum_v: np.ndarray,
 ) -> int:
     """For each shape k >= start with a copy that fits `free`, the fractional bound of shapes k..
     within `surrogate_room`. Writes the candidates' offsets from `start`, their copies that fit
-    and their bounds into the given arrays; returns how many candidates there are."""
+    and their bounds into the given arrays; returns how many candidates there are. cum_w and
+    cum_v: room for the running totals (shapes + 1 entries), reused from node to node."""
     shapes, dimensions = sizes.shape
     count = 0
     for k in range(start, shapes):
@@ -80,8 +83,6 @@ def node_bounds(
     if count == 0:
         return 0
     # Running totals of surrogate weight and price over the candidates, from 0.
-    cum_w = np.empty(count + 1)
-    cum_v = np.empty(count + 1)
     cum_w[0] = 0.0
     cum_v[0] = 0.0
     for c in range(count):
@@ -162,8 +163,10 @@ def search(
     bounds = np.empty(4 * shapes)
     candidates = np.empty(4 * shapes, dtype=np.int64)
     fits = np.empty(4 * shapes, dtype=np.int64)
+    cum_w = np.empty(shapes + 1)
+    cum_v = np.empty(shapes + 1)
     root_count = node_bounds(
-        0, room, _surrogate(room, multipliers), price, weight, sizes, limit, bounds, candidates, fits
+        0, room, _surrogate(room, multipliers), price, weight, sizes, limit, bounds, candidates, fits, cum_w, cum_v
     )
     root_bound = bounds[0] if root_count > 0 else 0.0
     nodes = 0
@@ -202,6 +205,8 @@ def search(
                     bounds[offset:],
                     candidates[offset:],
                     fits[offset:],
+                    cum_w,
+                    cum_v,
                 )
                 frame_position[top] = 0
                 frame_copies[top] = 0
