@@ -11,7 +11,13 @@ aside. (A simplified form of the consistent neighbourhood search of Buljubašić
 Computers & Operations Research, 2016.)
 
 An item's weight is its size as a share of the bin's room, summed over the dimensions the bin
-names. Two kinds of move:
+names, each dimension weighed by how scarce it is to a packing of one bin fewer: by the inverse of
+the room that packing would leave unused in it (its bins' room less the items' total, at least
+MIN_SLACK of a bin), the scarcest weighing 1. With one dimension that is the plain share. Scarce
+dimensions are the ones a packing of fewer bins must fill: on 3-D vector instances whose bins are
+all but full in one dimension and far from it in the others, weighing the three alike left the
+search a bin above the optimum after 30 s, and weighing them by scarcity reached it in a fraction
+of a second. Two kinds of move:
 
 * exchange: up to two items of one kept bin are set aside, and one or two set-aside items go
   into that bin in their place, where they fit. Each step makes the move that leaves the least
@@ -62,6 +68,9 @@ SUBSET_SUM_BITS = 20_000_000
 SUBSET_SUM_BITS_PER_UNIT = 20_000_000
 # Set-aside items tried exhaustively for a split into two bins, at most.
 SPLIT_ITEM_LIMIT = 16
+# Unused room (in bins) a dimension's scarcity is reckoned with at least, so that a dimension
+# its items fill exactly does not make the others weigh nothing.
+MIN_SLACK = 0.05
 
 
 def applies(instance: Instance) -> bool:
@@ -93,13 +102,13 @@ def eliminate_bins(instance: Instance, packing: Packing, lower_bins: int, deadli
     sizes = instance.sizes[shape_of].astype(np.int64)
     room = instance.capacity[0].astype(np.int64)
     named = instance.limited[0] & (room > 0)
-    weight = (sizes[:, named] / room[named]).sum(axis=1)
+    shares = sizes[:, named] / room[named]
     bins = _item_bins(packing, shape_of, instance.shape_count)
     best: list[list[int]] | None = None
     attempt = 0
     while len(bins) - 1 >= max(lower_bins, BINS_SET_ASIDE) and work.now() < deadline:
         try:
-            fewer = _one_bin_fewer(sizes, weight, room, bins, deadline, attempt)
+            fewer = _one_bin_fewer(sizes, item_weights(shares, len(bins) - 1), room, bins, deadline, attempt)
         except _TooLarge:
             break
         if fewer is None:
@@ -113,6 +122,16 @@ def eliminate_bins(instance: Instance, packing: Packing, lower_bins: int, deadli
     if best is None:
         return None
     return Packing.of(((0, tuple(np.bincount(shape_of[b], minlength=instance.shape_count).tolist())), 1) for b in best)
+
+
+def item_weights(shares: np.ndarray, target_bins: int) -> np.ndarray:
+    """Each item's weight for a search towards `target_bins` bins: its shares of the bin's room
+    (items x named dimensions), each dimension scaled by the inverse of the room, in bins, that
+    the target leaves unused in it (at least MIN_SLACK), the scarcest dimension by 1."""
+    slack = np.maximum(target_bins - shares.sum(axis=0), MIN_SLACK)
+    scarcity = slack.min() / slack
+    weights: np.ndarray = shares @ scarcity
+    return weights
 
 
 class _TooLarge(Exception):
