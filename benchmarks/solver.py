@@ -34,7 +34,16 @@ from sizing.binpack.instance import build_instance
 from sizing.binpack.model import BinType, ItemType, Problem, Solution
 from sizing.binpack.solver import solve
 from sizing.binpack.vbp import parse_vbp
+from sizing.commands.native_output import stdout_to_stderr
 from sizing.errors import SizingInputError
+
+
+def quiet_solve(problem: Problem) -> Solution:
+    """`solve`, with what HiGHS prints on file descriptor 1 sent to stderr: the tables printed
+    on stdout stay whole."""
+    with stdout_to_stderr():
+        return solve(problem)
+
 
 VECTOR_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "vector"
 VECTOR_SECONDS = 10.0
@@ -105,7 +114,7 @@ def vector_benchmark(quick: bool) -> int:
         ffd_seconds = time.perf_counter() - started
         if ffd is None:
             raise BenchmarkFailure(f"{name}: first-fit decreasing found no packing")
-        solution = solve(problem)
+        solution = quiet_solve(problem)
         verify(problem, solution)
         if solution.bin_count < optimum:
             raise BenchmarkFailure(f"{name}: {solution.bin_count} bins, below the proven optimum {optimum}")
@@ -202,7 +211,7 @@ def kubernetes_benchmark(quick: bool) -> int:
         ffd_seconds = time.perf_counter() - started
         if ffd is None:
             raise BenchmarkFailure(f"{pods} pods: first-fit decreasing found no packing")
-        solution = solve(problem)
+        solution = quiet_solve(problem)
         # Peak resident memory of this process so far; sizes run in increasing order.
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         verify(problem, solution)

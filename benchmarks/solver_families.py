@@ -35,9 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.solver import VECTOR_DIR, BenchmarkFailure, verify
+from benchmarks.solver import VECTOR_DIR, BenchmarkFailure, quiet_solve, verify
 from sizing.binpack.model import DEFAULT_WORK_LIMIT, BinType, ItemType, Problem, Solution
-from sizing.binpack.solver import solve
 from sizing.binpack.vbp import parse_vbp
 from sizing.errors import SizingInputError
 
@@ -123,7 +122,7 @@ def family_table(families: dict[str, list[tuple[str, Problem, int]]]) -> None:
             for name, base, optimum in instances:
                 problem = adapt(base)
                 started = time.perf_counter()
-                solution = solve(problem)
+                solution = quiet_solve(problem)
                 seconds.append(time.perf_counter() - started)
                 _check(name, problem, solution, optimum)
                 excess = solution.bin_count - optimum
@@ -192,7 +191,7 @@ def fleet_table(quick: bool) -> None:
             for mode, adapt in MODES.items():
                 problem = adapt(base)
                 started = time.perf_counter()
-                solution = solve(problem)
+                solution = quiet_solve(problem)
                 seconds = time.perf_counter() - started
                 verify(problem, solution)
                 gap = solution.cost / solution.lower_bound.cost - 1
