@@ -127,7 +127,10 @@ def eliminate_bins(instance: Instance, packing: Packing, lower_bins: int, deadli
 def item_weights(shares: np.ndarray, target_bins: int) -> np.ndarray:
     """Each item's weight for a search towards `target_bins` bins: its shares of the bin's room
     (items x named dimensions), each dimension scaled by the inverse of the room, in bins, that
-    the target leaves unused in it (at least MIN_SLACK), the scarcest dimension by 1."""
+    the target leaves unused in it (at least MIN_SLACK), the scarcest dimension by 1; zero where
+    the bin names no dimension."""
+    if shares.shape[1] == 0:
+        return np.zeros(shares.shape[0])
     slack = np.maximum(target_bins - shares.sum(axis=0), MIN_SLACK)
     scarcity = slack.min() / slack
     weights: np.ndarray = shares @ scarcity

@@ -124,6 +124,8 @@ def test_item_weights_scale_each_dimension_by_its_scarcity():
     np.testing.assert_allclose(item_weights(shares, 2), shares @ np.array([1.0, 1 / 1.6]))
     # One dimension: the plain share, whatever the target.
     np.testing.assert_allclose(item_weights(shares[:, :1], 5), shares[:, 0])
+    # No dimension named: nothing weighs.
+    np.testing.assert_array_equal(item_weights(shares[:, :0], 2), np.zeros(3))
 
 
 def test_it_applies_to_one_unlimited_bin_type_and_few_items_only():
