@@ -45,8 +45,10 @@ KNAPSACK_MILP_UNITS = 100
 MILP_CALL_UNITS = 20
 MILP_NODE_COLUMNS_PER_UNIT = 50
 MILP_COLUMNS_PER_UNIT = 20
-# Patterns listed per unit (`sizing.binpack.patterns`); listing is slower than that on the reference
-# machine (375,000 to 890,000 patterns a second, docs/benchmarks.md), which is left to be measured.
+# Patterns listed per unit (`sizing.binpack.patterns`). Listing is slower than that on the reference
+# machine (375,000 to 890,000 patterns a second, docs/benchmarks.md); charging its real cost would
+# change which lists complete under the default budget, so the rate is kept as the budget's results
+# were measured with it.
 PATTERNS_PER_UNIT = 10_000
 # Patterns of a complete list valued at once per unit, when pricing scans the list: a sparse
 # product, 55,000 to 200,000 patterns a millisecond on the reference machine (three-dimensional
