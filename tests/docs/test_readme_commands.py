@@ -2,8 +2,10 @@
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -34,12 +36,29 @@ def test_make_commands_resolve(line):
     assert "No rule to make target" not in result.stderr
 
 
+# What a scratch copy of the project leaves out: the user's files and the tools' caches.
+NOT_COPIED = (".git", ".venv", ".tools", "build", ".pulumi-state", "__pycache__", ".hypothesis", "node_modules")
+
+
+@pytest.fixture(scope="module")
+def scratch_project(tmp_path_factory) -> Path:
+    """A copy of the project to run the README's commands in: they write `build/`, which in the
+    project folder holds the user's own plans."""
+    copy = tmp_path_factory.mktemp("readme") / "project"
+    shutil.copytree(PROJECT_DIR, copy, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+    return copy
+
+
 @pytest.mark.parametrize("line", PYTHON_LINES)
-def test_python_commands_run(line):
+def test_python_commands_run(line, scratch_project):
     words = shlex.split(line)
-    result = subprocess.run([sys.executable, *words[1:]], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, *words[1:]], cwd=scratch_project, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
+    if " offline plan " in f" {line} ":
+        assert list((scratch_project / "build").rglob(".eks-autoscaling-plan")), "the plan is in the scratch copy"
 
 
 def test_python_commands_are_found():
