@@ -1,12 +1,19 @@
 """`python -m offline plan --stack dev`: write the offline plan of a stack."""
 
+# ruff: noqa: E402 (the imports below come after the handling of signals is installed)
 from __future__ import annotations
+
+from sizing.interrupts import stop_cleanly_on_signals
+
+if __name__ == "__main__":
+    # Before Pulumi's modules load: Ctrl-C at any moment is one line and status 130.
+    stop_cleanly_on_signals()
 
 import argparse
 import sys
 from pathlib import Path
 
-from offline.plan import PlanDirectoryError, check_replaceable, check_writable, write_plan
+from offline.plan import PlanDirectoryError, check_replaceable, check_writable, real_directory, write_plan
 from offline.program import PROJECT_DIR, ProgramFailed, run_program
 
 
@@ -64,8 +71,10 @@ def main(argv=None) -> int:
             "and `make up` refuses until it is set",
             file=sys.stderr,
         )
+    through = f", through the link to {real_directory(directory)}" if directory.is_symlink() else ""
     print(
-        f"wrote the plan of stack {args.stack} to {directory} ({len(written)} files, {len(recording.resources)} resources)"
+        f"wrote the plan of stack {args.stack} to {directory}{through} "
+        f"({len(written)} files, {len(recording.resources)} resources)"
     )
     return 0
 

@@ -23,6 +23,7 @@ import yaml
 
 from offline.recording import Recording, Registered
 from offline.wire import ResourceRef, Secret, Unknown, reveal
+from sizing.interrupts import undo_on_stop
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 ROLE = "aws:iam/role:Role"
@@ -53,6 +54,9 @@ UNKNOWN = "<unknown until apply>"
 MANIFEST_KEY_ORDER = ("apiVersion", "kind", "metadata", "spec")
 # Floats are shown with this many significant digits: 0.1 + 0.2 is written 0.3.
 FLOAT_DIGITS = 6
+# Beside the output folder, while a plan is written: `.<name>.new-<pid>-*` (the new plan),
+# `.<name>.old-<pid>-*` (the previous one, during the swap), `.<name>.check-<pid>-*` (a probe).
+SCRATCH_KINDS = ("new", "old", "check")
 
 
 class PlanDirectoryError(Exception):
@@ -69,33 +73,96 @@ def write_plan(
 
     The plan is written to a fresh sibling folder, then swapped in. A `directory` that exists, is
     not empty and holds no marker file is refused (PlanDirectoryError) before anything is written:
-    only a previous plan is ever replaced.
+    only a previous plan is ever replaced. A `directory` that is a symbolic link is written
+    through: the folder it points to is replaced, the link stays. Scratch folders that runs which
+    were stopped left beside it are removed first; the ones of this run are removed when it fails
+    or is stopped by SIGINT or SIGTERM (sizing.interrupts).
     """
-    directory = Path(directory)
+    shown_as = Path(directory)
+    directory = real_directory(shown_as)
     check_replaceable(directory)
     try:
         directory.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.new-", dir=directory.parent))
+        remove_stale_scratch(directory)
+        staging = Path(tempfile.mkdtemp(prefix=_scratch_prefix(directory, "new"), dir=directory.parent))
     except OSError as error:
         raise PlanDirectoryError(_unwritable(directory, error)) from None
     try:
-        written = _write_contents(recording, staging, capacity_report, [*recording.warnings, *warnings])
-        _swap_in(staging, directory)
+        with undo_on_stop(lambda: shutil.rmtree(staging, ignore_errors=True)):
+            written = _write_contents(recording, staging, capacity_report, [*recording.warnings, *warnings])
+            _swap_in(staging, directory)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
         raise PlanDirectoryError(_unwritable(directory, error)) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return [directory / path.relative_to(staging) for path in written]
+    return [shown_as / path.relative_to(staging) for path in written]
+
+
+def real_directory(directory: Path) -> Path:
+    """`directory`, or the folder it points to when it is a symbolic link (refused when that does
+    not exist)."""
+    directory = Path(directory)
+    if not directory.is_symlink():
+        return directory
+    target = directory.resolve()
+    if not target.exists():
+        raise PlanDirectoryError(
+            f"{directory} is a symbolic link to {target}, which does not exist; nothing was changed. "
+            "Create that folder, or choose another --output"
+        )
+    return target
+
+
+def _scratch_prefix(directory: Path, kind: str) -> str:
+    return f".{directory.name}.{kind}-{os.getpid()}-"
+
+
+def remove_stale_scratch(directory: Path) -> list[Path]:
+    """Remove the scratch folders beside `directory` that runs no longer alive left (a run killed
+    before it could clean up); return them. A previous plan left mid-swap is put back first.
+
+    Scratch folders named without a process id (written before they carried one) are removed when
+    they hold a plan's marker file or nothing.
+    """
+    pattern = re.compile(rf"\.{re.escape(directory.name)}\.({'|'.join(SCRATCH_KINDS)})-(?:(\d+)-)?.+")
+    removed = []
+    for entry in sorted(directory.parent.iterdir()):
+        match = pattern.fullmatch(entry.name)
+        if match is None or entry.is_symlink() or not entry.is_dir():
+            continue
+        kind, pid = match.group(1), match.group(2)
+        if pid is not None and _alive(int(pid)):
+            continue
+        if pid is None and any(entry.iterdir()) and not (entry / MARKER).is_file() and kind != "old":
+            continue
+        previous = entry / directory.name
+        if kind == "old" and previous.is_dir() and not os.path.lexists(directory):
+            os.replace(previous, directory)
+        shutil.rmtree(entry)
+        removed.append(entry)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def check_writable(directory: Path) -> None:
     """Refuse, before anything is evaluated, a `directory` whose parent cannot take the plan."""
-    directory = Path(directory)
+    directory = real_directory(Path(directory))
     try:
         directory.parent.mkdir(parents=True, exist_ok=True)
-        Path(tempfile.mkdtemp(prefix=f".{directory.name}.check-", dir=directory.parent)).rmdir()
+        Path(tempfile.mkdtemp(prefix=_scratch_prefix(directory, "check"), dir=directory.parent)).rmdir()
     except OSError as error:
         raise PlanDirectoryError(_unwritable(directory, error)) from None
 
@@ -106,6 +173,7 @@ def _unwritable(directory: Path, error: OSError) -> str:
 
 
 def check_replaceable(directory: Path) -> None:
+    directory = real_directory(Path(directory))
     if not directory.exists():
         return
     if not directory.is_dir():
@@ -138,20 +206,28 @@ def _swap_in(staging: Path, directory: Path) -> None:
     if not directory.exists():
         os.replace(staging, directory)
         return
-    retired = Path(tempfile.mkdtemp(prefix=f".{directory.name}.old-", dir=directory.parent))
-    try:
-        os.replace(directory, retired / directory.name)
-    except OSError:
-        retired.rmdir()
-        raise
-    try:
-        os.replace(staging, directory)
-    except OSError:
-        # Put the previous plan back: a failed write changes nothing.
-        os.replace(retired / directory.name, directory)
-        retired.rmdir()
-        raise
-    shutil.rmtree(retired)
+    retired = Path(tempfile.mkdtemp(prefix=_scratch_prefix(directory, "old"), dir=directory.parent))
+
+    def put_back() -> None:
+        # Stopped between the renames: the previous plan goes back to its place.
+        if not os.path.lexists(directory) and (retired / directory.name).exists():
+            os.replace(retired / directory.name, directory)
+        shutil.rmtree(retired, ignore_errors=True)
+
+    with undo_on_stop(put_back):
+        try:
+            os.replace(directory, retired / directory.name)
+        except OSError:
+            retired.rmdir()
+            raise
+        try:
+            os.replace(staging, directory)
+        except OSError:
+            # Put the previous plan back: a failed write changes nothing.
+            os.replace(retired / directory.name, directory)
+            retired.rmdir()
+            raise
+        shutil.rmtree(retired)
 
 
 def _write_contents(

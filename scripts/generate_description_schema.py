@@ -18,6 +18,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from sizing.interrupts import stop_cleanly_on_signals  # noqa: E402
+
+if __name__ == "__main__":
+    stop_cleanly_on_signals()
+
 from sizing.planning.description_model import json_schema  # noqa: E402
 
 SCHEMA_FILE = REPO_ROOT / "docs" / "schemas" / "workload-description.schema.json"

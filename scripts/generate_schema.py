@@ -118,4 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from sizing.interrupts import stop_cleanly_on_signals
+
+    stop_cleanly_on_signals()
     sys.exit(main())

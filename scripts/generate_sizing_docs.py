@@ -104,4 +104,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from sizing.interrupts import stop_cleanly_on_signals
+
+    stop_cleanly_on_signals()
     sys.exit(main(sys.argv[1:]))

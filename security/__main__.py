@@ -11,7 +11,14 @@ Without --stack, every stack with a Pulumi.<stack>.yaml is checked. The exit sta
 every gate passes, 1 when a gate has findings, 2 when a gate could not run.
 """
 
+# ruff: noqa: E402 (the imports below come after the handling of signals is installed)
 from __future__ import annotations
+
+from sizing.interrupts import stop_cleanly_on_signals
+
+if __name__ == "__main__":
+    # Before Pulumi's modules load: Ctrl-C at any moment is one line and status 130.
+    stop_cleanly_on_signals()
 
 import argparse
 import sys

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sizing.commands.output import check_output, write_atomically
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import allocatable, max_pods
 from sizing.karpenter.catalog import Catalog, InstanceType, read_catalog
@@ -122,38 +121,13 @@ def _refresh(region: str, output: Path | None) -> int:
     path = output if output is not None else Path(f"catalog-{region}.json")
     # Checked before the AWS calls, which take a while; written through a file of its own beside it,
     # so that a FIFO or a folder at `path` is never opened and a failed write leaves the old file.
-    _check_output(path)
+    check_output(path, "--output")
     refreshed = refresh_catalog(region)
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-        ) as staging:
-            staging.write(refreshed.text())
-        # A temporary file is private; the catalog gets the mode a new file would have.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(staging.name, 0o666 & ~umask)
-        os.replace(staging.name, path)
-    except OSError as error:
-        raise SizingInputError(f"--output {str(path)!r}: cannot be written ({error.strerror})") from error
+    write_atomically(path, refreshed.text(), "--output")
     print(f"wrote {path}: {refreshed.summary()}")
     for gap in refreshed.info.gaps:
         print(f"warning: {gap}", file=sys.stderr)
     return 0
-
-
-def _check_output(path: Path) -> None:
-    """Refuse an --output that is not a regular file, or whose folder cannot take one."""
-    if path.is_dir():
-        raise SizingInputError(f"--output {str(path)!r} is a folder; give the path of the catalog file to write")
-    if path.exists() and not path.is_file():
-        raise SizingInputError(f"--output {str(path)!r} is not a regular file; give the path of a file to write")
-    try:
-        descriptor, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.check-")
-        os.close(descriptor)
-        os.unlink(probe)
-    except OSError as error:
-        raise SizingInputError(f"--output {str(path)!r}: cannot be written ({error.strerror})") from None
 
 
 def read_requirements_file(path: Path) -> tuple[Requirement, ...]:

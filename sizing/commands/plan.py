@@ -3,7 +3,7 @@
     python -m sizing plan OBJECTS.yaml [MORE.yaml ...] [-] [--zones Z ...] [--region R] [--accept-unmodelled]
     python -m sizing plan DESCRIPTION.yaml [OBJECTS.yaml ...] [--manifests OBJECTS.yaml ...] [--accept-unmodelled]
     python -m sizing plan --stack NAME [--project-dir DIR]
-    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json]
+    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json] [--output FILE]
 
 Each FILE is read whole and told apart by what it holds: one YAML map without `kind` is a
 workload description (docs/sizing-input.md); anything else is Kubernetes objects. `-` reads
@@ -11,7 +11,8 @@ stdin, once, told apart the same way. `--stack` reads the Pulumi stack configura
 the `stackconfig` package, with the checks the stack program runs. `--catalog` plans with a
 catalog file (such as one `catalog refresh` wrote) and `--spot-discount` prices spot that many
 percent below on-demand, by every door; both win over the stack's capacity.catalog and
-capacity.spotDiscountPercent.
+capacity.spotDiscountPercent. `--output FILE` writes the report (or the JSON) to FILE whole,
+through a scratch file renamed over it, instead of to stdout.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.commands.native_output import stdout_to_stderr
+from sizing.commands.output import check_output, for_encoding, write_atomically
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import MAX_INSTANCE_TYPES, Catalog, read_catalog
 from sizing.karpenter.pricing import MAX_DISCOUNT_PERCENT, SpotDiscount, check_catalog_region
@@ -124,6 +126,13 @@ def register(subparsers: Any) -> None:
         help="Pulumi project directory for --stack (default: the current directory)",
     )
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write the report (or the JSON) to FILE instead of stdout, whole: through a scratch file beside it "
+        "renamed over it, so a reader or a second run never sees a mix; a symbolic link is written through",
+    )
     parser.add_argument(
         "--accept-unmodelled",
         action="store_true",
@@ -262,12 +271,14 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
         raise SizingInputError(f"--workers must be an integer from 1 to {MAX_WORKERS}, got {args.workers}")
     workers = available_workers() if args.workers is None else args.workers
+    if args.output is not None:
+        check_output(args.output, "--output")
     plan_input = plan_input_for(args, sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
     with stdout_to_stderr():
         plan = plan_capacity(plan_input, workers=workers)
-    if args.json:
-        json.dump(plan_data(plan), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    text = json.dumps(plan_data(plan), indent=2) + "\n" if args.json else render_report(plan, args.max_rows)
+    if args.output is None:
+        sys.stdout.write(for_encoding(text, getattr(sys.stdout, "encoding", None)))
     else:
-        sys.stdout.write(render_report(plan, args.max_rows))
+        write_atomically(args.output, text, "--output")
     return 0

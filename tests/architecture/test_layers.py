@@ -12,6 +12,7 @@ from tests.architecture.imports import REPO_ROOT, cycles, module_name, project_i
 SIZING_LAYERS = {
     "sizing.errors": 0,
     "sizing.cores": 0,  # how many cores a process may use
+    "sizing.interrupts": 0,  # a command stopped by SIGINT or SIGTERM: undo, one line, status 130/143
     "sizing.binpack": 1,  # the generic vector bin-packing solver: knows nothing of Kubernetes
     "sizing.kube": 2,  # Kubernetes quantities, resources and objects
     "sizing.karpenter": 3,  # Karpenter's model: catalog, allocatable, requirements, simulation, limits
@@ -30,7 +31,7 @@ ALLOWED_PACKAGES = {
     "iam": set(),
     "sizing": set(),
     "offline": {"stackconfig", "sizing", "components", "iam"},
-    "security": {"iam", "offline", "policies", "stackconfig"},
+    "security": {"iam", "offline", "policies", "stackconfig", "sizing"},
     "policies": {"security"},
     "benchmarks": {"sizing", "stackconfig", "offline"},
     "scripts": {"sizing", "stackconfig", "components"},
