@@ -15,6 +15,7 @@ raises what it raises).
 
 from __future__ import annotations
 
+import contextlib
 import copyreg
 import functools
 import gc
@@ -22,6 +23,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import signal
 import struct
 import sys
 from collections.abc import Callable, Sequence
@@ -29,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from sizing.cores import available_cores
+from sizing.interrupts import undo_on_stop
 
 Result = TypeVar("Result")
 Other = TypeVar("Other")
@@ -109,6 +112,14 @@ def _fork(task: Callable[[], object]) -> tuple[int, int]:
     return pid, read_end
 
 
+def _stop_children(pids: Sequence[int]) -> None:
+    """End the forked children at once: the command that started them was stopped (SIGINT or
+    SIGTERM, sizing.interrupts), and their results would have no reader."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _collect(pid: int, read_end: int) -> tuple[bool, object]:
     try:
         data = _read_all(read_end)
@@ -163,12 +174,15 @@ def _shared(
     """`first`'s result, run here while `children` forked children start on the tasks, then the
     tasks' results in order, this process taking tasks too once `first` is done."""
     counter = multiprocessing.get_context("fork").Value("q", 0)
-    forked = [_fork(functools.partial(_take_in_turn, tasks, counter)) for _ in range(children)]
-    try:
-        result = first()
-        done = _take_in_turn(tasks, counter)
-    finally:
-        collected = [_collect(pid, read_end) for pid, read_end in forked]
+    forked: list[tuple[int, int]] = []
+    with undo_on_stop(lambda: _stop_children([pid for pid, _ in forked])):
+        for _ in range(children):
+            forked.append(_fork(functools.partial(_take_in_turn, tasks, counter)))
+        try:
+            result = first()
+            done = _take_in_turn(tasks, counter)
+        finally:
+            collected = [_collect(pid, read_end) for pid, read_end in forked]
     for ok, theirs in collected:
         if ok:
             done.update(theirs)  # type: ignore[call-overload]
@@ -184,9 +198,12 @@ def run_beside(
     `foreground` only computes early what a later step would compute anyway."""
     if workers <= 1 or not can_fork():
         return background(), None
-    pid, read_end = _fork(background)
-    try:
-        early = foreground()
-    finally:
-        ok, value = _collect(pid, read_end)
+    forked: list[int] = []
+    with undo_on_stop(lambda: _stop_children(forked)):
+        pid, read_end = _fork(background)
+        forked.append(pid)
+        try:
+            early = foreground()
+        finally:
+            ok, value = _collect(pid, read_end)
     return (value if ok else background()), early  # type: ignore[return-value]

@@ -1,6 +1,7 @@
 """`make plan`: the files exist and parse, and say what the mocks recorded."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ from offline.plan import (
     Presenter,
     iam_documents,
     kubernetes_objects,
+    remove_stale_scratch,
     resource_label,
     write_plan,
 )
@@ -423,6 +425,77 @@ def test_the_command_names_a_read_only_output_without_a_traceback(tmp_path):
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: /proc/self/plan cannot be written (")
+
+
+# --- a symbolic link, and what stopped runs left ------------------------------------------------
+
+
+def _previous_plan(folder):
+    folder.mkdir(parents=True)
+    (folder / MARKER).write_text("a plan\n")
+    (folder / "resources.txt").write_text("TYPE  NAME\nthe previous plan\n")
+
+
+def test_an_output_that_is_a_symbolic_link_is_written_through(recording, tmp_path):
+    target = tmp_path / "elsewhere" / "dev"
+    _previous_plan(target)
+    link = tmp_path / "dev"
+    link.symlink_to(target)
+    written = write_plan(recording, link)
+    assert link.is_symlink() and os.readlink(link) == str(target), "the link stays"
+    assert (target / "resources.txt").read_text().startswith("TYPE  NAME\n") and "previous" not in (
+        target / "resources.txt"
+    ).read_text()
+    assert all(path.is_file() and link in path.parents for path in written)
+    assert sorted(path.name for path in target.parent.iterdir()) == ["dev"], "no scratch folder is left"
+
+
+def test_the_command_names_the_folder_a_link_points_to(tmp_path):
+    target = tmp_path / "elsewhere"
+    link = tmp_path / "dev"
+    link.symlink_to(target)
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "plan", "--stack", "dev", "--output", str(link)],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr == (
+        f"error: {link} is a symbolic link to {target}, which does not exist; nothing was changed. "
+        "Create that folder, or choose another --output\n"
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dev"]
+
+
+def _dead_pid():
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(finished.stdout)
+
+
+def test_scratch_folders_of_stopped_runs_are_removed_and_a_plan_left_mid_swap_put_back(tmp_path):
+    dead, alive = _dead_pid(), os.getppid()
+    directory = tmp_path / "dev"
+    for name in (f".dev.new-{dead}-abc", ".dev.new-abc12345", f".dev.new-{alive}-abc", f".prod.new-{dead}-abc"):
+        _previous_plan(tmp_path / name)
+    _previous_plan(tmp_path / f".dev.old-{dead}-xyz" / "dev")
+    (tmp_path / ".dev.new-users").mkdir()
+    (tmp_path / ".dev.new-users" / "notes.txt").write_text("mine\n")
+    removed = remove_stale_scratch(directory)
+    assert sorted(path.name for path in removed) == sorted(
+        [f".dev.new-{dead}-abc", ".dev.new-abc12345", f".dev.old-{dead}-xyz"]
+    )
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["dev", f".dev.new-{alive}-abc", f".prod.new-{dead}-abc", ".dev.new-users"]
+    )
+    assert (directory / "resources.txt").read_text() == "TYPE  NAME\nthe previous plan\n"
+
+
+def test_a_plan_removes_what_stopped_runs_left(recording, tmp_path):
+    _previous_plan(tmp_path / f".dev.new-{_dead_pid()}-abc")
+    write_plan(recording, tmp_path / "dev")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["dev"]
 
 
 # --- make plan and make plan-diff ---------------------------------------------------------------------
