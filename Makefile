@@ -16,13 +16,17 @@ help: ## List the targets
 
 # The lock pins every transitive version with its hashes: pip installs exactly those files, and
 # refuses a dependency the lock lacks. requirements*.txt are its inputs (`make lock`).
-$(VENV)/.installed: requirements-dev.lock
+# Then the project itself, editable (the checkout's code, as it is edited), with the lock's
+# setuptools and without its dependencies (the lock's): its `eks-sizing` command lands in
+# $(VENV)/bin and `python -m sizing` works from any folder.
+$(VENV)/.installed: requirements-dev.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python 3.11+ is required (found: $$($(PYTHON) --version 2>&1))" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --requirement requirements-dev.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation --editable .
 	@touch $@
 
-install: $(VENV)/.installed ## Create the virtualenv and install the locked requirements (requirements-dev.lock), and promtool where it can
+install: $(VENV)/.installed ## Create the virtualenv, install the locked requirements (requirements-dev.lock) and the project (the eks-sizing command), and promtool where it can
 	@scripts/install-promtool.sh || echo "warning: no promtool, so the tests of the alert rules are skipped; 'make promtool' says why" >&2
 
 promtool: ## Install promtool (Debian's prometheus package), which the tests of the alert rules run
