@@ -53,7 +53,7 @@ def scratch_project(tmp_path_factory) -> Path:
 def test_python_commands_run(line, scratch_project):
     words = shlex.split(line)
     result = subprocess.run(
-        [sys.executable, *words[1:]], cwd=scratch_project, capture_output=True, text=True, timeout=120
+        [sys.executable, *words[1:]], cwd=scratch_project, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip()
