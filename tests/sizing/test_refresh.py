@@ -586,3 +586,19 @@ def test_cli_refresh_replaces_a_catalog_it_wrote_before(tmp_path, capsys, monkey
     umask = os.umask(0)
     os.umask(umask)
     assert output.stat().st_mode & 0o777 == 0o666 & ~umask, "the mode of any new file, not a private one"
+
+
+def test_cli_refresh_writes_through_a_symbolic_link(tmp_path, capsys, monkeypatch):
+    ec2, pricing = clients()
+    ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
+    refresh_with(monkeypatch, ec2, pricing)
+    target = tmp_path / "catalogs" / "catalog.json"
+    target.parent.mkdir()
+    target.write_text("an older catalog")
+    link = tmp_path / "catalog.json"
+    link.symlink_to(target)
+    with ec2_stub, pricing_stub:
+        assert cli.main(["catalog", "refresh", "--region", REGION, "--output", str(link)]) == 0
+    assert link.is_symlink(), "the link stays"
+    assert read_catalog(target).info.region == REGION
+    assert [path.name for path in target.parent.iterdir()] == ["catalog.json"]
