@@ -360,9 +360,9 @@ def test_flags_the_stack_sets_are_refused_with_stack(capsys, extra, named):
 
 def test_an_unknown_flag_with_stack_is_named_as_unknown(capsys):
     with pytest.raises(SystemExit) as exit_:
-        cli.main(["plan", "--stack", "dev", "--output", "x"])
+        cli.main(["plan", "--stack", "dev", "--destination", "x"])
     assert exit_.value.code == 2
-    assert "unrecognized arguments: --output" in capsys.readouterr().err
+    assert "unrecognized arguments: --destination" in capsys.readouterr().err
 
 
 def test_project_dir_without_stack_is_refused(tmp_path, capsys):
