@@ -75,3 +75,7 @@ def test_a_file_git_sees_is_watched_too(tmp_path):
     result = _pytest(project)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "schema.json: created (sha256 " in result.stdout
+
+
+def test_the_project_s_own_runs_are_guarded(request):
+    assert request.config.pluginmanager.has_plugin("tests.workspace_guard")
