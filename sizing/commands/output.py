@@ -99,7 +99,9 @@ def write_atomically(path: Path, text: str, flag: str) -> Path:
 
     try:
         with undo_on_stop(remove):
-            descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp")
+            descriptor, name = tempfile.mkstemp(
+                dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp"
+            )
             scratch.append(name)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(text)
