@@ -16,9 +16,9 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m sizing") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m sizing",
+        prog=prog,
         description="Bin-packing and Karpenter capacity planning.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -27,8 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "python -m sizing") -> int:
+    """Run one sub-command; `prog` is the name usage and help lines give the command."""
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)

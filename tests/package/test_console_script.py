@@ -39,15 +39,8 @@ def _project_install_line(venv: Path) -> str:
     return line
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed, and the install is make's")
-    if _setuptools_major() < 77:
-        pytest.skip("setuptools 77 or later is not installed next to this Python (requirements-dev.lock has it)")
-    root = tmp_path_factory.mktemp("install")
-    project = root / "project"
-    shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+def _venv_with_dependencies(root: Path) -> Path:
+    """A virtualenv under `root` that reads the running environment's packages, without the project."""
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     purelib = subprocess.run(
@@ -58,6 +51,19 @@ def installed(tmp_path_factory) -> Path:
         timeout=60,
     ).stdout.strip()
     (Path(purelib) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed, and the install is make's")
+    if _setuptools_major() < 77:
+        pytest.skip("setuptools 77 or later is not installed next to this Python (requirements-dev.lock has it)")
+    root = tmp_path_factory.mktemp("install")
+    project = root / "project"
+    shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns(*NOT_COPIED), symlinks=True)
+    venv = _venv_with_dependencies(root)
     line = _project_install_line(venv)
     result = subprocess.run(shlex.split(line), cwd=project, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -105,10 +111,11 @@ def test_python_m_sizing_works_from_another_folder(installed, tmp_path):
 
 
 def test_without_the_install_python_m_sizing_is_not_found_elsewhere(tmp_path):
-    # What `make install` changes: the running environment has no install of the project, and
-    # outside the project folder the package is not found.
+    # What `make install` changes: an environment with the dependencies but no install of the
+    # project does not find the package outside the project folder.
+    bare = _venv_with_dependencies(tmp_path)
     result = subprocess.run(
-        [sys.executable, "-m", "sizing", "--help"],
+        [str(bare / "bin" / "python"), "-m", "sizing", "--help"],
         cwd=_elsewhere(tmp_path),
         capture_output=True,
         text=True,
@@ -116,3 +123,16 @@ def test_without_the_install_python_m_sizing_is_not_found_elsewhere(tmp_path):
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert result.returncode == 1 and "No module named sizing" in result.stderr
+
+
+def test_the_installed_command_names_itself_in_its_help(installed, tmp_path):
+    result = subprocess.run(
+        [str(installed / "bin" / "eks-sizing"), "--help"],
+        cwd=_elsewhere(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: eks-sizing ")
