@@ -57,7 +57,8 @@ What each door accepts:
     the containers or the pod-level `resources`; a pod without a request asks 0 of it, and the
     report warns of it. Listed in the report as not planned, because they place no pods: Service,
     Ingress, ConfigMap, Namespace, PodDisruptionBudget and the like, and Pods or ReplicaSets that
-    an owner creates. Any other kind, and fields that change where pods go but are not modelled,
+    an owner creates. An object given again identically is planned once and listed; one given
+    again with other content is refused, naming the first field that differs. Any other kind, and fields that change where pods go but are not modelled,
     stop the plan naming the object, unless --accept-unmodelled (then listed as ignored, may
     under-plan). --region (default: a refreshed --catalog's region, else {DEFAULT_REGION}) and
     --zones apply to this door only.

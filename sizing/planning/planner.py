@@ -159,7 +159,8 @@ class PlanInput:
     planner does not model, accepted by the user and listed in the report
     ("ignored, may under-plan"); not_planned: objects read that place no pods
     (a Service, a PodDisruptionBudget, ...), listed in the report as not
-    planned; hpa_scale_up: workload name -> how its HPA scales up (the HPA
+    planned; repeated: objects the input gave again identically, read once
+    and listed in the report's notes; hpa_scale_up: workload name -> how its HPA scales up (the HPA
     ramp scenario; absent: the workload's own HPA fields if it has them, else
     Kubernetes' defaults with minReplicas 1); catalog_info: the header of
     `catalog` (its region, dates, offerings; None: the bundled catalog's, or
@@ -181,6 +182,7 @@ class PlanInput:
     other_node_pools: tuple[NodePoolSpec, ...] = ()
     ignored: tuple[str, ...] = ()
     not_planned: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
@@ -780,6 +782,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
     )
     notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
     notes.extend(f"not planned: {item}" for item in plan_input.not_planned)
+    notes.extend(f"given again identically, planned once: {item}" for item in plan_input.repeated)
     daemon_set_pools = {
         ds.name: tuple(view.name for view in views if any(_daemon_runs(ds, i.labels(), view) for i in view.instances))
         for ds in plan_input.daemon_sets
