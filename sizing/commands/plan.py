@@ -40,6 +40,8 @@ from sizing.planning.ceilings import MAX_NODE_POOL_LABELS, MAX_NODE_POOL_REQUIRE
 from sizing.planning.side_by_side import MAX_WORKERS, available_workers
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
+# Exit status of a plan made with --fail-on-pending when some pod never runs (2 is an input error).
+PENDING_EXIT_CODE = 3
 DEFAULT_REGION = "us-east-1"
 
 DESCRIPTION = f"""\
@@ -84,6 +86,13 @@ What each door accepts:
     catalog must be of the region planned. --spot-discount PERCENT (0 to {MAX_DISCOUNT_PERCENT:g}) prices spot
     that many percent below on-demand. With --stack, both win over the stack's capacity.catalog
     and capacity.spotDiscountPercent.
+
+A workload whose pods can never run (a NodePool taint it does not tolerate, a node selector
+nothing satisfies, a host port a DaemonSet binds on every node it may use, pods larger than any
+allowed instance type) is left out of the plan and listed first in the report and in the JSON's
+`neverRunning`, with its pods and the reason; Karpenter leaves such pods pending. Input whose every
+workload can never run is refused. Exit status: 0 planned, 2 input refused, {PENDING_EXIT_CODE} planned with
+--fail-on-pending while some pod never runs.
 
 Ceilings, checked before any simulation: {MAX_REPLICAS:,} replicas per workload, {MAX_PEAK_PODS:,} pods at
 peak in all, {MAX_WORKLOADS:,} workloads, {MAX_EXISTING_NODES:,} existing nodes, {MAX_NODE_PER_POD_PODS:,} pods that need a node each
@@ -158,6 +167,12 @@ def register(subparsers: Any) -> None:
         metavar="PERCENT",
         help=f"price spot this many percent below on-demand (0 to {MAX_DISCOUNT_PERCENT:g}), by every door, instead "
         "of market data or the on-demand upper bound; overrides the stack's capacity.spotDiscountPercent",
+    )
+    parser.add_argument(
+        "--fail-on-pending",
+        action="store_true",
+        help=f"exit with status {PENDING_EXIT_CODE} (after the report) when any pod never runs: a workload no node "
+        "may take, or pods a scenario leaves pending even without limits",
     )
     parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
@@ -271,4 +286,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_report(plan, args.max_rows))
+    if args.fail_on_pending and plan.pods_never_running:
+        print(
+            f"sizing: {plan.pods_never_running:,} pods never run (--fail-on-pending): exit status {PENDING_EXIT_CODE}",
+            file=sys.stderr,
+        )
+        return PENDING_EXIT_CODE
     return 0
