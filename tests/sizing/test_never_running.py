@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,14 @@ def test_without_the_flag_or_without_pending_pods_the_plan_exits_0(tmp_path, cap
     assert (status, err) == (0, "") and out.startswith("Never running")
     status, out, err = _run(capsys, tmp_path, "", "--fail-on-pending")
     assert (status, err) == (0, "") and not out.startswith("Never running")
+
+
+def test_fail_on_pending_counts_pods_a_scenario_leaves_pending_even_without_limits(capsys):
+    # Every workload runs, but required zone anti-affinity leaves 2 of 5 pods without a zone.
+    example = Path(__file__).parents[2] / "docs" / "examples" / "pods-that-never-schedule.yaml"
+    status = cli.main(["plan", str(example), "--workers", "1", "--fail-on-pending", "--json"])
+    out, err = capsys.readouterr()
+    assert status == PENDING_EXIT_CODE and "2 pods never run" in err
+    data = json.loads(out)
+    assert data["neverRunning"] == [] and data["scenarios"]["peak"]["withoutLimits"]["podsPending"] == 2
+    assert cli.main(["plan", str(example), "--workers", "1", "--json"]) == 0
