@@ -441,9 +441,11 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
             scale_up_stabilization_seconds=behaviour.get("stabilizationWindowSeconds"),
         )
     planned = []
+    idle = set()
     for (kind, namespace, name), fields in found.workloads.items():
         if fields["replicas"] == 0:
             found.unplanned.append(f"{kind} {namespace}/{name} (0 replicas and no HPA: it runs no pods)")
+            idle.add(f"{kind} {namespace}/{name}")
         else:
             planned.append(Workload(**fields))
     return ClusterObjects(
@@ -452,7 +454,8 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
         node_pools=tuple(found.pools),
         node_classes=tuple(found.classes),
         nodes=tuple(found.nodes),
-        unmodelled=tuple(reader.unmodelled),
+        # What a workload that runs no pods uses changes no pod's place: it is not flagged.
+        unmodelled=tuple(item for item in reader.unmodelled if item.what not in idle),
         not_planned=tuple(found.unplanned),
         repeated=tuple(found.repeated)
         + (

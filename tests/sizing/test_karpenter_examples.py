@@ -121,11 +121,36 @@ def test_a_mix_of_examples_plans_with_the_repeated_class_once_and_the_limits_of_
     assert [n.instance_type for n in plan.fleet.nodes] == [n.instance_type for n in alone.fleet.nodes]
 
 
-@pytest.mark.parametrize("name", ["gpu-nvidia.yaml", "gpu-amd.yaml", "neuron.yaml"])
-def test_accelerator_examples_are_refused_naming_their_extended_resource(name):
+ACCELERATORS = ["gpu-nvidia.yaml", "gpu-amd.yaml", "neuron.yaml"]
+
+
+def test_every_workload_example_reads_together_the_idle_ones_listed_not_planned():
+    objects = read_object_files(WORKLOADS)
+    assert [w.name for w in objects.workloads] == ["arm64", "pdb", "inflate", "host-zone-spread", "host-spread"]
+    # The accelerator examples run 0 replicas: their extended resources place no pod, so they are
+    # listed as not planned, not refused as unmodelled.
+    assert objects.unmodelled == ()
+    idle = [note for note in objects.not_planned if "(0 replicas and no HPA: it runs no pods)" in note]
+    assert [note.split(" (")[0] for note in idle] == [
+        "Deployment default/gpu-amd",
+        "Deployment default/gpu-nvidia",
+        "Deployment default/neuron",
+        "Deployment default/prefer-arm",
+        "Deployment default/spot",
+        "Deployment default/zone-spread",
+    ]
+
+
+@pytest.mark.parametrize("name", ACCELERATORS)
+def test_accelerator_examples_scaled_up_are_refused_naming_their_extended_resource(name):
+    text = (EXAMPLES / "workloads" / name).read_text(encoding="utf-8")
+    assert "replicas: 0" in text
     files = [EXAMPLES / "v1" / "general-purpose.yaml", EXAMPLES / "workloads" / "inflate.yaml"]
+    texts = [(str(path), path.read_text(encoding="utf-8")) for path in files] + [
+        (name, text.replace("replicas: 0", "replicas: 2"))
+    ]
     with pytest.raises(SizingInputError, match=r"resources\.limits\.[a-z.]+/(gpu|neuron) \(extended resources"):
-        plan_input_from_objects(read_object_files([*files, EXAMPLES / "workloads" / name]))
+        plan_input_from_objects(read_objects(texts))
 
 
 def test_the_local_nvme_example_is_refused_naming_the_requirement_key():
