@@ -61,3 +61,15 @@ class SizingInputError(ValueError):
 
     def __init__(self, message: object = "") -> None:
         super().__init__(bounded_message(str(message)))
+
+
+class NeverRuns(SizingInputError):
+    """A workload whose pods can never run: no NodePool and no running node may take them (a
+    taint not tolerated, a node selector nothing satisfies, a host port a DaemonSet binds on every
+    node they may use, ...). Karpenter leaves such pods pending and goes on with the rest, and so
+    does the planner: it plans the other workloads and lists this one with the message as reason.
+    `workload` names it."""
+
+    def __init__(self, workload: str, message: object = "") -> None:
+        super().__init__(message)
+        self.workload = workload

@@ -275,6 +275,11 @@ def _plan(objects_yaml: str, settings_json: str) -> CapacityPlan:
     # Planning is deterministic; a stack evaluated again (tests, make plan) reuses its plan.
     plan_input = _plan_input(objects_yaml, settings_json)
     try:
-        return plan_capacity(plan_input)
+        plan = plan_capacity(plan_input)
     except SizingInputError as error:
         raise StackConfigError([f"capacity: {error}"]) from None
+    if plan.never_running:
+        # The command line plans the rest and lists such workloads; the stack's workloads are its
+        # own configuration, and one that can never run is an error in it.
+        raise StackConfigError([f"capacity: {item.reason}" for item in plan.never_running])
+    return plan

@@ -164,7 +164,7 @@ def assignment_bound(instance: Instance, pair_limit: int = ASSIGNMENT_PAIR_LIMIT
 
     Unlike the aggregate LP, an item's sizes must all fit the type it is put on, which is what
     makes it stronger where no type suits every shape's mix, and the rows of large items, which
-    make it stronger where pods are large for their nodes. None past `pair_limit` pairs of shape
+    make it stronger where items are large for their bins. None past `pair_limit` pairs of shape
     and type that fit, or when the LP has no optimum. Charged as work by its pairs.
     """
     fits = fit_matrix(instance)

@@ -1,15 +1,17 @@
 """Two bins onto one cheaper bin: a local improvement of a packing with several bin types.
 
 A packing rounded from the master LP, or packed by first-fit decreasing, often leaves two
-half-empty bins whose items together fit one bin of a type that costs less than both (on a
-NodePool of many instance types: two nodes' pods on one larger node). `merge_bins` finds such
-pairs among the packing's distinct bins, merges the pairs that save the most, each bin in at
-most one merge per round, and repeats until no pair saves anything or the work runs out.
+partly filled bins whose items together fit, in every dimension, one bin of a type that costs
+less than the two bins together (with many bin types: the items of two small bins in one
+larger bin). `merge_bins` finds such pairs among the packing's distinct bins, merges the pairs
+that save the most, each bin in at most one merge per round, and repeats until no pair saves
+anything or the work runs out.
 
 A round looks at every pair of distinct bins (a bin with itself where the packing holds two
 copies) against the bin types cheaper than the pair, cheapest first: MERGE_GROUP_LIMIT distinct
-bins bound that, and a round is charged its pair-and-type checks. Costs are those of the
-instance (e.g. USD/hour).
+bins bound that, and a round is charged its pair-and-type checks. A bin type with a count limit
+takes a merged bin only within that limit. Costs are the bin types' costs, in the problem's own
+unit (e.g. USD/hour).
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ class KnapsackPricer:
     a Farley bound.
 
     Every pass first bounds each type by its surrogate knapsack, and searches only the types
-    whose bound is above their cost: the others have no improving pattern. On wide NodePools
+    whose bound is above their cost: the others have no improving pattern. With many bin types
     that leaves out half the types or more in most rounds, so column generation gets several
     times the rounds within its budget.
     """
@@ -223,7 +223,7 @@ class KnapsackPricer:
         exact = True
         thresholds = (instance.cost + limit_prices) * (1 + REDUCED_COST_TOLERANCE)
         # A type whose surrogate knapsack is worth no more than its cost has no improving pattern:
-        # it is bounded, not searched (on wide NodePools most types, most rounds).
+        # it is bounded, not searched (with many bin types, most types in most rounds).
         bounds = self._surrogate(prices, demand, usable)
         work.charge(work.KNAPSACK_CALL_UNITS)
         for t in range(instance.type_count):

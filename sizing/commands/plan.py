@@ -42,6 +42,8 @@ from sizing.planning.ceilings import MAX_NODE_POOL_LABELS, MAX_NODE_POOL_REQUIRE
 from sizing.planning.side_by_side import MAX_WORKERS, available_workers
 
 STACK_SUPPORT_MISSING = "stack configuration support is not available"
+# Exit status of a plan made with --fail-on-pending when some pod never runs (2 is an input error).
+PENDING_EXIT_CODE = 3
 DEFAULT_REGION = "us-east-1"
 
 DESCRIPTION = f"""\
@@ -59,7 +61,8 @@ What each door accepts:
     the containers or the pod-level `resources`; a pod without a request asks 0 of it, and the
     report warns of it. Listed in the report as not planned, because they place no pods: Service,
     Ingress, ConfigMap, Namespace, PodDisruptionBudget and the like, and Pods or ReplicaSets that
-    an owner creates. Any other kind, and fields that change where pods go but are not modelled,
+    an owner creates. An object given again identically is planned once and listed; one given
+    again with other content is refused, naming the first field that differs. Any other kind, and fields that change where pods go but are not modelled,
     stop the plan naming the object, unless --accept-unmodelled (then listed as ignored, may
     under-plan). --region (default: a refreshed --catalog's region, else {DEFAULT_REGION}) and
     --zones apply to this door only.
@@ -85,6 +88,13 @@ What each door accepts:
     catalog must be of the region planned. --spot-discount PERCENT (0 to {MAX_DISCOUNT_PERCENT:g}) prices spot
     that many percent below on-demand. With --stack, both win over the stack's capacity.catalog
     and capacity.spotDiscountPercent.
+
+A workload whose pods can never run (a NodePool taint it does not tolerate, a node selector
+nothing satisfies, a host port a DaemonSet binds on every node it may use, pods larger than any
+allowed instance type) is left out of the plan and listed first in the report and in the JSON's
+`neverRunning`, with its pods and the reason; Karpenter leaves such pods pending. Input whose every
+workload can never run is refused. Exit status: 0 planned, 2 input refused, {PENDING_EXIT_CODE} planned with
+--fail-on-pending while some pod never runs.
 
 Ceilings, checked before any simulation: {MAX_REPLICAS:,} replicas per workload, {MAX_PEAK_PODS:,} pods at
 peak in all, {MAX_WORKLOADS:,} workloads, {MAX_EXISTING_NODES:,} existing nodes, {MAX_NODE_PER_POD_PODS:,} pods that need a node each
@@ -166,6 +176,12 @@ def register(subparsers: Any) -> None:
         metavar="PERCENT",
         help=f"price spot this many percent below on-demand (0 to {MAX_DISCOUNT_PERCENT:g}), by every door, instead "
         "of market data or the on-demand upper bound; overrides the stack's capacity.spotDiscountPercent",
+    )
+    parser.add_argument(
+        "--fail-on-pending",
+        action="store_true",
+        help=f"exit with status {PENDING_EXIT_CODE} (after the report) when any pod never runs: a workload no node "
+        "may take, or pods a scenario leaves pending even without limits",
     )
     parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
@@ -281,4 +297,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(for_encoding(text, getattr(sys.stdout, "encoding", None)))
     else:
         write_atomically(args.output, text, "--output")
+    if args.fail_on_pending and plan.pods_never_running:
+        print(
+            f"sizing: {plan.pods_never_running:,} pods never run (--fail-on-pending): exit status {PENDING_EXIT_CODE}",
+            file=sys.stderr,
+        )
+        return PENDING_EXIT_CODE
     return 0

@@ -5,7 +5,8 @@ No object is dropped silently. Every field that changes where pods go and is not
 every kind the planner does not read, is recorded as `Unmodelled` (object kind/namespace/name and
 field path); the caller stops the plan unless the user accepts them. Kinds that place no pods
 (`NOT_PLANNED_KINDS`) are recorded as not planned, for the report to list. An object without a
-kind, or given twice, is refused. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
+kind is refused; an object given again identically (same kind, namespace, name and content) is read
+once and listed, one given again with other content is refused. Workload kinds: Deployment (replicas + maxSurge), StatefulSet
 (replicas, no surge), Job (parallelism). Pod-level `spec.resources` replace the sum of the
 containers' (Kubernetes 1.34+ default), a pod-level limit standing in for a missing pod-level
 request (`sizing.kube.manifests.pod_requests`).
@@ -90,6 +91,8 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# Objects given again identically that the report lists one by one; the rest are counted.
+MAX_REPEATED_LISTED = 50
 # EC2NodeClass `amiSelectorTerms[].alias` family -> `amiFamily`.
 AMI_ALIAS_FAMILIES = {
     "al2": "AL2",
@@ -140,6 +143,7 @@ class ClusterObjects:
     nodes: tuple[ExistingNode, ...]
     unmodelled: tuple[Unmodelled, ...]
     not_planned: tuple[str, ...] = ()  # "Kind namespace/name (why)" of objects that place no pods
+    repeated: tuple[str, ...] = ()  # "Kind namespace/name (where repeats where identically)", read once
 
 
 class _Reader:
@@ -347,17 +351,54 @@ class _Objects:
     classes: list[NodeClassObject] = field(default_factory=list)
     nodes: list[ExistingNode] = field(default_factory=list)
     unplanned: list[str] = field(default_factory=list)
-    seen: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    seen: dict[tuple[str, str, str], tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
+    repeated: list[str] = field(default_factory=list)
+    repeats: int = 0
 
-    def once(self, kind: str, namespace: str, name: str, where: str) -> None:
-        """Refuse an object given twice: the second would silently replace the first."""
+    def once(self, kind: str, namespace: str, name: str, where: str, document: Mapping[str, Any]) -> bool:
+        """Whether the object is new. One given again identically is the same object (as `kubectl
+        apply` of both is): it is read once and recorded in `repeated`. One given again with
+        other content is refused, naming both places and the first field where they differ."""
         key = (kind, namespace if kind not in CLUSTER_SCOPED_KINDS else "", name)
-        if key in self.seen:
-            shown = name if kind in CLUSTER_SCOPED_KINDS else f"{namespace}/{name}"
-            raise SizingInputError(
-                f"{kind} {shown} is given twice ({self.seen[key]}, and {where}); give each object once"
-            )
-        self.seen[key] = where
+        if key not in self.seen:
+            self.seen[key] = (where, document)
+            return True
+        first, earlier = self.seen[key]
+        shown = name if kind in CLUSTER_SCOPED_KINDS else f"{namespace}/{name}"
+        difference = first_difference(earlier, document)
+        if difference is None:
+            self.repeats += 1
+            if len(self.repeated) < MAX_REPEATED_LISTED:
+                self.repeated.append(f"{kind} {shown} ({where} repeats {first} identically)")
+            return False
+        raise SizingInputError(
+            f"{kind} {shown} is given twice with different content ({first}, and {where}; they first differ at "
+            f"{difference}); give each object once"
+        )
+
+
+def first_difference(first: Any, second: Any, path: str = "") -> str | None:
+    """The path of the first field where two parsed objects differ (`spec.replicas`,
+    `spec.template.spec.containers[0].image`, `metadata.labels["app.kubernetes.io/name"]` for a
+    key with a dot, `(the whole object)` at the top), or None when they are equal. Keys are walked in the first object's order, then the keys only the second has."""
+    if isinstance(first, Mapping) and isinstance(second, Mapping):
+        for key in [*first, *(key for key in second if key not in first)]:
+            here = f'{path}["{key}"]' if "." in str(key) else f"{path}.{key}" if path else str(key)
+            if key not in first or key not in second:
+                return here
+            found = first_difference(first[key], second[key], here)
+            if found is not None:
+                return found
+        return None
+    if isinstance(first, list) and isinstance(second, list):
+        for index, (a, b) in enumerate(zip(first, second, strict=False)):
+            found = first_difference(a, b, f"{path}[{index}]")
+            if found is not None:
+                return found
+        return None if len(first) == len(second) else f"{path}[{min(len(first), len(second))}]"
+    if type(first) is type(second) and first == second:
+        return None
+    return path or "(the whole object)"
 
 
 def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
@@ -371,7 +412,8 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
     Every object is accounted for: planned (workloads, DaemonSets, HPAs, NodePools, EC2NodeClasses,
     Nodes, NodeClaims), listed as not planned because it places no pods (`NOT_PLANNED_KINDS`, or a
     Pod or ReplicaSet that its owner creates), or recorded as unmodelled (any other kind).
-    An object without a kind, or given twice, is refused.
+    An object without a kind is refused; one given again identically is read once and listed in
+    `repeated`; one given again with other content is refused (`_Objects.once`).
     """
     found = _Objects()
     for source, documents in sources:
@@ -399,9 +441,11 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
             scale_up_stabilization_seconds=behaviour.get("stabilizationWindowSeconds"),
         )
     planned = []
+    idle = set()
     for (kind, namespace, name), fields in found.workloads.items():
         if fields["replicas"] == 0:
             found.unplanned.append(f"{kind} {namespace}/{name} (0 replicas and no HPA: it runs no pods)")
+            idle.add(f"{kind} {namespace}/{name}")
         else:
             planned.append(Workload(**fields))
     return ClusterObjects(
@@ -410,8 +454,15 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
         node_pools=tuple(found.pools),
         node_classes=tuple(found.classes),
         nodes=tuple(found.nodes),
-        unmodelled=tuple(reader.unmodelled),
+        # What a workload that runs no pods uses changes no pod's place: it is not flagged.
+        unmodelled=tuple(item for item in reader.unmodelled if item.what not in idle),
         not_planned=tuple(found.unplanned),
+        repeated=tuple(found.repeated)
+        + (
+            (f"{found.repeats - len(found.repeated):,} more objects given again identically",)
+            if found.repeats > len(found.repeated)
+            else ()
+        ),
     )
 
 
@@ -423,7 +474,8 @@ def _read_document(found: _Objects, document: Mapping[str, Any], where: str) -> 
             f"its keys: {echo(sorted(str(key) for key in document))}"
         )
     namespace, name, metadata = _meta(document, f"{where} ({kind})")
-    found.once(kind, namespace, name, where)
+    if not found.once(kind, namespace, name, where, document):
+        return
     what = f"{kind} {name}" if kind in CLUSTER_SCOPED_KINDS else f"{kind} {namespace}/{name}"
     if kind in WORKLOAD_KINDS or kind == "DaemonSet":
         _read_workload(found, document, kind, namespace, name, what)

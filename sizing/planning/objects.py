@@ -5,7 +5,8 @@ DaemonSets and existing nodes; and the input files of `python -m sizing plan`, r
 
 Unmodelled fields and kinds stop the plan with the object and field named, unless
 `accept_unmodelled` is set; then they are listed in the report as "ignored, may under-plan".
-Objects that place no pods (Services, PodDisruptionBudgets, ...) are listed as not planned.
+Objects that place no pods (Services, PodDisruptionBudgets, ...) are listed as not planned, and
+objects given again identically as planned once.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ def plan_input_from_objects(
         existing_nodes=objects.nodes,
         ignored=ignored,
         not_planned=not_planned_notes(objects.not_planned),
+        repeated=objects.repeated,
     )
     check_plan_zones(plan_input, zones_key, region_key)
     return plan_input

@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
-from sizing.errors import SizingInputError
+from sizing.errors import NeverRuns, SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
@@ -159,7 +159,8 @@ class PlanInput:
     planner does not model, accepted by the user and listed in the report
     ("ignored, may under-plan"); not_planned: objects read that place no pods
     (a Service, a PodDisruptionBudget, ...), listed in the report as not
-    planned; hpa_scale_up: workload name -> how its HPA scales up (the HPA
+    planned; repeated: objects the input gave again identically, read once
+    and listed in the report's notes; hpa_scale_up: workload name -> how its HPA scales up (the HPA
     ramp scenario; absent: the workload's own HPA fields if it has them, else
     Kubernetes' defaults with minReplicas 1); catalog_info: the header of
     `catalog` (its region, dates, offerings; None: the bundled catalog's, or
@@ -181,6 +182,7 @@ class PlanInput:
     other_node_pools: tuple[NodePoolSpec, ...] = ()
     ignored: tuple[str, ...] = ()
     not_planned: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
@@ -210,6 +212,17 @@ class PlanInput:
             raise SizingInputError(
                 f"solverWorkLimit must be a positive integer (units of solver work) or unset, got {limit!r}"
             )
+
+
+@dataclass(frozen=True)
+class NeverRunning:
+    """A workload whose pods can never run, so the plan leaves it out: Karpenter leaves its pods
+    pending, and they consume no capacity. pods: its pods at peak with the rollout's surge;
+    reason: why no node may take them, naming the workload and what stands in the way."""
+
+    workload: str
+    pods: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -257,7 +270,12 @@ class FleetGap:
 
 @dataclass(frozen=True)
 class CapacityPlan:
-    """The planner's answer. `node_pool_limits` is ready for the NodePool's `spec.limits`."""
+    """The planner's answer. `node_pool_limits` is ready for the NodePool's `spec.limits`.
+
+    never_running: the workloads whose pods can never run, left out of the plan (Karpenter leaves
+    their pods pending; they consume no capacity); `input` is the input without them, which
+    everything else is the plan of.
+    """
 
     input: PlanInput
     prices: PriceTable
@@ -279,11 +297,19 @@ class CapacityPlan:
     fleet_types_limits: NodePoolLimits | None = None
     ramps: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     offerings: OfferingsCheck | None = None
+    never_running: tuple[NeverRunning, ...] = ()
 
     @property
     def node_pool_limits(self) -> dict[str, str]:
         """`spec.limits` for the NodePool as it is, e.g. {"cpu": "24", "memory": "96Gi"}."""
         return self.limits.spec()
+
+    @property
+    def pods_never_running(self) -> int:
+        """Pods that never run: those of the never-running workloads, plus the most that any scenario
+        leaves pending even without limits (no node may take them, whatever the capacity)."""
+        pending = max((run.result.pending_count for run in self.unlimited.values()), default=0)
+        return sum(item.pods for item in self.never_running) + pending
 
     @property
     def pods_with_surge(self) -> int:
@@ -343,6 +369,7 @@ class _Context:
     daemon_set_pools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     offerings: OfferingsCheck | None = None
     pool_labels: tuple[LabelRequirement, ...] = ()
+    never_running: tuple[NeverRunning, ...] = ()
 
 
 def _daemon_runs(daemon_set: DaemonSet, instance_labels: Mapping[str, str], pool: PoolView) -> bool:
@@ -394,17 +421,18 @@ def _daemon_ports(
 def _check_host_ports(
     workload: Workload, group: PodGroup, options: Sequence[NodeOption], daemon_sets: Sequence[DaemonSet]
 ) -> None:
-    """Raise when a DaemonSet binds one of the pod's host ports on every node the pod may use."""
+    """Raise NeverRuns when a DaemonSet binds one of the pod's host ports on every node the pod may use."""
     ports = _ports(workload.scheduling)
     allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
     if not ports or not allowed or any(not (o.daemon_ports & ports) for o in allowed):
         return
     taken = sorted({p for o in allowed for p in o.daemon_ports} & ports)
     owners = sorted(ds.name for ds in daemon_sets if _ports(ds.scheduling) & ports)
-    raise SizingInputError(
+    raise NeverRuns(
+        workload.name,
         f"workload {workload.name!r}: host port {', '.join(f'{port}/{proto}' for proto, port in taken)} is "
         f"bound by DaemonSet {', '.join(owners)} on every node the pods may use, so they can never run; "
-        "change the port or keep the DaemonSet off the workload's NodePool"
+        "change the port or keep the DaemonSet off the workload's NodePool",
     )
 
 
@@ -433,7 +461,8 @@ def _check_selector(
     running_instances: Sequence[InstanceType],
     running_labels: Sequence[Mapping[str, str]],
 ) -> None:
-    """Refuse a node selector no NodePool and no running node can satisfy, naming the key."""
+    """Raise NeverRuns for a node selector no NodePool and no running node can satisfy, naming the key;
+    refuse a key the planner does not model."""
     where = f"workload {workload.name!r}: nodeSelector"
     pool_zones = [p.zones for p in pools]
     all_zones = (
@@ -447,12 +476,13 @@ def _check_selector(
     for key, value in workload.node_selector.items():
         if key == ZONE_KEY:
             if all_zones is not None and value not in all_zones:
-                raise SizingInputError(
-                    f"{where} requires zone {value!r}, which the NodePool does not allow (zones {sorted(all_zones)})"
+                raise NeverRuns(
+                    workload.name,
+                    f"{where} requires zone {value!r}, which the NodePool does not allow (zones {sorted(all_zones)})",
                 )
         elif key == CAPACITY_TYPE_KEY:
             if value not in kinds:
-                raise SizingInputError(f"{where} requires capacity type {value!r}; the NodePool allows {kinds}")
+                raise NeverRuns(workload.name, f"{where} requires capacity type {value!r}; the NodePool allows {kinds}")
         elif key == NODEPOOL_KEY:
             if (
                 all(name is not None for name in names)
@@ -460,7 +490,9 @@ def _check_selector(
                 and not any(labels.get(key) == value for labels in running_labels)
             ):
                 planned = names[0] if len(names) == 1 else names
-                raise SizingInputError(f"{where} selects NodePool {value!r}, but the plan is for NodePool {planned!r}")
+                raise NeverRuns(
+                    workload.name, f"{where} selects NodePool {value!r}, but the plan is for NodePool {planned!r}"
+                )
         elif key in INSTANCE_KEYS:
             matching = frozenset(i.name for i in selectable if i.labels().get(key) == value)
             allowed = matching if allowed is None else allowed & matching
@@ -480,20 +512,23 @@ def _check_selector(
                     + next((r.describe() for r in p.label_requirements if r.key == key), f"no {key} label")
                     for p in pools
                 )
-                raise SizingInputError(
+                raise NeverRuns(
+                    workload.name,
                     f"{where} requires custom label {key}={value}, which no NodePool gives its nodes and no running "
                     f"node carries ({defined}); Karpenter would leave these pods pending. Add the label to a "
-                    "NodePool's template labels or requirements"
+                    "NodePool's template labels or requirements",
                 )
     pool_names = {i.name for i in instances}
     if allowed is not None and not (allowed & pool_names):
-        raise SizingInputError(
-            f"{where} {dict(workload.node_selector)} matches none of the NodePool's {len(pool_names)} instance types"
+        raise NeverRuns(
+            workload.name,
+            f"{where} {dict(workload.node_selector)} matches none of the NodePool's {len(pool_names)} instance types",
         )
 
 
 def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeOption]) -> None:
-    """Raise when no allowed type has room for one pod, naming the resource that does not fit."""
+    """Raise NeverRuns when no allowed type has room for one pod, naming the resource that does not fit;
+    refuse DaemonSets that leave no room for any pod on the largest allowed type."""
     allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
     request = workload.requests
     if any(request.fits_in(o.room) for o in allowed):
@@ -510,18 +545,21 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
             )
         if getattr(request, dimension) > getattr(largest.room, dimension):
             if dimension == "pods":
-                raise SizingInputError(
+                raise NeverRuns(
+                    workload.name,
                     f"workload {workload.name!r} needs a pod slot; the allowed instance types have at most "
-                    f"{largest.room.pods} left after DaemonSets ({largest.name})"
+                    f"{largest.room.pods} left after DaemonSets ({largest.name})",
                 )
-            raise SizingInputError(
+            raise NeverRuns(
+                workload.name,
                 f"workload {workload.name!r} requests {getattr(request, dimension)}{unit} {label}; the largest "
                 f"allowed instance type ({largest.name}) has {getattr(largest.room, dimension)}{unit} "
-                f"allocatable after DaemonSets"
+                f"allocatable after DaemonSets",
             )
-    raise SizingInputError(
+    raise NeverRuns(
+        workload.name,
         f"workload {workload.name!r} requests {request.cpu}m cpu and {request.memory}Mi memory; no allowed "
-        "instance type has room for both after DaemonSets"
+        "instance type has room for both after DaemonSets",
     )
 
 
@@ -617,6 +655,42 @@ def _pool_model_labels(spec: NodePoolSpec, view: PoolView) -> tuple[LabelRequire
     return merged(own + view.label_requirements)
 
 
+def _check_reachable(
+    workload: Workload,
+    group: PodGroup,
+    views: Sequence[PoolView],
+    pool_options: Sequence[Sequence[NodeOption]],
+    daemon_sets: Sequence[DaemonSet],
+) -> None:
+    """Raise NeverRuns when no instance type of the NodePools the pods may use matches their node
+    selector and affinity, has room for one pod, or leaves their host ports free."""
+    variants = [group]
+    while variants[-1].fallback is not None:
+        variants.append(variants[-1].fallback)
+
+    def reachable(variant: PodGroup) -> list[NodeOption]:
+        return [
+            o
+            for view, opts in zip(views, pool_options, strict=False)
+            if variant.pools is None or view.name in variant.pools
+            for o in opts
+        ]
+
+    fitting = [
+        v
+        for v in variants
+        if reachable(v) and (v.allowed_types is None or any(o.name in v.allowed_types for o in reachable(v)))
+    ]
+    if not fitting:
+        raise NeverRuns(
+            workload.name,
+            f"workload {workload.name!r}: its node selector and node affinity match none of the "
+            "instance types of the NodePools it may use",
+        )
+    _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
+    _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), daemon_sets)
+
+
 def _resolve(plan_input: PlanInput) -> _Context:
     catalog = plan_input.catalog if plan_input.catalog is not None else load_catalog()
     known = catalog_by_name(catalog)
@@ -702,10 +776,17 @@ def _resolve(plan_input: PlanInput) -> _Context:
         {NODEPOOL_KEY: node.node_pool} for node, _ in running_pairs if node.node_pool
     ]
     groups = []
+    planned: list[Workload] = []
+    never: list[NeverRunning] = []
     constrained = len(views) > 1
     for workload in plan_input.workloads:
-        _check_selector(workload, views, [i for _, i in running_pairs], running_labels)
-        group = _normalised(builder.group(workload), all_pool_names, all_nodes)
+        try:
+            _check_selector(workload, views, [i for _, i in running_pairs], running_labels)
+            group = _normalised(builder.group(workload), all_pool_names, all_nodes)
+            _check_reachable(workload, group, views, pool_options, plan_input.daemon_sets)
+        except NeverRuns as error:
+            never.append(NeverRunning(workload.name, workload.peak_pods, str(error)))
+            continue
         constrained = (
             constrained
             or group.constrained
@@ -713,32 +794,9 @@ def _resolve(plan_input: PlanInput) -> _Context:
             or group.pools is not None
             or _chooses_custom_label(group, views)
         )
-        variants = [group]
-        while variants[-1].fallback is not None:
-            variants.append(variants[-1].fallback)
-
-        def reachable(variant: PodGroup) -> list[NodeOption]:
-            return [
-                o
-                for view, opts in zip(views, pool_options, strict=False)
-                if variant.pools is None or view.name in variant.pools
-                for o in opts
-            ]
-
-        fitting = [
-            v
-            for v in variants
-            if reachable(v) and (v.allowed_types is None or any(o.name in v.allowed_types for o in reachable(v)))
-        ]
-        if not fitting:
-            raise SizingInputError(
-                f"workload {workload.name!r}: its node selector and node affinity match none of the "
-                "instance types of the NodePools it may use"
-            )
-        _check_pods_fit(workload, fitting[-1], reachable(fitting[-1]))
-        _check_host_ports(workload, fitting[-1], reachable(fitting[-1]), plan_input.daemon_sets)
         groups.append(group)
-    check_topology(plan_input.workloads, groups, views, running_labels)
+        planned.append(workload)
+    check_topology(planned, groups, views, running_labels)
 
     def running_option(node: ExistingNode) -> NodeOption:
         pool_view = next((v for v in views if v.name == node.node_pool), primary)
@@ -780,6 +838,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
     )
     notes.extend(f"ignored, may under-plan: {item}" for item in plan_input.ignored)
     notes.extend(f"not planned: {item}" for item in plan_input.not_planned)
+    notes.extend(f"given again identically, planned once: {item}" for item in plan_input.repeated)
     daemon_set_pools = {
         ds.name: tuple(view.name for view in views if any(_daemon_runs(ds, i.labels(), view) for i in view.instances))
         for ds in plan_input.daemon_sets
@@ -805,6 +864,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
             plan_input.region, checked, info, info.offerings_as_of.get(plan_input.region), tuple(offered)
         ),
         pool_labels=_pool_model_labels(primary_spec, primary),
+        never_running=tuple(never),
     )
 
 
@@ -1070,8 +1130,40 @@ class _Progress:
             print(f"sizing: {self.pods:,} pods: {done} after {elapsed:.0f} s", file=sys.stderr, flush=True)
 
 
+def _runnable(plan_input: PlanInput) -> tuple[PlanInput, _Context, tuple[NeverRunning, ...]]:
+    """The input without the workloads that can never run, resolved, and those workloads in input
+    order. Leaving a workload out can change what the others may use (the zones its node selector
+    named, pods the others' affinity counts on), so the rest is resolved again until every workload
+    left can run: the plan is then exactly the plan of the input without those workloads. Refuses
+    an input whose workloads can all never run, with their reasons."""
+    never: list[NeverRunning] = []
+    while True:
+        context = _resolve(plan_input)
+        if not context.never_running:
+            return plan_input, context, tuple(never)
+        never.extend(context.never_running)
+        left_out = {item.workload for item in context.never_running}
+        runnable = tuple(w for w in plan_input.workloads if w.name not in left_out)
+        if not runnable:
+            reasons = list(dict.fromkeys(item.reason for item in never))
+            raise SizingInputError(
+                reasons[0]
+                if len(never) == 1
+                else f"none of the {len(never):,} workloads can ever run, so nothing is left to plan: "
+                + "; ".join(reasons)
+            )
+        plan_input = replace(
+            plan_input,
+            workloads=runnable,
+            hpa_scale_up={name: up for name, up in plan_input.hpa_scale_up.items() if name not in left_out},
+        )
+
+
 def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, workers: int = 1) -> CapacityPlan:
     """Plan the NodePool for `plan_input`; raises SizingInputError on input that cannot be planned.
+
+    A workload whose pods can never run is left out and listed in `never_running` with its reason
+    (the plan is that of the input without it); an input whose every workload can never run is refused.
 
     progress: told as each phase ends (by default, a line on stderr once a plan takes a few seconds);
     workers: processes that may simulate side by side (`sizing.planning.side_by_side`: forked, so
@@ -1079,7 +1171,7 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     any number.
     """
     progress = progress or _Progress(sum(workload.peak_pods for workload in plan_input.workloads))
-    context = _resolve(plan_input)
+    plan_input, context, never_running = _runnable(plan_input)
     options = context.options
     setup = _scenario_setup(plan_input, context, options)
     progress.step("instance types and pods")
@@ -1207,4 +1299,5 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
             {group.workload: ramp for group, ramp in zip(setup.peak_groups, setup.ramps, strict=True)}
         ),
         offerings=context.offerings,
+        never_running=never_running,
     )

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sizing.errors import SizingInputError
+from sizing.errors import NeverRuns, SizingInputError
 from sizing.karpenter.catalog import InstanceType
 from sizing.karpenter.labels import NORMALIZED, WELL_KNOWN, LabelRequirement, merged, pool_admits
 from sizing.karpenter.requirements import CAPACITY_TYPE_KEY, INSTANCE_KEYS, ZONE_KEY
@@ -259,8 +259,8 @@ class PodGroupBuilder:
         return variants
 
     def _check_domains(self, workload: Workload, group: PodGroup) -> None:
-        """Refuse a required topology on a label no NodePool the pods may use gives a value to and no
-        running node carries: Karpenter has no domain to put such pods in and leaves them pending."""
+        """Raise NeverRuns for a required topology on a label no NodePool the pods may use gives a value
+        to and no running node carries: Karpenter has no domain to put such pods in and leaves them pending."""
         pools = [p for p in self.pools if group.pools is None or p.name in group.pools]
         for rule in group.topology:
             if rule.key in ("hostname", "zone", CAPACITY_TYPE_KEY):
@@ -276,11 +276,12 @@ class PodGroupBuilder:
                 if value:
                     values.add(value)
             if not values:
-                raise SizingInputError(
+                raise NeverRuns(
+                    workload.name,
                     f"workload {workload.name!r}: its topology on {rule.key!r} has no domain: no NodePool it may use "
                     f"({', '.join(p.name for p in pools) or 'none'}) gives that label a value (a requirement with "
                     "In or a template label) and no running node carries it, so Karpenter would leave its pods "
-                    "pending"
+                    "pending",
                 )
 
     def group(self, workload: Workload) -> PodGroup:
@@ -320,11 +321,12 @@ class PodGroupBuilder:
                 for pool in self.pools
                 if (reason := pool_admits(pool.label_requirements, custom)) is not None
             ]
-            raise SizingInputError(
+            raise NeverRuns(
+                workload.name,
                 f"workload {workload.name!r}: no NodePool and no running node can take its pods "
                 f"(node selector {dict(workload.node_selector)}, tolerations and node affinity checked "
                 f"against NodePools {[p.name for p in self.pools]})"
-                + (f"; custom labels: {'; '.join(reasons)}; Karpenter would leave them pending" if reasons else "")
+                + (f"; custom labels: {'; '.join(reasons)}; Karpenter would leave them pending" if reasons else ""),
             )
         self._check_domains(workload, groups[-1])
         fallback = None

@@ -1,7 +1,8 @@
 """The capacity plan as JSON-able data (`plan_data`) and as text (`render_report`).
 
 The text is rendered from the data alone (`report_data`, `report_text`), so both carry the same
-content, figure by figure: the pods at peak and with the rollout surge, warnings (workloads whose
+content, figure by figure: first the workloads whose pods can never run (left out of the plan, with
+their pods and the reason), then the pods at peak and with the rollout surge, warnings (workloads whose
 pods request no cpu or no memory), the fleet Karpenter would launch (one row per node: type, price,
 zone, pods, cpu and memory requests against allocatable), every scenario under the planned limits
 and without them, the pods that stay pending even without limits, the NodePool limits as a YAML

@@ -4,6 +4,10 @@ Units: cpu in millicores, memory in MiB, costs per hour in `priceUnit` (USD/hour
 units when the region has no prices).
 
 Terms, each with one meaning:
+- never running (`neverRunning`, the first key): workloads whose pods no node may ever take (a
+  taint not tolerated, a node selector nothing satisfies, a host port a DaemonSet binds on every
+  node they may use, ...), with their pods at peak with the surge and the reason; they are left out
+  of everything else (workloads, pods, fleet, limits), which is the plan of the input without them;
 - peak: every workload at its HPA maxReplicas (`pods.peak`); the peak scenario simulates those
   pods pending at once;
 - rollout: the peak plus every workload's `maxSurge` pods (`pods.withSurge`); the fleet at the top
@@ -245,6 +249,10 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
         for dimension, (name, found) in plan.limits_below.items()
     }
     return {
+        # First: workloads left out of the plan because their pods can never run.
+        "neverRunning": [
+            {"workload": item.workload, "pods": item.pods, "reason": item.reason} for item in plan.never_running
+        ],
         "region": inputs.region,
         "priceUnit": plan.prices.unit,
         "priceBasis": plan.prices.basis,

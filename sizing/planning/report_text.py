@@ -19,6 +19,8 @@ DEFAULT_NODE_ROWS = 50
 TYPES_SHOWN = 8
 # Workloads named in one warning line; the JSON names them all.
 MAX_WARNING_NAMES = 20
+# Never-running workloads listed one per line; the JSON lists them all.
+MAX_NEVER_RUNNING_SHOWN = 20
 
 
 def _nodes(count: int) -> str:
@@ -60,6 +62,29 @@ def _zones_text(by_zone: Mapping[str, int]) -> str:
     if set(by_zone) <= {ANY_ZONE}:
         return ""
     return ", ".join(f"{zone} {count}" if zone != ANY_ZONE else f"any zone {count}" for zone, count in by_zone.items())
+
+
+def _never_running_lines(data: Mapping[str, Any]) -> list[str]:
+    """The workloads whose pods can never run, first: the plan below leaves them out."""
+    never = data["neverRunning"]
+    if not never:
+        return []
+
+    def counted(count: int, what: str) -> str:
+        return f"{count} {what}{'s' if count != 1 else ''}"
+
+    pods = sum(item["pods"] for item in never)
+    lines = [
+        f"Never running: {counted(len(never), 'workload')}, {counted(pods, 'pod')} that no node may take; Karpenter "
+        "leaves them pending, and the plan below (pods, fleet, limits) leaves them out:"
+    ]
+    lines += [
+        f"  {item['workload']}: {counted(item['pods'], 'pod')} ({item['reason']})"
+        for item in never[:MAX_NEVER_RUNNING_SHOWN]
+    ]
+    if len(never) > MAX_NEVER_RUNNING_SHOWN:
+        lines.append(f"  … and {len(never) - MAX_NEVER_RUNNING_SHOWN} more (all of them are in --json)")
+    return lines
 
 
 def _header_lines(data: Mapping[str, Any]) -> list[str]:
@@ -397,6 +422,7 @@ def _price_lines(data: Mapping[str, Any]) -> list[str]:
 def render_text(data: Mapping[str, Any], max_rows: int = DEFAULT_NODE_ROWS) -> str:
     """`data` (from `plan_data`) as text; at most `max_rows` nodes are listed one per row."""
     sections = [
+        _never_running_lines(data),
         _header_lines(data) + _warning_lines(data),
         _fleet_lines(data, max_rows),
         _scenario_lines(data),

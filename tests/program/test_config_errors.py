@@ -346,6 +346,23 @@ MORE_BAD_INPUTS = [
         id="oversized-daemon-set-is-blamed",
     ),
     pytest.param(
+        # The command line plans the rest and lists such a workload; a stack refuses its own.
+        {
+            "capacity": {
+                "workloads": [
+                    {
+                        "name": "batch",
+                        "requests": {"cpu": "1", "memory": "1Gi"},
+                        "maxReplicas": 2,
+                        "nodeSelector": {"team": "a"},
+                    }
+                ]
+            }
+        },
+        ["capacity: workload 'batch': nodeSelector requires custom label team=a", "Karpenter would leave"],
+        id="capacity-workload-that-can-never-run",
+    ),
+    pytest.param(
         {
             "capacity": {
                 "workloads": [

@@ -67,7 +67,7 @@ def _workload(kind="Deployment", name="api", replicas=10, cpu="1", surge="25%", 
 
 
 def _plan(text):
-    # One EC2NodeClass for all the NodePools: an object given twice is refused.
+    # One EC2NodeClass for all the NodePools.
     plan = plan_capacity(plan_input_from_objects(read_objects([("input", text + NODE_CLASS)])))
     return plan, plan_data(plan), render_report(plan)
 

@@ -614,12 +614,19 @@ def test_pod_anti_affinity_by_architecture():
 def test_a_topology_key_no_node_pool_defines_leaves_its_pods_unplaced():
     """kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling/topology_test.go: It("should ignore unknown
     topology keys"): Karpenter does not schedule the pod spreading over a key no NodePool gives values,
-    and schedules the other pod. The planner refuses that workload, naming the key."""
+    and schedules the other pod. So does the planner: that workload never runs, named with the key,
+    and the other is planned as if alone."""
     spread = TopologySpread("unknown", 1, "DoNotSchedule", LabelSelector({"test": "test"}))
     spreading = _workload("spreading", labels={"test": "test"}, topology_spread=(spread,))
+    plan = _plan([spreading, _workload("plain")])
+    (never,) = plan.never_running
+    assert never.workload == "spreading" and never.pods == 1
+    assert never.reason.startswith("workload 'spreading': its topology on 'unknown' has no domain")
+    alone = _plan([_workload("plain")])
+    assert plan.fleet.placed_count == alone.fleet.placed_count == 1
+    assert plan.node_pool_limits == alone.node_pool_limits
     with pytest.raises(SizingInputError, match="workload 'spreading': its topology on 'unknown' has no domain"):
-        _plan([spreading, _workload("plain")])
-    assert _plan([_workload("plain")]).fleet.placed_count == 1
+        _plan([spreading])
 
 
 # -- custom labels ------------------------------------------------------------------------------
