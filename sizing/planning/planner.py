@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError
-from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
+from sizing.karpenter.allocatable import DEFAULT_EBS_VOLUME_BYTES, KubeletConfig, allocatable, capacity
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
 from sizing.karpenter.labels import WELL_KNOWN, LabelRequirement, merged, pool_admits, restriction, shown
@@ -128,7 +128,10 @@ class NodePoolSpec:
     that select `karpenter.sh/nodepool`; weight: `spec.weight` (higher is
     tried first); taints: `spec.template.spec.taints`; labels:
     `spec.template.metadata.labels`; ami_family: the EC2NodeClass's AMI
-    family (default AL2023, the project's; None: unknown, no type filtered).
+    family (default AL2023, the project's; None: unknown, no type filtered);
+    storage_bytes: a node's ephemeral-storage capacity in bytes, the
+    EC2NodeClass's root volume (`block_device_storage`; default 20 GiB, the
+    AL2023 default volume).
     """
 
     requirements: tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
@@ -139,6 +142,7 @@ class NodePoolSpec:
     taints: tuple[Taint, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     ami_family: str | None = DEFAULT_AMI_FAMILY
+    storage_bytes: int = DEFAULT_EBS_VOLUME_BYTES
 
 
 @dataclass(frozen=True)
@@ -498,6 +502,17 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
     request = workload.requests
     if any(request.fits_in(o.room) for o in allowed):
         return
+    if request.ephemeral_storage:
+        largest = max(allowed, key=lambda o: (o.room.ephemeral_storage, o.name))
+        if request.ephemeral_storage > largest.room.ephemeral_storage:
+            raise SizingInputError(
+                f"workload {workload.name!r} requests {request.ephemeral_storage}Mi ephemeral-storage; a node "
+                f"has at most {largest.room.ephemeral_storage}Mi allocatable after DaemonSets ({largest.name}: the "
+                f"EC2NodeClass's root volume of {largest.capacity.ephemeral_storage}Mi less kube-reserved storage "
+                "and the kubelet's nodefs.available eviction threshold), so the pods can never run; give the "
+                "EC2NodeClass a larger root volume (blockDeviceMappings[].ebs.volumeSize with rootVolume: true) "
+                "or lower the request"
+            )
     for dimension, unit, label in (("cpu", "m", "cpu"), ("memory", "Mi", "memory"), ("pods", "", "pod slots")):
         largest = max(allowed, key=lambda o: (getattr(o.room, dimension), o.name))
         if getattr(largest.room, dimension) <= 0:
@@ -672,8 +687,8 @@ def _resolve(plan_input: PlanInput) -> _Context:
         spot = prices.spot.uniform_cost(cost) if "spot" in view.capacity_types else None
         return NodeOption(
             name=instance.name,
-            capacity=capacity(instance, spec.kubelet),
-            allocatable=allocatable(instance, spec.kubelet),
+            capacity=capacity(instance, spec.kubelet, storage_bytes=spec.storage_bytes),
+            allocatable=allocatable(instance, spec.kubelet, storage_bytes=spec.storage_bytes),
             price=cost,
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
             daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
