@@ -404,3 +404,14 @@ def test_node_pool_spec_defaults_to_the_default_volume():
     assert NodePoolSpec().storage_bytes == 20 * GIB
     plan_input = PlanInput(workloads=(Workload("w", 100, 64, 2, ephemeral_storage_mib=16 * 1024, max_surge=0),))
     assert len(plan_capacity(replace(plan_input, solver_work_limit=None)).fleet.new_nodes) == 2
+
+
+def test_an_ephemeral_storage_limit_is_refused_with_the_nodes_alternative():
+    text = objects().replace(
+        "metadata: {name: general}\nspec:\n",
+        "metadata: {name: general}\nspec:\n  limits: {ephemeral-storage: 1000Gi}\n",
+    )
+    with pytest.raises(
+        SizingInputError, match=r"limit 'ephemeral-storage' is not planned: .* give it as a 'nodes' limit"
+    ):
+        plan(text)

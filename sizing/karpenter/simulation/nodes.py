@@ -1,7 +1,7 @@
 """Node choice: which candidate types a NodeClaim keeps, how many more pods it holds, what it launches.
 
-A NodeClaim keeps every candidate type whose room holds its pods (cpu, memory, pod slots). With
-`minValues` on a key, it must keep at least that many distinct values of the key among those types,
+A NodeClaim keeps every candidate type whose room holds its pods (cpu, memory, pod slots, ephemeral
+storage). With `minValues` on a key, it must keep at least that many distinct values of the key among those types,
 so the pods it may still take are limited by the minValues-th best value, not the best type.
 At launch it takes the cheapest remaining offering (ties by name), spot first when allowed (see `launch`).
 """
@@ -22,7 +22,7 @@ SMALL_CANDIDATE_SET = 16
 
 
 def pods_that_fit(free: np.ndarray, requests: Vector) -> np.ndarray:
-    """Per row of `free` (cpu, memory, pods), how many pods of `requests` fit (may be < 0)."""
+    """Per row of `free` (cpu, memory, pods, storage), how many pods of `requests` fit (may be < 0)."""
     dims = [d for d in range(DIMENSIONS) if requests[d] > 0]
     counts = free[:, dims[0]] // requests[dims[0]]
     for d in dims[1:]:
