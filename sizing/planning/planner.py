@@ -502,17 +502,23 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
     request = workload.requests
     if any(request.fits_in(o.room) for o in allowed):
         return
-    if request.ephemeral_storage:
-        largest = max(allowed, key=lambda o: (o.room.ephemeral_storage, o.name))
-        if request.ephemeral_storage > largest.room.ephemeral_storage:
-            raise SizingInputError(
-                f"workload {workload.name!r} requests {request.ephemeral_storage}Mi ephemeral-storage; a node "
-                f"has at most {largest.room.ephemeral_storage}Mi allocatable after DaemonSets ({largest.name}: the "
-                f"EC2NodeClass's root volume of {largest.capacity.ephemeral_storage}Mi less kube-reserved storage "
-                "and the kubelet's nodefs.available eviction threshold), so the pods can never run; give the "
-                "EC2NodeClass a larger root volume (blockDeviceMappings[].ebs.volumeSize with rootVolume: true) "
-                "or lower the request"
-            )
+    largest = max(allowed, key=lambda o: (o.room.ephemeral_storage, o.name))
+    if largest.room.ephemeral_storage < 0:
+        raise SizingInputError(
+            f"the DaemonSets request {largest.daemon_overhead.ephemeral_storage}Mi ephemeral-storage on every node, "
+            f"more than the {largest.allocatable.ephemeral_storage}Mi allocatable of the EC2NodeClass's root volume "
+            f"({largest.name}), so no pod fits beside them; lower the DaemonSets' requests or give the EC2NodeClass "
+            "a larger root volume"
+        )
+    if request.ephemeral_storage > largest.room.ephemeral_storage:
+        raise SizingInputError(
+            f"workload {workload.name!r} requests {request.ephemeral_storage}Mi ephemeral-storage; a node "
+            f"has at most {largest.room.ephemeral_storage}Mi allocatable after DaemonSets ({largest.name}: the "
+            f"EC2NodeClass's root volume of {largest.capacity.ephemeral_storage}Mi less kube-reserved storage "
+            "and the kubelet's nodefs.available eviction threshold), so the pods can never run; give the "
+            "EC2NodeClass a larger root volume (blockDeviceMappings[].ebs.volumeSize with rootVolume: true) "
+            "or lower the request"
+        )
     for dimension, unit, label in (("cpu", "m", "cpu"), ("memory", "Mi", "memory"), ("pods", "", "pod slots")):
         largest = max(allowed, key=lambda o: (getattr(o.room, dimension), o.name))
         if getattr(largest.room, dimension) <= 0:

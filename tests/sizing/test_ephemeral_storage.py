@@ -415,3 +415,22 @@ def test_an_ephemeral_storage_limit_is_refused_with_the_nodes_alternative():
         SizingInputError, match=r"limit 'ephemeral-storage' is not planned: .* give it as a 'nodes' limit"
     ):
         plan(text)
+
+
+def test_daemon_sets_that_take_all_the_storage_are_named():
+    daemon = textwrap.dedent("""\
+        ---
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata: {name: cache}
+        spec:
+          template:
+            spec:
+              containers: [{name: c, resources: {requests: {ephemeral-storage: 18Gi}}}]
+        """)
+    with pytest.raises(
+        SizingInputError, match=r"the DaemonSets request 18432Mi ephemeral-storage on every node, more than the 17408Mi"
+    ):
+        plan(objects(storage="0") + daemon)
+    # On a 40Gi volume the DaemonSet leaves 35 - 18 = 17Gi: one 15Gi pod per node.
+    assert len(plan(objects(volume="40Gi") + daemon).fleet.new_nodes) == 5
