@@ -496,6 +496,37 @@ def _check_selector(
         )
 
 
+STORAGE_NOTE_NAMED = 5  # workloads named in the ephemeral-storage note; the rest are counted
+
+
+def _storage_note(
+    plan_input: PlanInput, views: Sequence[PoolView], pool_options: Sequence[Sequence[NodeOption]]
+) -> str | None:
+    """What a node holds of ephemeral storage, when some pod asks for it (else None: no note)."""
+    asking = sorted(
+        (w for w in plan_input.workloads if w.ephemeral_storage_mib > 0),
+        key=lambda w: (-w.ephemeral_storage_mib, w.name),
+    )
+    daemons = [d for d in plan_input.daemon_sets if d.ephemeral_storage_mib > 0]
+    if not asking and not daemons:
+        return None
+    pools = "; ".join(
+        f"{opts[0].allocatable.ephemeral_storage}Mi of a node's {opts[0].capacity.ephemeral_storage}Mi root volume "
+        f"in NodePool {view.name or 'default'}"
+        for view, opts in zip(views, pool_options, strict=False)
+        if opts
+    )
+    named = ", ".join(f"{w.name} {w.ephemeral_storage_mib}Mi" for w in asking[:STORAGE_NOTE_NAMED])
+    more = len(asking) - STORAGE_NOTE_NAMED
+    named += f" and {more} more" if more > 0 else ""
+    shown = ", ".join(f"{d.name} {d.ephemeral_storage_mib}Mi" for d in daemons[:STORAGE_NOTE_NAMED])
+    return (
+        f"ephemeral storage is planned: pods may request {pools} (the rest is kube-reserved storage and the "
+        f"nodefs.available eviction threshold); each pod requests: {named or 'none'}"
+        + (f"; each DaemonSet pod: {shown}" if daemons else "")
+    )
+
+
 def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeOption]) -> None:
     """Raise when no allowed type has room for one pod, naming the resource that does not fit."""
     allowed = [o for o in options if group.allowed_types is None or o.name in group.allowed_types]
@@ -709,6 +740,9 @@ def _resolve(plan_input: PlanInput) -> _Context:
     ]
     options = pool_options[0]
     primary = views[0]
+    storage_note = _storage_note(plan_input, views, pool_options)
+    if storage_note:
+        notes.append(storage_note)
     running_pairs = [
         (
             node if node.node_pool or not node.in_node_pool else replace(node, node_pool=primary.name),

@@ -235,6 +235,11 @@ def test_pods_that_fill_a_nodes_storage_get_a_node_each():
     assert all(sum(node.pods.values()) == 1 for node in result.fleet.new_nodes)
     assert result.optimal is not None and result.optimal.node_count == 5
     assert all(node.allocatable.ephemeral_storage == 17 * 1024 for node in result.fleet.new_nodes)
+    assert (
+        "ephemeral storage is planned: pods may request 17408Mi of a node's 20480Mi root volume in NodePool "
+        "general (the rest is kube-reserved storage and the nodefs.available eviction threshold); each pod "
+        "requests: scratch 15360Mi"
+    ) in result.notes
 
 
 def test_a_larger_root_volume_packs_them_together():
@@ -307,6 +312,7 @@ def test_no_storage_request_poses_the_same_problem():
     assert plan_input.workloads[0].ephemeral_storage_mib == 0
     result = plan_capacity(replace(plan_input, solver_work_limit=None))
     assert not result.fleet.pending
+    assert not [note for note in result.notes if "ephemeral storage" in note]
     problem, _ = build_problem(result.node_options, _groups(plan_input), None, ("on-demand",), 1000)
     assert all("ephemeral-storage" not in b.capacity for b in problem.bin_types)
     with_storage, _ = build_problem(result.node_options, _groups(plan_input, storage=1024), None, ("on-demand",), 1000)
