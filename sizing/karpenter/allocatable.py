@@ -45,10 +45,13 @@ a first node of the type reported; this model keeps the estimate.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import InstanceType
+from sizing.kube.quantities import storage_mib
 from sizing.kube.resources import Resources
 
 DEFAULT_VM_MEMORY_OVERHEAD_PERCENT = 0.075
@@ -230,6 +233,23 @@ def memory_capacity_mib(
     # Karpenter computes in bytes and float64; doing the same keeps the rounding identical.
     overhead = math.ceil(memory * _BYTES_PER_MIB * vm_memory_overhead_percent / 1024 / 1024)
     return memory - overhead
+
+
+NODEFS_FORMS = "a percentage of the node's storage such as '10%' (100% disables it) or a quantity such as 2Gi"
+_NODEFS_PERCENT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)%$")
+
+
+def nodefs_available(value: Any, where: str) -> tuple[float | None, int | None]:
+    """An evictionHard `nodefs.available` value: (percentage, None) or (None, MiB rounded up)."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        match = _NODEFS_PERCENT.match(value.strip())
+        if not match or float(match.group(1)) > 100:
+            raise SizingInputError(f"{where} must be {NODEFS_FORMS}, got {value!r}")
+        return float(match.group(1)), None
+    try:
+        return None, storage_mib(value, where)
+    except SizingInputError:
+        raise SizingInputError(f"{where} must be {NODEFS_FORMS}, got {value!r}") from None
 
 
 def _check_storage(storage_bytes: int) -> None:

@@ -17,7 +17,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.allocatable import BlockDeviceMapping, KubeletConfig, ReservedResources, block_device_storage
+from sizing.karpenter.allocatable import (
+    BlockDeviceMapping,
+    KubeletConfig,
+    ReservedResources,
+    block_device_storage,
+    nodefs_available,
+)
 from sizing.kube.objects import ClusterObjects
 from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
 from sizing.kube.resources import Resources
@@ -100,11 +106,7 @@ def _kubelet(kubelet: Kubelet | None) -> KubeletConfig | None:
         return None
     eviction = kubelet.eviction_hard.memory_available if kubelet.eviction_hard else None
     nodefs = kubelet.eviction_hard.nodefs_available if kubelet.eviction_hard else None
-    nodefs_percent = nodefs_mib = None
-    if isinstance(nodefs, str) and nodefs.strip().endswith("%"):
-        nodefs_percent = float(nodefs.strip()[:-1])
-    elif nodefs is not None:
-        nodefs_mib = storage_mib(nodefs, "nodefs.available")
+    nodefs_percent, nodefs_mib = (None, None) if nodefs is None else nodefs_available(nodefs, "nodefs.available")
     return KubeletConfig(
         max_pods=kubelet.max_pods,
         pods_per_core=kubelet.pods_per_core,

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError, echo
+from sizing.karpenter.allocatable import NODEFS_FORMS, nodefs_available
 from sizing.karpenter.ami_families import AMI_FAMILIES, DEFAULT_AMI_FAMILY
 from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, STORAGE_FORMS, cpu_millicores, memory_mib, storage_mib
 from sizing.kube.workloads import CEILING_WHY, DEFAULT_MAX_SURGE, MAX_REPLICAS, SURGE_FORMS, surge_pods
@@ -51,20 +52,12 @@ def _eviction_check(value: Any) -> Any:
     return _quantity_check(memory_mib, MEMORY_FORMS)(value)
 
 
-NODEFS_FORMS = "a percentage of the node's storage such as '10%' (100% disables it) or a quantity such as 2Gi"
-
-
 def _nodefs_check(value: Any) -> Any:
-    if isinstance(value, str) and value.strip().endswith("%"):
-        text = value.strip()[:-1]
-        try:
-            percent = float(text)
-        except ValueError:
-            percent = -1.0
-        if not text.replace(".", "", 1).isdigit() or not 0 <= percent <= 100:
-            raise ValueError(f"must be {NODEFS_FORMS}, got {echo(value)}")
-        return value
-    return _quantity_check(storage_mib, NODEFS_FORMS)(value)
+    try:
+        nodefs_available(value, "")
+    except SizingInputError:
+        raise ValueError(f"must be {NODEFS_FORMS}, got {echo(value)}") from None
+    return value
 
 
 def _ami_family(value: Any) -> Any:

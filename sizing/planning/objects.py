@@ -10,14 +10,19 @@ Objects that place no pods (Services, PodDisruptionBudgets, ...) are listed as n
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from sizing.errors import SizingInputError, echo
-from sizing.karpenter.allocatable import BlockDeviceMapping, KubeletConfig, ReservedResources, block_device_storage
+from sizing.karpenter.allocatable import (
+    BlockDeviceMapping,
+    KubeletConfig,
+    ReservedResources,
+    block_device_storage,
+    nodefs_available,
+)
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
 from sizing.kube.objects import ClusterObjects, NodeClassObject, read_parsed_objects
 from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
@@ -28,7 +33,6 @@ from sizing.planning.zones import check_plan_zones
 
 KUBELET_KEYS = ("maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard")
 NODEFS_AVAILABLE = "nodefs.available"
-_PERCENT = re.compile(r"^([0-9]+(?:\.[0-9]+)?)%$")
 STDIN = "-"
 
 
@@ -41,21 +45,6 @@ def _reserved(value: Any, where: str) -> ReservedResources:
         if "ephemeral-storage" in value
         else None,
     )
-
-
-def _nodefs(value: Any, where: str) -> tuple[float | None, int | None]:
-    """evictionHard `nodefs.available`: (percentage, None) or (None, MiB); (None, None) when unset."""
-    if value is None:
-        return None, None
-    if isinstance(value, str) and value.strip().endswith("%"):
-        match = _PERCENT.match(value.strip())
-        if not match or float(match.group(1)) > 100:
-            raise SizingInputError(
-                f"{where} must be a percentage from 0% to 100% (such as '10%') or a quantity such as '2Gi', "
-                f"got {value!r}"
-            )
-        return float(match.group(1)), None
-    return None, storage_mib(value, where)
 
 
 def block_device_mappings(node_class: NodeClassObject) -> tuple[BlockDeviceMapping, ...]:
@@ -102,8 +91,9 @@ def kubelet_config(node_class: NodeClassObject) -> KubeletConfig | None:
     eviction = (kubelet.get("evictionHard") or {}).get("memory.available")
     if isinstance(eviction, str) and eviction.endswith("%"):
         raise SizingInputError(f"{where}.evictionHard.memory.available: percentages ({eviction!r}) are not supported")
-    nodefs_percent, nodefs_mib = _nodefs(
-        (kubelet.get("evictionHard") or {}).get(NODEFS_AVAILABLE), f"{where}.evictionHard.{NODEFS_AVAILABLE}"
+    nodefs = (kubelet.get("evictionHard") or {}).get(NODEFS_AVAILABLE)
+    nodefs_percent, nodefs_mib = (
+        (None, None) if nodefs is None else nodefs_available(nodefs, f"{where}.evictionHard.{NODEFS_AVAILABLE}")
     )
     return KubeletConfig(
         max_pods=kubelet.get("maxPods"),

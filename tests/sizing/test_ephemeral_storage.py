@@ -281,7 +281,7 @@ def test_instance_store_raid0_is_flagged_not_modelled():
     [
         (
             "  kubelet: {evictionHard: {nodefs.available: '120%'}}\n",
-            r"spec.kubelet.evictionHard.nodefs.available must be a percentage from 0% to 100%",
+            r"spec.kubelet.evictionHard.nodefs.available must be a percentage of the node.s storage such as .10%.",
         ),
         (
             "  kubelet: {kubeReserved: {ephemeral-storage: lots}}\n",
