@@ -63,7 +63,9 @@ def workload_deployment(entry: WorkloadEntry) -> dict:
             "replicas": entry.max_replicas,
             "selector": {"matchLabels": {NAME_LABEL: entry.name}},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": entry.max_surge}},
-            "template": _pod_template(entry.name, entry.requests.model_dump(exclude_none=True), entry.node_selector),
+            "template": _pod_template(
+                entry.name, entry.requests.model_dump(exclude_none=True, by_alias=True), entry.node_selector
+            ),
         },
     }
 
@@ -90,7 +92,9 @@ def daemon_set_object(entry: DaemonSetEntry) -> dict:
         "metadata": {"name": entry.name},
         "spec": {
             "selector": {"matchLabels": {NAME_LABEL: entry.name}},
-            "template": _pod_template(entry.name, entry.requests.model_dump(exclude_none=True), entry.node_selector),
+            "template": _pod_template(
+                entry.name, entry.requests.model_dump(exclude_none=True, by_alias=True), entry.node_selector
+            ),
         },
     }
 

@@ -255,6 +255,13 @@ def parse_limits(spec: Mapping[str, Any], where: str = "nodePool.limits") -> Map
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SizingInputError(f"{where}.{key} must be a non-negative integer, got {value!r}")
             parsed[key] = value
+        elif key == "ephemeral-storage":
+            # Every node of a NodePool has its EC2NodeClass's root volume: storage counts nodes.
+            raise SizingInputError(
+                f"{where}: limit 'ephemeral-storage' is not planned: each node of the NodePool counts its "
+                "EC2NodeClass's root volume, so the limit is a node count times that volume; give it as a "
+                f"'nodes' limit instead (allowed keys are {list(SUPPORTED_LIMIT_KEYS)})"
+            )
         else:
             raise SizingInputError(
                 f"{where}: limit {key!r} is not supported; allowed keys are {list(SUPPORTED_LIMIT_KEYS)}"

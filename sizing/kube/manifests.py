@@ -8,7 +8,8 @@ the pod sets one, plus the pod overhead. A container without a request for a
 resource but with a limit requests its limit, and so does a pod with a
 pod-level limit and no pod-level request (API-server defaulting). A resource
 nothing requests is 0, as the scheduler counts it.
-cpu is in millicores, memory in MiB.
+cpu is in millicores, memory and ephemeral storage in MiB. Pod-level resources and the pod
+overhead carry cpu and memory only, as in Kubernetes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sizing.errors import SizingInputError, echo
-from sizing.kube.quantities import cpu_millicores, memory_mib
+from sizing.kube.quantities import cpu_millicores, memory_mib, storage_mib
 from sizing.kube.safe_yaml import load_documents
 from sizing.kube.workloads import DEFAULT_MAX_SURGE
 
@@ -40,18 +41,23 @@ def _list(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _container_requests(container: Mapping[str, Any], where: str) -> tuple[int, int]:
-    """(cpu millicores, memory MiB) a container requests, its limits standing in for missing requests."""
+# The resources a pod's requests are read for, each with its parser (to millicores or MiB).
+REQUESTED = (("cpu", cpu_millicores), ("memory", memory_mib), ("ephemeral-storage", storage_mib))
+# Kubernetes' pod-level resources and pod overhead take cpu and memory only.
+POD_LEVEL = REQUESTED[:2]
+
+
+def _container_requests(container: Mapping[str, Any], where: str) -> list[int]:
+    """(cpu millicores, memory MiB, ephemeral storage MiB) a container requests, its limits standing in
+    for missing requests."""
     resources = _mapping(container.get("resources"), f"{where}.resources")
     requests = _mapping(resources.get("requests"), f"{where}.resources.requests")
     limits = _mapping(resources.get("limits"), f"{where}.resources.limits")
-    cpu_value = requests.get("cpu", limits.get("cpu"))
-    memory_value = requests.get("memory", limits.get("memory"))
-    cpu = _not_negative(cpu_millicores, cpu_value, f"{where}.resources.requests.cpu") if cpu_value is not None else 0
-    memory = (
-        _not_negative(memory_mib, memory_value, f"{where}.resources.requests.memory") if memory_value is not None else 0
-    )
-    return cpu, memory
+    found = []
+    for name, parse in REQUESTED:
+        value = requests.get(name, limits.get(name))
+        found.append(_not_negative(parse, value, f"{where}.resources.requests.{name}") if value is not None else 0)
+    return found
 
 
 def _not_negative(parse: Callable[[Any, str], int], value: Any, where: str) -> int:
@@ -72,7 +78,7 @@ def _pod_level_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int | 
     requests = _mapping(resources.get("requests"), f"{where}.resources.requests")
     limits = _mapping(resources.get("limits"), f"{where}.resources.limits")
     found: list[int | None] = []
-    for name, parse in (("cpu", cpu_millicores), ("memory", memory_mib)):
+    for name, parse in POD_LEVEL:
         if name in requests:
             found.append(_not_negative(parse, requests[name], f"{where}.resources.requests.{name}"))
         elif name in limits:
@@ -84,38 +90,41 @@ def _pod_level_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int | 
 
 def pod_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int]:
     """(cpu millicores, memory MiB) the scheduler reserves for a pod with this spec."""
+    cpu, memory, _ = pod_resource_requests(pod_spec, where)
+    return cpu, memory
+
+
+def pod_resource_requests(pod_spec: Mapping[str, Any], where: str) -> tuple[int, int, int]:
+    """(cpu millicores, memory MiB, ephemeral storage MiB) the scheduler reserves for a pod with this spec."""
     containers = _list(pod_spec.get("containers"), f"{where}.containers")
     if not containers:
         raise SizingInputError(f"{where}.containers must list at least one container")
-    total = [0, 0]
+    dimensions = range(len(REQUESTED))
+    total = [0] * len(REQUESTED)
     for index, container in enumerate(containers):
-        cpu, memory = _container_requests(
-            _mapping(container, f"{where}.containers[{index}]"), f"{where}.containers[{index}]"
-        )
-        total[0] += cpu
-        total[1] += memory
-    sidecars = [0, 0]
-    init_peak = [0, 0]
+        found = _container_requests(_mapping(container, f"{where}.containers[{index}]"), f"{where}.containers[{index}]")
+        total = [total[d] + found[d] for d in dimensions]
+    sidecars = [0] * len(REQUESTED)
+    init_peak = [0] * len(REQUESTED)
     for index, container in enumerate(_list(pod_spec.get("initContainers"), f"{where}.initContainers")):
         container = _mapping(container, f"{where}.initContainers[{index}]")
-        cpu, memory = _container_requests(container, f"{where}.initContainers[{index}]")
+        found = _container_requests(container, f"{where}.initContainers[{index}]")
         if container.get("restartPolicy") == "Always":
             # A sidecar keeps running next to the app containers and every later init container.
-            sidecars = [sidecars[0] + cpu, sidecars[1] + memory]
+            sidecars = [sidecars[d] + found[d] for d in dimensions]
             during = sidecars
         else:
-            during = [cpu + sidecars[0], memory + sidecars[1]]
-        init_peak = [max(init_peak[0], during[0]), max(init_peak[1], during[1])]
-    result = [max(total[0] + sidecars[0], init_peak[0]), max(total[1] + sidecars[1], init_peak[1])]
+            during = [found[d] + sidecars[d] for d in dimensions]
+        init_peak = [max(init_peak[d], during[d]) for d in dimensions]
+    result = [max(total[d] + sidecars[d], init_peak[d]) for d in dimensions]
     for index, value in enumerate(_pod_level_requests(pod_spec, where)):
         if value is not None:
             result[index] = value
     overhead = _mapping(pod_spec.get("overhead"), f"{where}.overhead")
-    if "cpu" in overhead:
-        result[0] += _not_negative(cpu_millicores, overhead["cpu"], f"{where}.overhead.cpu")
-    if "memory" in overhead:
-        result[1] += _not_negative(memory_mib, overhead["memory"], f"{where}.overhead.memory")
-    return result[0], result[1]
+    for index, (name, parse) in enumerate(POD_LEVEL):
+        if name in overhead:
+            result[index] += _not_negative(parse, overhead[name], f"{where}.overhead.{name}")
+    return result[0], result[1], result[2]
 
 
 def _max_surge(spec: Mapping[str, Any], where: str) -> Any:

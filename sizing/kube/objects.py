@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.errors import SizingInputError, echo
-from sizing.kube.manifests import DEFAULT_NAMESPACE, _list, _mapping, _max_surge, object_documents, pod_requests
+from sizing.kube.manifests import (
+    DEFAULT_NAMESPACE,
+    _list,
+    _mapping,
+    _max_surge,
+    object_documents,
+    pod_resource_requests,
+)
 from sizing.kube.resources import Resources
 from sizing.kube.safe_yaml import load_documents
 from sizing.kube.scheduling import (
@@ -129,9 +136,13 @@ class NodePoolObject:
 
 @dataclass(frozen=True)
 class NodeClassObject:
+    """An EC2NodeClass as read: `spec.kubelet`, the AMI family (from `amiFamily` or the alias), and
+    `spec.blockDeviceMappings` (for the node's ephemeral storage) as given."""
+
     name: str
     kubelet: Mapping[str, Any]
     ami_family: str | None
+    block_device_mappings: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -486,7 +497,7 @@ def _read_document(found: _Objects, document: Mapping[str, Any], where: str) -> 
         found.pools.append(_node_pool(found.reader, document, name, what))
     elif kind == "EC2NodeClass":
         _check_api_version(found.reader, document, what, NODE_CLASS_API)
-        found.classes.append(_node_class(document, name, what))
+        found.classes.append(_node_class(found.reader, document, name, what))
     elif kind in ("Node", "NodeClaim"):
         found.nodes.append(_node(document, where, kind))
     elif kind in NOT_PLANNED_KINDS:
@@ -520,12 +531,12 @@ def _read_workload(
     reader.check_pod(pod, path, what)
     if kind == "StatefulSet" and spec.get("volumeClaimTemplates"):
         reader.flag(what, "spec.volumeClaimTemplates", "volume topology is not modelled")
-    cpu, memory = pod_requests(pod, f"{what}.{path}")
+    cpu, memory, storage = pod_resource_requests(pod, f"{what}.{path}")
     scheduling = reader.scheduling(pod, labels, namespace, path, what)
     selector = _labels(pod.get("nodeSelector"), f"{what}.{path}.nodeSelector")
     display = name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
     if kind == "DaemonSet":
-        found.daemon_sets.append(DaemonSet(display, cpu, memory, selector, scheduling))
+        found.daemon_sets.append(DaemonSet(display, cpu, memory, selector, scheduling, ephemeral_storage_mib=storage))
         return
     if kind == "Job":
         replicas = _integer(spec.get("parallelism", 1), what, "spec.parallelism", 0, MAX_REPLICAS)
@@ -537,6 +548,7 @@ def _read_workload(
         name=display,
         cpu_millicores=cpu,
         memory_mib=memory,
+        ephemeral_storage_mib=storage,
         replicas=replicas,
         max_surge=surge,
         node_selector=selector,
@@ -588,15 +600,26 @@ def _node_pool(reader: _Reader, document: Mapping[str, Any], name: str, what: st
     )
 
 
-def _node_class(document: Mapping[str, Any], name: str, what: str) -> NodeClassObject:
+def _node_class(reader: _Reader, document: Mapping[str, Any], name: str, what: str) -> NodeClassObject:
     spec = _mapping(document.get("spec"), what)
+    if spec.get("instanceStorePolicy") is not None:
+        reader.flag(
+            what,
+            "spec.instanceStorePolicy",
+            "instance-store ephemeral storage (RAID0) is not modelled: the catalog has no instance-store sizes, "
+            "so the plan counts the root volume instead",
+        )
     family = spec.get("amiFamily")
     for term in _list(spec.get("amiSelectorTerms"), f"{what}.spec.amiSelectorTerms"):
         alias = _mapping(term, what).get("alias")
         if alias:
             alias_family = str(alias).split("@")[0]
             family = AMI_ALIAS_FAMILIES.get(alias_family, alias_family)
-    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family)
+    mappings = tuple(
+        _mapping(m, f"{what}.spec.blockDeviceMappings[{i}]")
+        for i, m in enumerate(_list(spec.get("blockDeviceMappings"), f"{what}.spec.blockDeviceMappings"))
+    )
+    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family, mappings)
 
 
 def _node(document: Mapping[str, Any], where: str, kind: str) -> ExistingNode:

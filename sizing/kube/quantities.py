@@ -1,6 +1,6 @@
 """Kubernetes resource quantities ("100m", "0.5", "128Mi", "1Gi", "500M") as integers.
 
-cpu becomes millicores and memory MiB, both rounded up: a request of
+cpu becomes millicores, memory and ephemeral storage MiB, all rounded up: a request of
 "0.1m" cpu still needs a whole millicore, and "500M" (500,000,000 bytes) of
 memory needs 477 MiB, not 476.8.
 """
@@ -35,6 +35,7 @@ _QUANTITY = re.compile(
 _BYTES_PER_MIB = 2**20
 CPU_FORMS = "a Kubernetes cpu quantity such as 100m, 0.5 or 2"
 MEMORY_FORMS = "a Kubernetes memory quantity such as 128Mi, 1Gi, 500M or a number of bytes"
+STORAGE_FORMS = "a Kubernetes storage quantity such as 512Mi, 20Gi, 100G or a number of bytes"
 
 
 def parse_quantity(value: QuantityValue, where: str, allowed: str) -> Fraction:
@@ -74,6 +75,16 @@ def cpu_millicores(value: QuantityValue, where: str) -> int:
 def memory_mib(value: QuantityValue, where: str) -> int:
     """A memory quantity in MiB, rounded up ("1Gi" -> 1024, "500M" -> 477, 1048576 -> 1)."""
     return math.ceil(parse_quantity(value, where, MEMORY_FORMS) / _BYTES_PER_MIB)
+
+
+def storage_mib(value: QuantityValue, where: str) -> int:
+    """An ephemeral-storage quantity in MiB, rounded up ("20Gi" -> 20480, "1G" -> 954)."""
+    return math.ceil(parse_quantity(value, where, STORAGE_FORMS) / _BYTES_PER_MIB)
+
+
+def storage_bytes(value: QuantityValue, where: str) -> int:
+    """A storage quantity in bytes, rounded up ("20Gi" -> 21474836480, "100G" -> 100000000000)."""
+    return math.ceil(parse_quantity(value, where, STORAGE_FORMS))
 
 
 def format_cpu(millicores: int) -> str:

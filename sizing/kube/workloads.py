@@ -1,6 +1,6 @@
 """What runs on the NodePool: workloads at peak, DaemonSets and nodes that already exist.
 
-Units: cpu in millicores, memory in MiB, pods as a count.
+Units: cpu in millicores, memory and ephemeral storage in MiB, pods as a count.
 
 A workload is a Deployment at its HPA maximum. During a rolling update the
 Deployment may run `maxSurge` extra pods, so the peak the NodePool must hold
@@ -92,7 +92,9 @@ class Workload:
     `replicas` from the start, and has no HPA ramp); min_replicas and
     scale_up_policies / scale_up_select_policy / scale_up_stabilization_seconds:
     the HPA's minReplicas and `behavior.scaleUp`, kept as read (policies as
-    {type, value, periodSeconds}).
+    {type, value, periodSeconds}); ephemeral_storage_mib: the pod's
+    `ephemeral-storage` request in MiB (0: none; unlike cpu and memory, a pod
+    without one is not flagged, as most pods ask for none).
     """
 
     name: str
@@ -108,11 +110,16 @@ class Workload:
     scale_up_policies: tuple[Mapping[str, Any], ...] = ()
     scale_up_select_policy: str | None = None
     scale_up_stabilization_seconds: int | None = None
+    ephemeral_storage_mib: int = 0
 
     def __post_init__(self) -> None:
         _check_name("workload", self.name)
         where = f"workload {self.name!r}"
-        for field_name, unit in (("cpu_millicores", "m cpu"), ("memory_mib", "Mi memory")):
+        for field_name, unit in (
+            ("cpu_millicores", "m cpu"),
+            ("memory_mib", "Mi memory"),
+            ("ephemeral_storage_mib", "Mi ephemeral-storage"),
+        ):
             value = getattr(self, field_name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SizingInputError(
@@ -131,7 +138,7 @@ class Workload:
     @property
     def requests(self) -> Resources:
         """Requests of one pod, with its pod slot."""
-        return Resources(self.cpu_millicores, self.memory_mib, 1)
+        return Resources(self.cpu_millicores, self.memory_mib, 1, self.ephemeral_storage_mib)
 
     @property
     def unrequested(self) -> tuple[str, ...]:
@@ -167,7 +174,8 @@ class Workload:
 
 @dataclass(frozen=True)
 class DaemonSet:
-    """A DaemonSet whose pod runs on every node it selects (cpu millicores, memory MiB).
+    """A DaemonSet whose pod runs on every node it selects (cpu millicores, memory and
+    ephemeral_storage_mib MiB).
 
     Each pod also takes one pod slot, even with zero cpu and memory requests.
     node_selector: labels a node must carry for the DaemonSet to run there.
@@ -178,10 +186,11 @@ class DaemonSet:
     memory_mib: int = 0
     node_selector: Mapping[str, str] = field(default_factory=dict)
     scheduling: PodScheduling = PodScheduling()
+    ephemeral_storage_mib: int = 0
 
     def __post_init__(self) -> None:
         _check_name("daemonSet", self.name)
-        for field_name in ("cpu_millicores", "memory_mib"):
+        for field_name in ("cpu_millicores", "memory_mib", "ephemeral_storage_mib"):
             value = getattr(self, field_name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SizingInputError(
@@ -193,7 +202,7 @@ class DaemonSet:
 
     @property
     def requests(self) -> Resources:
-        return Resources(self.cpu_millicores, self.memory_mib, 1)
+        return Resources(self.cpu_millicores, self.memory_mib, 1, self.ephemeral_storage_mib)
 
     def runs_on(self, labels: Mapping[str, str]) -> bool:
         """Whether a node with these labels runs this DaemonSet's pod (selector only, see `runs_on_node`)."""
@@ -244,7 +253,7 @@ class ExistingNode:
 
     def __post_init__(self) -> None:
         _check_name("existing node", self.name)
-        if not isinstance(self.requested, Resources) or min(self.requested.as_dict().values()) < 0:
+        if not isinstance(self.requested, Resources) or min(self.requested.vector) < 0:
             raise SizingInputError(
                 f"existing node {self.name!r}: requested must be non-negative Resources, got {self.requested!r}"
             )

@@ -17,9 +17,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
+from sizing.karpenter.allocatable import (
+    BlockDeviceMapping,
+    KubeletConfig,
+    ReservedResources,
+    block_device_storage,
+    nodefs_available,
+)
 from sizing.kube.objects import ClusterObjects
-from sizing.kube.quantities import cpu_millicores, memory_mib
+from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload
 from sizing.planning.description_errors import describe_problem
@@ -42,6 +48,7 @@ def workload(entry: WorkloadEntry) -> Workload:
         name=entry.name,
         cpu_millicores=0 if entry.requests.cpu is None else cpu_millicores(entry.requests.cpu, "requests.cpu"),
         memory_mib=0 if entry.requests.memory is None else memory_mib(entry.requests.memory, "requests.memory"),
+        ephemeral_storage_mib=_storage(entry.requests.ephemeral_storage),
         replicas=entry.max_replicas,
         max_surge=entry.max_surge,
         node_selector=entry.node_selector,
@@ -55,7 +62,13 @@ def daemon_set(entry: DaemonSetEntry) -> DaemonSet:
         cpu_millicores=0 if requests.cpu is None else cpu_millicores(requests.cpu, "requests.cpu"),
         memory_mib=0 if requests.memory is None else memory_mib(requests.memory, "requests.memory"),
         node_selector=entry.node_selector,
+        ephemeral_storage_mib=_storage(requests.ephemeral_storage),
     )
+
+
+def _storage(value: Any) -> int:
+    """An ephemeral-storage request in MiB (0 when left out)."""
+    return 0 if value is None else storage_mib(value, "requests.ephemeral-storage")
 
 
 def existing_node(entry: ExistingNodeEntry) -> ExistingNode:
@@ -67,6 +80,7 @@ def existing_node(entry: ExistingNodeEntry) -> ExistingNode:
             0 if requested.cpu is None else cpu_millicores(requested.cpu, "requested.cpu"),
             0 if requested.memory is None else memory_mib(requested.memory, "requested.memory"),
             requested.pods,
+            _storage(requested.ephemeral_storage),
         ),
         zone=entry.zone,
         capacity_type=entry.capacity_type,
@@ -81,6 +95,9 @@ def _reserved(reserved: Reserved | None) -> ReservedResources | None:
     return ReservedResources(
         cpu=None if reserved.cpu is None else cpu_millicores(reserved.cpu, "cpu"),
         memory=None if reserved.memory is None else memory_mib(reserved.memory, "memory"),
+        ephemeral_storage=None
+        if reserved.ephemeral_storage is None
+        else storage_mib(reserved.ephemeral_storage, "ephemeral-storage"),
     )
 
 
@@ -88,12 +105,16 @@ def _kubelet(kubelet: Kubelet | None) -> KubeletConfig | None:
     if kubelet is None:
         return None
     eviction = kubelet.eviction_hard.memory_available if kubelet.eviction_hard else None
+    nodefs = kubelet.eviction_hard.nodefs_available if kubelet.eviction_hard else None
+    nodefs_percent, nodefs_mib = (None, None) if nodefs is None else nodefs_available(nodefs, "nodefs.available")
     return KubeletConfig(
         max_pods=kubelet.max_pods,
         pods_per_core=kubelet.pods_per_core,
         kube_reserved=_reserved(kubelet.kube_reserved),
         system_reserved=_reserved(kubelet.system_reserved),
         eviction_hard_memory_mib=None if eviction is None else memory_mib(eviction, "memory.available"),
+        eviction_hard_nodefs_percent=nodefs_percent,
+        eviction_hard_nodefs_mib=nodefs_mib,
     )
 
 
@@ -147,6 +168,12 @@ def plan_input(
             name=pool.name,
             labels=dict(pool.labels),
             ami_family=pool.ami_family,
+            storage_bytes=block_device_storage(
+                pool.ami_family,
+                ()
+                if pool.root_volume_size is None
+                else (BlockDeviceMapping(None, storage_bytes(pool.root_volume_size, "rootVolumeSize"), True),),
+            ),
         ),
         region=description.region,
         zones=tuple(description.zones),

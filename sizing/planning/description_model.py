@@ -15,8 +15,9 @@ from pydantic.alias_generators import to_camel
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import SizingInputError, echo
+from sizing.karpenter.allocatable import NODEFS_FORMS, nodefs_available
 from sizing.karpenter.ami_families import AMI_FAMILIES, DEFAULT_AMI_FAMILY
-from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, cpu_millicores, memory_mib
+from sizing.kube.quantities import CPU_FORMS, MEMORY_FORMS, STORAGE_FORMS, cpu_millicores, memory_mib, storage_mib
 from sizing.kube.workloads import CEILING_WHY, DEFAULT_MAX_SURGE, MAX_REPLICAS, SURGE_FORMS, surge_pods
 
 _QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
@@ -51,6 +52,14 @@ def _eviction_check(value: Any) -> Any:
     return _quantity_check(memory_mib, MEMORY_FORMS)(value)
 
 
+def _nodefs_check(value: Any) -> Any:
+    try:
+        nodefs_available(value, "")
+    except SizingInputError:
+        raise ValueError(f"must be {NODEFS_FORMS}, got {echo(value)}") from None
+    return value
+
+
 def _ami_family(value: Any) -> Any:
     if value not in AMI_FAMILIES:
         raise ValueError(f"must be one of {list(AMI_FAMILIES)} (an EC2NodeClass amiFamily), got {echo(value)}")
@@ -69,6 +78,19 @@ CpuQuantity = Annotated[
 ]
 MemoryQuantity = Annotated[
     Any, PlainValidator(_quantity_check(memory_mib, MEMORY_FORMS)), WithJsonSchema(_quantity_schema(MEMORY_FORMS))
+]
+StorageQuantity = Annotated[
+    Any, PlainValidator(_quantity_check(storage_mib, STORAGE_FORMS)), WithJsonSchema(_quantity_schema(STORAGE_FORMS))
+]
+NodefsThreshold = Annotated[
+    Any,
+    PlainValidator(_nodefs_check),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?%\s*$"}, *_quantity_schema("")["anyOf"]],
+            "description": NODEFS_FORMS,
+        }
+    ),
 ]
 EvictionQuantity = Annotated[
     Any,
@@ -129,11 +151,19 @@ class Requests(DescriptionModel):
     memory: MemoryQuantity | None = Field(
         default=None, description="memory of one pod; left out: no memory request (0, named in the report's warning)"
     )
+    ephemeral_storage: StorageQuantity | None = Field(
+        default=None,
+        alias="ephemeral-storage",
+        description="local disk of one pod (writable layers, logs, emptyDir); left out: none (0)",
+    )
 
 
 class OptionalRequests(DescriptionModel):
     cpu: CpuQuantity | None = Field(default=None, description="cpu of one pod (default 0)")
     memory: MemoryQuantity | None = Field(default=None, description="memory of one pod (default 0)")
+    ephemeral_storage: StorageQuantity | None = Field(
+        default=None, alias="ephemeral-storage", description="local disk of one pod (default 0)"
+    )
 
 
 class Requested(OptionalRequests):
@@ -143,11 +173,21 @@ class Requested(OptionalRequests):
 class Reserved(DescriptionModel):
     cpu: CpuQuantity | None = Field(default=None, description="cpu held back (default: Karpenter's formula)")
     memory: MemoryQuantity | None = Field(default=None, description="memory held back (default: Karpenter's formula)")
+    ephemeral_storage: StorageQuantity | None = Field(
+        default=None,
+        alias="ephemeral-storage",
+        description="node storage held back (default: 1Gi for kubeReserved, 0 for systemReserved)",
+    )
 
 
 class EvictionHard(DescriptionModel):
     memory_available: EvictionQuantity | None = Field(
         default=None, alias="memory.available", description="hard eviction threshold of memory"
+    )
+    nodefs_available: NodefsThreshold | None = Field(
+        default=None,
+        alias="nodefs.available",
+        description="hard eviction threshold of the node's storage (default 10%)",
     )
 
 
@@ -178,6 +218,12 @@ class NodePool(DescriptionModel):
         default=DEFAULT_AMI_FAMILY,
         description="the EC2NodeClass's AMI family, which decides the types it can launch (AL2023: no a1.*); "
         "default AL2023, the family this project deploys",
+    )
+    root_volume_size: StorageQuantity | None = Field(
+        default=None,
+        description="the EC2NodeClass's root volume (blockDeviceMappings[].ebs.volumeSize with rootVolume: true): "
+        "a node's ephemeral storage before kube-reserved and the eviction threshold; default: the AMI family's "
+        "volume (20Gi, 50Gi for Windows)",
     )
     limits: dict[str, LimitValue] | None = Field(
         default=None, description="the NodePool's current spec.limits, checked against the peak"

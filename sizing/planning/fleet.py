@@ -1,7 +1,8 @@
 """The cheapest fleet for a set of pending pods, from the bin-packing solver.
 
 Bins are the NodePool's instance types with room = allocatable - DaemonSet
-overhead (cpu m, memory MiB, pod slots) and cost = price per hour. A pod
+overhead (cpu m, memory MiB, pod slots, and ephemeral storage MiB when some
+pod requests it) and cost = price per hour. A pod
 that may only run on some nodes (instance constraint, zone, capacity type)
 gets an extra dimension of its own: it uses 1 of it, and a node offers it
 only where the pod may run. Nodes are split by zone or capacity type only
@@ -175,9 +176,13 @@ def build_problem(
         group_dimension[index] = restricted[admitted]
     bin_types = []
     by_name = {}
+    # Storage is a dimension only when a pod asks for it, so plans without it pose the same problem.
+    storage = any(g.requests.ephemeral_storage > 0 for g in groups)
     for b in bins:
         room = b.option.room
         capacity = {"cpu": room.cpu, "memory": room.memory, "pods": room.pods}
+        if storage:
+            capacity["ephemeral-storage"] = room.ephemeral_storage
         for admitted, dimension in restricted.items():
             capacity[dimension] = room.pods if b.name in admitted else 0
         bin_types.append(BinType(b.name, MappingProxyType(capacity), b.price))
@@ -186,6 +191,8 @@ def build_problem(
     items = []
     for index, group in enumerate(groups):
         size = {"cpu": group.requests.cpu, "memory": group.requests.memory, "pods": group.requests.pods}
+        if storage:
+            size["ephemeral-storage"] = group.requests.ephemeral_storage
         if index in group_dimension:
             size[group_dimension[index]] = 1
         items.append(ItemType(f"{index}", MappingProxyType(size), group.count))
@@ -197,7 +204,7 @@ def fleet_lower_bound(
 ) -> tuple[float, int]:
     """(cost per hour, nodes) that no fleet of these types holding `demand` goes below.
 
-    demand: summed requests (cpu m, memory MiB, pods). Nodes: per resource, the
+    demand: summed requests (cpu m, memory MiB, pods, ephemeral storage MiB). Nodes: per resource, the
     demand over the largest room, rounded up (and pods over the cap). Cost: those
     nodes at the cheapest price, or per resource the demand at the cheapest price
     per unit of room, whichever is higher. A type's price here is its cheapest
@@ -209,7 +216,7 @@ def fleet_lower_bound(
         return math.inf, 0
     nodes = 0
     cost = 0.0
-    for dimension in ("cpu", "memory", "pods"):
+    for dimension in ("cpu", "memory", "pods", "ephemeral_storage"):
         need = getattr(demand, dimension)
         if need <= 0:
             continue

@@ -16,17 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from sizing.errors import SizingInputError
-from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
+from sizing.errors import SizingInputError, echo
+from sizing.karpenter.allocatable import (
+    BlockDeviceMapping,
+    KubeletConfig,
+    ReservedResources,
+    block_device_storage,
+    nodefs_available,
+)
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
 from sizing.kube.objects import ClusterObjects, NodeClassObject, read_parsed_objects
-from sizing.kube.quantities import cpu_millicores, memory_mib
+from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
 from sizing.kube.safe_yaml import decode_text, load_documents, read_file_bytes, read_stream_bytes
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
 from sizing.planning.planner import NodePoolSpec, PlanInput
 from sizing.planning.zones import check_plan_zones
 
 KUBELET_KEYS = ("maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard")
+NODEFS_AVAILABLE = "nodefs.available"
 STDIN = "-"
 
 
@@ -35,7 +42,46 @@ def _reserved(value: Any, where: str) -> ReservedResources:
     return ReservedResources(
         cpu=cpu_millicores(value["cpu"], f"{where}.cpu") if "cpu" in value else None,
         memory=memory_mib(value["memory"], f"{where}.memory") if "memory" in value else None,
+        ephemeral_storage=storage_mib(value["ephemeral-storage"], f"{where}.ephemeral-storage")
+        if "ephemeral-storage" in value
+        else None,
     )
+
+
+def block_device_mappings(node_class: NodeClassObject) -> tuple[BlockDeviceMapping, ...]:
+    """The EC2NodeClass's `spec.blockDeviceMappings`, read for the node's ephemeral storage."""
+    mappings = []
+    for index, mapping in enumerate(node_class.block_device_mappings):
+        where = f"EC2NodeClass {node_class.name}: spec.blockDeviceMappings[{index}]"
+        ebs = mapping.get("ebs") or {}
+        if not isinstance(ebs, Mapping):
+            raise SizingInputError(f"{where}.ebs must be an object, got {echo(ebs)}")
+        root = mapping.get("rootVolume", False)
+        if not isinstance(root, bool):
+            raise SizingInputError(f"{where}.rootVolume must be true or false, got {echo(root)}")
+        device = mapping.get("deviceName")
+        size = ebs.get("volumeSize")
+        mappings.append(
+            BlockDeviceMapping(
+                device_name=None if device is None else str(device),
+                volume_size_bytes=None if size is None else storage_bytes(size, f"{where}.ebs.volumeSize"),
+                root_volume=root,
+            )
+        )
+    if sum(1 for m in mappings if m.root_volume) > 1:
+        raise SizingInputError(
+            f"EC2NodeClass {node_class.name}: spec.blockDeviceMappings marks more than one rootVolume; "
+            "at most one may be the root volume"
+        )
+    return tuple(mappings)
+
+
+def node_storage(node_class: NodeClassObject | None) -> int:
+    """A node's ephemeral-storage capacity in bytes for NodePools of this EC2NodeClass (None: not given,
+    the default AL2023 volume)."""
+    if node_class is None:
+        return block_device_storage(DEFAULT_AMI_FAMILY)
+    return block_device_storage(node_class.ami_family or DEFAULT_AMI_FAMILY, block_device_mappings(node_class))
 
 
 def kubelet_config(node_class: NodeClassObject) -> KubeletConfig | None:
@@ -46,6 +92,10 @@ def kubelet_config(node_class: NodeClassObject) -> KubeletConfig | None:
     eviction = (kubelet.get("evictionHard") or {}).get("memory.available")
     if isinstance(eviction, str) and eviction.endswith("%"):
         raise SizingInputError(f"{where}.evictionHard.memory.available: percentages ({eviction!r}) are not supported")
+    nodefs = (kubelet.get("evictionHard") or {}).get(NODEFS_AVAILABLE)
+    nodefs_percent, nodefs_mib = (
+        (None, None) if nodefs is None else nodefs_available(nodefs, f"{where}.evictionHard.{NODEFS_AVAILABLE}")
+    )
     return KubeletConfig(
         max_pods=kubelet.get("maxPods"),
         pods_per_core=kubelet.get("podsPerCore"),
@@ -56,6 +106,8 @@ def kubelet_config(node_class: NodeClassObject) -> KubeletConfig | None:
             _reserved(kubelet["systemReserved"], f"{where}.systemReserved") if "systemReserved" in kubelet else None
         ),
         eviction_hard_memory_mib=memory_mib(eviction, f"{where}.evictionHard") if eviction else None,
+        eviction_hard_nodefs_percent=nodefs_percent,
+        eviction_hard_nodefs_mib=nodefs_mib,
     )
 
 
@@ -101,6 +153,7 @@ def plan_input_from_objects(
                 taints=pool.taints,
                 labels=dict(pool.labels),
                 ami_family=node_class.ami_family if node_class and node_class.ami_family else DEFAULT_AMI_FAMILY,
+                storage_bytes=node_storage(node_class),
             )
         )
     daemon_sets = (DEFAULT_DAEMON_SETS if default_daemon_sets else ()) + objects.daemon_sets

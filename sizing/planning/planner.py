@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from sizing.binpack.model import DEFAULT_WORK_LIMIT
 from sizing.errors import NeverRuns, SizingInputError
-from sizing.karpenter.allocatable import KubeletConfig, allocatable, capacity
+from sizing.karpenter.allocatable import DEFAULT_EBS_VOLUME_BYTES, KubeletConfig, allocatable, capacity
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
 from sizing.karpenter.labels import WELL_KNOWN, LabelRequirement, merged, pool_admits, restriction, shown
@@ -128,7 +128,10 @@ class NodePoolSpec:
     that select `karpenter.sh/nodepool`; weight: `spec.weight` (higher is
     tried first); taints: `spec.template.spec.taints`; labels:
     `spec.template.metadata.labels`; ami_family: the EC2NodeClass's AMI
-    family (default AL2023, the project's; None: unknown, no type filtered).
+    family (default AL2023, the project's; None: unknown, no type filtered);
+    storage_bytes: a node's ephemeral-storage capacity in bytes, the
+    EC2NodeClass's root volume (`block_device_storage`; default 20 GiB, the
+    AL2023 default volume).
     """
 
     requirements: tuple[Mapping[str, Any], ...] = GETTING_STARTED_REQUIREMENTS
@@ -139,6 +142,7 @@ class NodePoolSpec:
     taints: tuple[Taint, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     ami_family: str | None = DEFAULT_AMI_FAMILY
+    storage_bytes: int = DEFAULT_EBS_VOLUME_BYTES
 
 
 @dataclass(frozen=True)
@@ -526,6 +530,37 @@ def _check_selector(
         )
 
 
+STORAGE_NOTE_NAMED = 5  # workloads named in the ephemeral-storage note; the rest are counted
+
+
+def _storage_note(
+    plan_input: PlanInput, views: Sequence[PoolView], pool_options: Sequence[Sequence[NodeOption]]
+) -> str | None:
+    """What a node holds of ephemeral storage, when some pod asks for it (else None: no note)."""
+    asking = sorted(
+        (w for w in plan_input.workloads if w.ephemeral_storage_mib > 0),
+        key=lambda w: (-w.ephemeral_storage_mib, w.name),
+    )
+    daemons = [d for d in plan_input.daemon_sets if d.ephemeral_storage_mib > 0]
+    if not asking and not daemons:
+        return None
+    pools = "; ".join(
+        f"{opts[0].allocatable.ephemeral_storage}Mi of a node's {opts[0].capacity.ephemeral_storage}Mi root volume "
+        f"in NodePool {view.name or 'default'}"
+        for view, opts in zip(views, pool_options, strict=False)
+        if opts
+    )
+    named = ", ".join(f"{w.name} {w.ephemeral_storage_mib}Mi" for w in asking[:STORAGE_NOTE_NAMED])
+    more = len(asking) - STORAGE_NOTE_NAMED
+    named += f" and {more} more" if more > 0 else ""
+    shown = ", ".join(f"{d.name} {d.ephemeral_storage_mib}Mi" for d in daemons[:STORAGE_NOTE_NAMED])
+    return (
+        f"ephemeral storage is planned: pods may request {pools} (the rest is kube-reserved storage and the "
+        f"nodefs.available eviction threshold); each pod requests: {named or 'none'}"
+        + (f"; each DaemonSet pod: {shown}" if daemons else "")
+    )
+
+
 def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeOption]) -> None:
     """Raise NeverRuns when no allowed type has room for one pod, naming the resource that does not fit;
     refuse DaemonSets that leave no room for any pod on the largest allowed type."""
@@ -533,6 +568,24 @@ def _check_pods_fit(workload: Workload, group: PodGroup, options: Sequence[NodeO
     request = workload.requests
     if any(request.fits_in(o.room) for o in allowed):
         return
+    largest = max(allowed, key=lambda o: (o.room.ephemeral_storage, o.name))
+    if largest.room.ephemeral_storage < 0:
+        raise SizingInputError(
+            f"the DaemonSets request {largest.daemon_overhead.ephemeral_storage}Mi ephemeral-storage on every node, "
+            f"more than the {largest.allocatable.ephemeral_storage}Mi allocatable of the EC2NodeClass's root volume "
+            f"({largest.name}), so no pod fits beside them; lower the DaemonSets' requests or give the EC2NodeClass "
+            "a larger root volume"
+        )
+    if request.ephemeral_storage > largest.room.ephemeral_storage:
+        raise NeverRuns(
+            workload.name,
+            f"workload {workload.name!r} requests {request.ephemeral_storage}Mi ephemeral-storage; a node "
+            f"has at most {largest.room.ephemeral_storage}Mi allocatable after DaemonSets ({largest.name}: the "
+            f"EC2NodeClass's root volume of {largest.capacity.ephemeral_storage}Mi less kube-reserved storage "
+            "and the kubelet's nodefs.available eviction threshold), so the pods can never run; give the "
+            "EC2NodeClass a larger root volume (blockDeviceMappings[].ebs.volumeSize with rootVolume: true) "
+            "or lower the request",
+        )
     for dimension, unit, label in (("cpu", "m", "cpu"), ("memory", "Mi", "memory"), ("pods", "", "pod slots")):
         largest = max(allowed, key=lambda o: (getattr(o.room, dimension), o.name))
         if getattr(largest.room, dimension) <= 0:
@@ -746,8 +799,8 @@ def _resolve(plan_input: PlanInput) -> _Context:
         spot = prices.spot.uniform_cost(cost) if "spot" in view.capacity_types else None
         return NodeOption(
             name=instance.name,
-            capacity=capacity(instance, spec.kubelet),
-            allocatable=allocatable(instance, spec.kubelet),
+            capacity=capacity(instance, spec.kubelet, storage_bytes=spec.storage_bytes),
+            allocatable=allocatable(instance, spec.kubelet, storage_bytes=spec.storage_bytes),
             price=cost,
             daemon_overhead=_daemon_overhead(plan_input.daemon_sets, instance.labels(), view),
             daemon_ports=_daemon_ports(plan_input.daemon_sets, instance.labels(), view),
@@ -762,6 +815,9 @@ def _resolve(plan_input: PlanInput) -> _Context:
     ]
     options = pool_options[0]
     primary = views[0]
+    storage_note = _storage_note(plan_input, views, pool_options)
+    if storage_note:
+        notes.append(storage_note)
     running_pairs = [
         (
             node if node.node_pool or not node.in_node_pool else replace(node, node_pool=primary.name),

@@ -576,7 +576,9 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
     left = {key: value - usage[key] + released[key] for key, value in every.items()}
     pods = node.used - option.daemon_overhead
     # One group stands for the node's pods: the replacement must hold all of them.
-    group = PodGroup(f"pods of {node.name}", Resources(pods.cpu, pods.memory, max(pods.pods, 1)), 1)
+    group = PodGroup(
+        f"pods of {node.name}", Resources(pods.cpu, pods.memory, max(pods.pods, 1), pods.ephemeral_storage), 1
+    )
     result = _simulate(setup, [group], left, (), [option])
     replaced = [
         replace(

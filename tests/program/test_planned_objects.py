@@ -130,3 +130,23 @@ def test_the_stack_settings_reach_the_plan_input():
         plan_input.solver_work_limit,
     ) == (25, 7, {"m5.large": 0.2}, 150)
     assert (plan_input.region, plan_input.zones) == ("us-east-1", ("us-east-1a", "us-east-1b"))
+
+
+def test_a_capacity_entrys_storage_request_is_planned_against_the_stacks_root_volume():
+    # Five pods of 15Gi: the default 20Gi root volume (17Gi for pods) takes one node each; a 100Gi
+    # volume (100 - 1 - 10 = 89Gi) holds them all, as the stack's EC2NodeClass gives the plan its volume.
+    entry = {
+        "name": "scratch",
+        "requests": {"cpu": "100m", "memory": "64Mi", "ephemeral-storage": "15Gi"},
+        "maxReplicas": 5,
+        "maxSurge": 0,
+    }
+    capacity = {"workloads": [entry], "solverWorkLimit": 50}
+    small = _config(deployTestApp=False, capacity=capacity)
+    (deployment,) = _by_kind(planned_objects(small, ["us-east-1a"]))["Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["requests"]["ephemeral-storage"] == "15Gi"
+    assert plan_for(small, ["us-east-1a"]).input.node_pool.storage_bytes == 20 * 2**30
+    assert len(plan_for(small, ["us-east-1a"]).fleet.new_nodes) == 5
+    large = _config(deployTestApp=False, capacity=capacity, addons={"karpenter": {"rootVolumeSize": 100}})
+    assert len(plan_for(large, ["us-east-1a"]).fleet.new_nodes) == 1

@@ -18,18 +18,23 @@ from sizing.karpenter.allocatable import (
 from sizing.karpenter.catalog import InstanceType, catalog_by_name, load_catalog
 from sizing.kube.resources import Resources
 
+# Allocatable ephemeral storage (MiB) on the default 20 GiB root volume, less 1 GiB kube-reserved and
+# the 10 % eviction threshold.
+STORAGE = 17 * 1024
+
 
 def bundled(name: str) -> InstanceType:
     return catalog_by_name(load_catalog())[name]
 
 
 # From Karpenter's reference for AL2023 without kubelet overrides:
-# (type, capacity memory MiB, kube-reserved cpu m, kube-reserved memory MiB, allocatable)
+# (type, capacity memory MiB, kube-reserved cpu m, kube-reserved memory MiB, allocatable);
+# ephemeral storage on the default 20 GiB root volume: 20 - 1 (kube-reserved) - 2 (10 %) = 17 GiB.
 WORKED_EXAMPLES = [
-    ("m5.large", 7577, 70, 574, Resources(1930, 6903, 29)),
-    ("m5.xlarge", 15155, 80, 893, Resources(3920, 14162, 58)),
-    ("m5.2xlarge", 30310, 90, 893, Resources(7910, 29317, 58)),
-    ("c6g.xlarge", 7518, 80, 893, Resources(3920, 6525, 58)),
+    ("m5.large", 7577, 70, 574, Resources(1930, 6903, 29, 17 * 1024)),
+    ("m5.xlarge", 15155, 80, 893, Resources(3920, 14162, 58, 17 * 1024)),
+    ("m5.2xlarge", 30310, 90, 893, Resources(7910, 29317, 58, 17 * 1024)),
+    ("c6g.xlarge", 7518, 80, 893, Resources(3920, 6525, 58, 17 * 1024)),
 ]
 
 
@@ -40,7 +45,7 @@ def test_worked_examples(name, memory_capacity, reserved_cpu, reserved_memory, e
     assert default_kube_reserved_cpu(instance.vcpu) == reserved_cpu
     assert default_kube_reserved_memory(instance) == reserved_memory
     assert allocatable(instance) == expected
-    assert capacity(instance) == Resources(instance.vcpu * 1000, memory_capacity, expected.pods)
+    assert capacity(instance) == Resources(instance.vcpu * 1000, memory_capacity, expected.pods, 20 * 1024)
     assert max_pods(instance) == expected.pods
 
 
@@ -76,11 +81,11 @@ def test_max_pods_override_keeps_eni_limited_kube_reserved_memory():
     kubelet = KubeletConfig(max_pods=110)
     assert max_pods(instance, kubelet) == 110
     assert capacity(instance, kubelet).pods == 110
-    assert allocatable(instance, kubelet) == Resources(1930, 6903, 110)
+    assert allocatable(instance, kubelet) == Resources(1930, 6903, 110, STORAGE)
 
 
 def test_max_pods_can_lower_the_pod_count():
-    assert allocatable(bundled("m5.xlarge"), KubeletConfig(max_pods=20)) == Resources(3920, 14162, 20)
+    assert allocatable(bundled("m5.xlarge"), KubeletConfig(max_pods=20)) == Resources(3920, 14162, 20, STORAGE)
 
 
 def test_pods_per_core_caps_eni_limit_and_max_pods():
@@ -95,20 +100,20 @@ def test_kube_reserved_override_replaces_only_the_fields_set():
     instance = bundled("m5.large")
     cpu_only = KubeletConfig(kube_reserved=ReservedResources(cpu=200))
     memory_only = KubeletConfig(kube_reserved=ReservedResources(memory=1000))
-    assert allocatable(instance, cpu_only) == Resources(1800, 6903, 29)
-    assert allocatable(instance, memory_only) == Resources(1930, 7577 - 1000 - 100, 29)
+    assert allocatable(instance, cpu_only) == Resources(1800, 6903, 29, STORAGE)
+    assert allocatable(instance, memory_only) == Resources(1930, 7577 - 1000 - 100, 29, STORAGE)
 
 
 def test_kube_reserved_accepts_a_resources_value():
     kubelet = KubeletConfig(kube_reserved=Resources(cpu=100, memory=300))
-    assert allocatable(bundled("m5.large"), kubelet) == Resources(1900, 7577 - 300 - 100, 29)
+    assert allocatable(bundled("m5.large"), kubelet) == Resources(1900, 7577 - 300 - 100, 29, STORAGE)
 
 
 def test_system_reserved_and_eviction_threshold():
     instance = bundled("m5.large")
     kubelet = KubeletConfig(system_reserved=ReservedResources(cpu=100, memory=200), eviction_hard_memory_mib=500)
-    assert node_overhead(instance, kubelet) == Resources(170, 574 + 200 + 500, 0)
-    assert allocatable(instance, kubelet) == Resources(1830, 7577 - 574 - 200 - 500, 29)
+    assert node_overhead(instance, kubelet) == Resources(170, 574 + 200 + 500, 0, 1024 + 2048)
+    assert allocatable(instance, kubelet) == Resources(1830, 7577 - 574 - 200 - 500, 29, STORAGE)
     assert allocatable(instance, KubeletConfig(eviction_hard_memory_mib=0)).memory == 7577 - 574
 
 

@@ -137,4 +137,5 @@ def test_recomputed_from_the_source_csv():
         rows = {row["instance_type"]: row for row in csv.DictReader(handle)}
     for name in SAMPLED_ROWS:
         expected = _independent_allocatable(rows[name])
-        assert allocatable(by_name[name]).as_dict() == dict(zip(("cpu", "memory", "pods"), expected, strict=True)), name
+        found = allocatable(by_name[name])
+        assert (found.cpu, found.memory, found.pods) == tuple(expected), name

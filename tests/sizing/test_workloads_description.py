@@ -136,7 +136,7 @@ def test_manifests_are_read_relative_to_the_description(tmp_path):
         ),
         (
             {"workloads": [], "nodePool": {"kubelet": {"kubeReserved": {"gpu": 1}}}},
-            "nodePool.kubelet.kubeReserved: unknown field 'gpu'; allowed fields are ['cpu', 'memory']",
+            "nodePool.kubelet.kubeReserved: unknown field 'gpu'; allowed fields are ['cpu', 'memory', 'ephemeral-storage']",
         ),
         (
             {"workloads": [], "existingNodes": [{"name": "n1", "instanceType": "m5.large", "requested": {"pods": -1}}]},

@@ -20,8 +20,9 @@ goes in and out), `state` (type table, limits left, claims, topology counts),
    the types left keep each key's `minValues` distinct values. A pool that
    cannot launch passes the pod to the next one (overflow).
 3. A NodeClaim keeps every instance type that still holds its pods:
-   sum of pod requests + DaemonSet overhead <= allocatable in cpu, memory and
-   pod slots, and that matches every pod's instance, zone and capacity-type
+   sum of pod requests + DaemonSet overhead <= allocatable in cpu, memory,
+   pod slots and ephemeral storage (the EC2NodeClass's root volume less
+   kube-reserved storage and the nodefs eviction threshold), and that matches every pod's instance, zone and capacity-type
    constraints. Each added pod narrows that set. With minValues a claim takes
    only as many pods as keep that many distinct values among its types.
 4. Topology (`topology`, `domains`): spread with maxSkew and minDomains,

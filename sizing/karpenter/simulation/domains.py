@@ -25,7 +25,7 @@ import numpy as np
 from sizing.karpenter.labels import LabelRequirement
 from sizing.karpenter.simulation.model import CAPACITY_TYPE, ZONE, NodePoolModel, PodGroup, RunningNode
 from sizing.karpenter.simulation.nodes import set_candidates
-from sizing.karpenter.simulation.state import Candidates, Claim, TopologyCounts, TypeTable
+from sizing.karpenter.simulation.state import DIMENSIONS, Candidates, Claim, TopologyCounts, TypeTable, Vector
 from sizing.karpenter.simulation.topology import tracked_keys
 
 
@@ -128,7 +128,7 @@ class Domains:
         return None if requirement is None else requirement.finite()
 
     def claim_options(
-        self, claim: Claim, key: str, group: PodGroup, rows: Candidates, requests: tuple[int, int, int]
+        self, claim: Claim, key: str, group: PodGroup, rows: Candidates, requests: Vector
     ) -> frozenset[str] | None:
         """The domains the next pod could commit the claim to (None: any): its requirements' values,
         for an instance-type label those of its types that still hold the pod (`rows`)."""
@@ -138,7 +138,7 @@ class Domains:
             fitting = [
                 row
                 for row in (int(r) for r in rows)
-                if all(self.table.room_rows[row][d] - used[d] >= requests[d] for d in range(3))
+                if all(self.table.room_rows[row][d] - used[d] >= requests[d] for d in range(DIMENSIONS))
             ]
             column = self.column(key)
             carried = frozenset(str(column[row]) for row in fitting if column[row])

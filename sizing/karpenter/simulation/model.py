@@ -1,6 +1,6 @@
 """What the simulation takes and gives: instance types, NodePools, pending pods, running nodes, the fleet.
 
-Units: cpu in millicores, memory in MiB, pods as a count, prices per hour.
+Units: cpu in millicores, memory and ephemeral storage in MiB, pods as a count, prices per hour.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class TopologyRule:
 class NodeOption:
     """An instance type the NodePool may launch, as the simulation sees it.
 
-    capacity: what Karpenter counts against limits (cpu m, memory MiB, pods);
+    capacity: what Karpenter counts against limits (cpu m, memory MiB, pods, ephemeral storage MiB);
     allocatable: what pods may request, before DaemonSets; daemon_overhead:
     requests of the DaemonSet pods a node of this type runs, one pod slot
     each; daemon_ports: (protocol, port) pairs those DaemonSet pods bind on
@@ -138,7 +138,7 @@ class NodeOption:
 class PodGroup:
     """`count` identical pending pods of one workload.
 
-    requests: per pod (cpu m, memory MiB, pod slots, normally 1);
+    requests: per pod (cpu m, memory MiB, pod slots, normally 1, ephemeral storage MiB);
     allowed_types: instance-type names the pod may run on (None: any);
     zones / capacity_types: values the pod requires (None: no constraint);
     pools: NodePools whose new NodeClaims may take the pod (taints tolerated,

@@ -1,7 +1,7 @@
 """Node choice: which candidate types a NodeClaim keeps, how many more pods it holds, what it launches.
 
-A NodeClaim keeps every candidate type whose room holds its pods (cpu, memory, pod slots). With
-`minValues` on a key, it must keep at least that many distinct values of the key among those types,
+A NodeClaim keeps every candidate type whose room holds its pods (cpu, memory, pod slots, ephemeral
+storage). With `minValues` on a key, it must keep at least that many distinct values of the key among those types,
 so the pods it may still take are limited by the minValues-th best value, not the best type.
 At launch it takes the cheapest remaining offering (ties by name), spot first when allowed (see `launch`).
 """
@@ -14,16 +14,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sizing.karpenter.simulation.model import CAPACITY_TYPE_PRIORITY, PlacedNode
-from sizing.karpenter.simulation.state import Candidates, Claim, TypeTable
+from sizing.karpenter.simulation.state import DIMENSIONS, NO_ROOM, Candidates, Claim, TypeTable, Vector
 from sizing.kube.resources import Resources
 
-DIMENSIONS = 3  # cpu, memory, pods
 # Up to this many candidate types a claim keeps them in a tuple and loops in Python.
 SMALL_CANDIDATE_SET = 16
 
 
-def pods_that_fit(free: np.ndarray, requests: tuple[int, int, int]) -> np.ndarray:
-    """Per row of `free` (cpu, memory, pods), how many pods of `requests` fit (may be < 0)."""
+def pods_that_fit(free: np.ndarray, requests: Vector) -> np.ndarray:
+    """Per row of `free` (cpu, memory, pods, storage), how many pods of `requests` fit (may be < 0)."""
     dims = [d for d in range(DIMENSIONS) if requests[d] > 0]
     counts = free[:, dims[0]] // requests[dims[0]]
     for d in dims[1:]:
@@ -35,9 +34,7 @@ def pods_that_fit(free: np.ndarray, requests: tuple[int, int, int]) -> np.ndarra
     return counts
 
 
-def most_pods(
-    table: TypeTable, pool: int, candidates: Candidates, used: Sequence[int], requests: tuple[int, int, int]
-) -> int:
+def most_pods(table: TypeTable, pool: int, candidates: Candidates, used: Sequence[int], requests: Vector) -> int:
     """The most pods of `requests` the claim holds on top of `used` while keeping minValues (0 if none)."""
     rules = table.min_values[pool]
     if isinstance(candidates, tuple) and not rules:
@@ -92,25 +89,25 @@ def set_candidates(table: TypeTable, claim: Claim, candidates: Candidates) -> No
         fits = (free >= 0).all(axis=1)
         claim.candidates = candidates[fits]
         if fits.any():
-            cpu, memory, pods = (int(x) for x in free[fits].max(axis=0))
-            claim.headroom = (cpu, memory, pods)
+            cpu, memory, pods, storage = (int(x) for x in free[fits].max(axis=0))
+            claim.headroom = (cpu, memory, pods, storage)
         else:
-            claim.headroom = (-1, -1, -1)
+            claim.headroom = NO_ROOM
         if len(claim.candidates) > SMALL_CANDIDATE_SET:
             return
         candidates = claim.candidates
     kept: list[int] = []
-    headroom = [-1, -1, -1]
+    headroom = [-1, -1, -1, -1]
     for t in (int(t) for t in candidates):
         row = table.room_rows[t]
-        left = (row[0] - used[0], row[1] - used[1], row[2] - used[2])
-        if left[0] >= 0 and left[1] >= 0 and left[2] >= 0:
+        left = (row[0] - used[0], row[1] - used[1], row[2] - used[2], row[3] - used[3])
+        if left[0] >= 0 and left[1] >= 0 and left[2] >= 0 and left[3] >= 0:
             kept.append(t)
             for d in range(DIMENSIONS):
                 if left[d] > headroom[d]:
                     headroom[d] = left[d]
     claim.candidates = tuple(kept)
-    claim.headroom = (headroom[0], headroom[1], headroom[2])
+    claim.headroom = (headroom[0], headroom[1], headroom[2], headroom[3])
 
 
 def launch(

@@ -39,12 +39,15 @@ from sizing.karpenter.simulation.model import (
 from sizing.karpenter.simulation.nodes import keeps_min_values, launch, most_pods, set_candidates
 from sizing.karpenter.simulation.rounds import fewest_first
 from sizing.karpenter.simulation.state import (
+    DIMENSIONS,
+    NOTHING,
     Candidates,
     Claim,
     LimitsLeft,
     TopologyCounts,
     TypeTable,
     TypeTables,
+    Vector,
     apply_mask,
     weight_order,
 )
@@ -61,7 +64,7 @@ from sizing.karpenter.simulation.topology import (
 )
 from sizing.kube.resources import Resources
 
-_NEVER = (2**62, 2**62, 2**62)
+_NEVER = (2**62, 2**62, 2**62, 2**62)
 _ANY = "*"
 # Narrowed claims, and pods that fit candidate sets, remembered for claims that narrow alike
 # (see Simulator._narrow and Simulator._most_pods).
@@ -70,7 +73,7 @@ NARROWINGS_KEPT = 4096
 Bucket = tuple[str, ...]
 Valid = Mapping[str, frozenset[str]]
 # What committing a NodeClaim to domains narrows: zones, capacity types, candidates, headroom, labels.
-_Snapshot = tuple[frozenset[str] | None, frozenset[str], Candidates, tuple[int, int, int], dict[str, LabelRequirement]]
+_Snapshot = tuple[frozenset[str] | None, frozenset[str], Candidates, Vector, dict[str, LabelRequirement]]
 
 
 @dataclass
@@ -78,7 +81,7 @@ class _Run:
     """Consecutive pending pods that schedule identically."""
 
     group: PodGroup
-    requests: tuple[int, int, int]
+    requests: Vector
     mask: np.ndarray | None
     mask_list: list[bool] | None
     segments: list[tuple[int, int]] = field(default_factory=list)  # (pod group index, count)
@@ -104,7 +107,7 @@ class _Template:
     fresh: np.ndarray
     largest: np.ndarray | None = None
     largest_limited: np.ndarray | None = None
-    start: tuple[Candidates, tuple[int, int, int]] | None = None
+    start: tuple[Candidates, Vector] | None = None
 
 
 _ZONE_ONLY = (ZONE,)
@@ -145,7 +148,7 @@ def _check_scenario(scenario: Scenario) -> None:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise SizingInputError(f"limits[{key!r}] must be an integer, got {value!r}")
     for group in scenario.pod_groups:
-        if group.count < 0 or min(group.requests.as_dict().values()) < 0 or group.requests.pods < 1:
+        if group.count < 0 or min(group.requests.vector) < 0 or group.requests.pods < 1:
             raise SizingInputError(
                 f"pod group {group.workload!r}: count must be >= 0 and requests non-negative with "
                 f"at least one pod slot, got count {group.count} and {group.requests}"
@@ -179,17 +182,18 @@ class Simulator:
                 node.option.allocatable.cpu - node.requested.cpu,
                 node.option.allocatable.memory - node.requested.memory,
                 node.option.allocatable.pods - node.requested.pods,
+                node.option.allocatable.ephemeral_storage - node.requested.ephemeral_storage,
             ]
             for node in self.running
         ]
         # The same, as one array: first fit over thousands of running nodes is one vectorised pass.
-        self.running_free_array = np.array(self.running_free, dtype=np.int64).reshape(-1, 3)
+        self.running_free_array = np.array(self.running_free, dtype=np.int64).reshape(-1, DIMENSIONS)
         self.running_placed: list[dict[int, int]] = [{} for _ in self.running]
         # The nodes' own pods and ports, copied only when this batch adds to them (most nodes it does not touch).
         self.running_workloads: list[Mapping[str, int]] = [node.pods for node in self.running]
         self.running_ports: list[AbstractSet[tuple[str, int]]] = [node.host_ports for node in self.running]
         self.domains = Domains(self.table, self.pools, self.running, self.groups)
-        self._narrowings: IdentityMemo[tuple[Candidates, tuple[int, int, int]]] = IdentityMemo(NARROWINGS_KEPT)
+        self._narrowings: IdentityMemo[tuple[Candidates, Vector]] = IdentityMemo(NARROWINGS_KEPT)
         self._most: IdentityMemo[int] = IdentityMemo(NARROWINGS_KEPT)
         for node in self.running:
             # Pods already bound count in topology as Karpenter's cluster state counts them.
@@ -210,7 +214,7 @@ class Simulator:
             mask = ports if mask is None else mask & ports
         return _Run(
             group,
-            (group.requests.cpu, group.requests.memory, group.requests.pods),
+            group.requests.vector,
             mask,
             None if mask is None else mask.tolist(),
         )
@@ -269,7 +273,12 @@ class Simulator:
     def _room_in_claim(self, claim: Claim, run: _Run) -> int:
         requests = run.requests
         headroom = claim.headroom
-        if headroom[0] < requests[0] or headroom[1] < requests[1] or headroom[2] < requests[2]:
+        if (
+            headroom[0] < requests[0]
+            or headroom[1] < requests[1]
+            or headroom[2] < requests[2]
+            or headroom[3] < requests[3]
+        ):
             return 0
         if not self._pool_allowed(claim.pool, run) or not self._compatible(claim.zones, claim.capacity_types, run):
             return 0
@@ -281,10 +290,10 @@ class Simulator:
             candidates = apply_mask(candidates, self.table.offer_mask(zones, kinds))
         return self._most_pods(claim.pool, candidates, claim.requests, requests)
 
-    def _most_pods(self, pool: int, candidates: Candidates, used: Sequence[int], requests: tuple[int, int, int]) -> int:
+    def _most_pods(self, pool: int, candidates: Candidates, used: Sequence[int], requests: Vector) -> int:
         """`most_pods`, remembered for the last few thousand candidate sets: claims that narrow
         alike share theirs (see `_narrow`), so a fleet of one type and content asks once."""
-        values = (pool, used[0], used[1], used[2], requests[0], requests[1], requests[2])
+        values = (pool, *used, *requests)
         found = self._most.get((candidates,), values)
         if found is None:
             found = most_pods(self.table, pool, candidates, used, requests)
@@ -310,7 +319,7 @@ class Simulator:
         objects = (claim.candidates, run.mask)
         zones, kinds = self._narrowed(claim, run)
         used = claim.requests
-        values = (zones, kinds, used[0], used[1], used[2])
+        values = (zones, kinds, *used)
         claim.zones, claim.capacity_types = zones, kinds
         known = self._narrowings.get(objects, values)
         if known is not None:
@@ -484,6 +493,7 @@ class Simulator:
         held[0] += take * requests[0]
         held[1] += take * requests[1]
         held[2] += take * requests[2]
+        held[3] += take * requests[3]
         claim.placed[group_index] = claim.placed.get(group_index, 0) + take
         group = run.group
         workload = group.workload
@@ -513,7 +523,7 @@ class Simulator:
     def _running_fit(self, index: int, run: _Run, valid: Valid | None) -> int:
         free = self.running_free[index]
         requests = run.requests
-        if free[0] < requests[0] or free[1] < requests[1] or free[2] < requests[2]:
+        if free[0] < requests[0] or free[1] < requests[1] or free[2] < requests[2] or free[3] < requests[3]:
             return 0  # the common case once a node is full, so it is checked first
         node = self.running[index]
         group = run.group
@@ -542,7 +552,7 @@ class Simulator:
         if min(free) < 0:
             return 0
         requests = run.requests
-        fit = min(free[d] // requests[d] for d in range(3) if requests[d] > 0)
+        fit = min(free[d] // requests[d] for d in range(DIMENSIONS) if requests[d] > 0)
         if fit > 0 and self._careful(group):
             fit = min(
                 fit,
@@ -554,7 +564,7 @@ class Simulator:
 
     def _place_on_running(self, index: int, run: _Run, group_index: int, taken: int) -> None:
         free = self.running_free[index]
-        for d in range(3):
+        for d in range(DIMENSIONS):
             free[d] -= taken * run.requests[d]
         self.running_free_array[index] = free
         placed = self.running_placed[index]
@@ -574,7 +584,7 @@ class Simulator:
             # requests, for every node at once, and a node takes pods at most once per run.
             requests = run.requests
             free = self.running_free_array
-            dims = [d for d in range(3) if requests[d] > 0]
+            dims = [d for d in range(DIMENSIONS) if requests[d] > 0]
             room = free[:, dims[0]] // requests[dims[0]]
             for d in dims[1:]:
                 room = np.minimum(room, free[:, d] // requests[d])
@@ -611,19 +621,29 @@ class Simulator:
 
     # -- an unconstrained run --------------------------------------------------------------
 
-    def _place_run(self, run: _Run, stamp: Stamp, smallest_later: tuple[int, int, int]) -> None:
+    def _place_run(self, run: _Run, stamp: Stamp, smallest_later: Vector) -> None:
         heap = self.heap
         requests = run.requests
         # Claims set aside by earlier runs come back when their headroom might hold this run's pod;
         # the others stay aside without a look at the heap (thousands of claims, dozens of runs),
         # and a claim without room for the smallest pod of this run or a later one is done for the batch.
-        floor = [min(requests[d], smallest_later[d]) for d in range(3)]
+        floor = [min(requests[d], smallest_later[d]) for d in range(DIMENSIONS)]
         kept: list[tuple[int, int, Claim]] = []
         for entry in self.aside:
             headroom = entry[2].headroom
-            if headroom[0] >= requests[0] and headroom[1] >= requests[1] and headroom[2] >= requests[2]:
+            if (
+                headroom[0] >= requests[0]
+                and headroom[1] >= requests[1]
+                and headroom[2] >= requests[2]
+                and headroom[3] >= requests[3]
+            ):
                 heapq.heappush(heap, entry)
-            elif headroom[0] >= floor[0] and headroom[1] >= floor[1] and headroom[2] >= floor[2]:
+            elif (
+                headroom[0] >= floor[0]
+                and headroom[1] >= floor[1]
+                and headroom[2] >= floor[2]
+                and headroom[3] >= floor[3]
+            ):
                 kept.append(entry)
         set_aside = kept
         touched: list[Claim] = []
@@ -652,7 +672,7 @@ class Simulator:
                     claim = opened
                     claim.run_stamp = stamp
                     # Room for pods of this run on the claim's best type, counting this first pod.
-                    claim.room_in_run = self._most_pods(claim.pool, claim.candidates, (0, 0, 0), requests)
+                    claim.room_in_run = self._most_pods(claim.pool, claim.candidates, NOTHING, requests)
                     if claim.room_in_run < 1:
                         raise RuntimeError("a new NodeClaim has no room for the pod that opened it")
                     heapq.heappush(heap, (0, claim.index, claim))
@@ -713,7 +733,12 @@ class Simulator:
         requests = run.requests
         for claim in self.claims:
             headroom = claim.headroom
-            if headroom[0] < requests[0] or headroom[1] < requests[1] or headroom[2] < requests[2]:
+            if (
+                headroom[0] < requests[0]
+                or headroom[1] < requests[1]
+                or headroom[2] < requests[2]
+                or headroom[3] < requests[3]
+            ):
                 continue  # full for this pod: the common case once a fleet is large
             claim_room = self._room_in_claim(claim, run)
             if claim_room > 0:
@@ -773,7 +798,7 @@ class Simulator:
                     break
                 claim = opened
                 just_opened = rounds_ready = True
-                claim_room = most_pods(self.table, claim.pool, claim.candidates, (0, 0, 0), run.requests)
+                claim_room = most_pods(self.table, claim.pool, claim.candidates, NOTHING, run.requests)
                 claim_room = min(
                     claim_room, hostname_cap(group, claim.workloads, claim.ports, self.inverse, self.placed)
                 )
@@ -1030,7 +1055,7 @@ class Simulator:
                 if self._careful(run.group):
                     self._place_careful(run, stamp)
                 else:
-                    self._place_run(run, stamp, (0, 0, 0))
+                    self._place_run(run, stamp, NOTHING)
             if sum(count for _, count in self.failed) >= before:
                 break
 
@@ -1075,9 +1100,14 @@ class Simulator:
         runs = self._runs()
         smallest_later = [_NEVER] * (len(runs) + 1)
         for index in range(len(runs) - 1, -1, -1):
-            cpu, memory, pods = runs[index].requests
+            requests = runs[index].requests
             later = smallest_later[index + 1]
-            smallest_later[index] = (min(cpu, later[0]), min(memory, later[1]), min(pods, later[2]))
+            smallest_later[index] = (
+                min(requests[0], later[0]),
+                min(requests[1], later[1]),
+                min(requests[2], later[2]),
+                min(requests[3], later[3]),
+            )
         for stamp, run in enumerate(runs):
             if self._careful(run.group):
                 self._place_careful(run, stamp)

@@ -17,7 +17,11 @@ from sizing.errors import SizingInputError
 from sizing.karpenter.labels import LabelRequirement
 from sizing.karpenter.simulation.model import ANY_ZONE, LIMIT_KEYS, NodeOption, NodePoolModel, RunningNode
 
-NO_ROOM = (-1, -1, -1)
+# Resource vectors of the simulation: (cpu millicores, memory MiB, pod slots, ephemeral storage MiB).
+DIMENSIONS = 4
+Vector = tuple[int, int, int, int]
+NOTHING: Vector = (0, 0, 0, 0)
+NO_ROOM: Vector = (-1, -1, -1, -1)
 Candidates = tuple[int, ...] | np.ndarray
 
 
@@ -40,9 +44,7 @@ class TypeTable:
             [index for index, pool in enumerate(pools) for _ in pool.node_options], dtype=np.int64
         )
         self.names = [option.name for option in self.options]
-        self.room = np.array([[o.room.cpu, o.room.memory, o.room.pods] for o in self.options], dtype=np.int64).reshape(
-            -1, 3
-        )
+        self.room = np.array([o.room.vector for o in self.options], dtype=np.int64).reshape(-1, DIMENSIONS)
         self.room_rows = [tuple(row) for row in self.room.tolist()]
         self.capacity = np.array(
             [[o.capacity.cpu, o.capacity.memory, o.capacity.pods, 1] for o in self.options], dtype=np.int64
@@ -187,7 +189,7 @@ class Claim:
         self.index = index
         self.pool = pool
         self.pod_count = 0
-        self.requests = [0, 0, 0]
+        self.requests = [0, 0, 0, 0]
         self.candidates: Candidates = ()
         self.headroom = NO_ROOM
         self.zones = zones
