@@ -3,7 +3,7 @@
     python -m sizing plan OBJECTS.yaml [MORE.yaml ...] [-] [--zones Z ...] [--region R] [--accept-unmodelled]
     python -m sizing plan DESCRIPTION.yaml [OBJECTS.yaml ...] [--manifests OBJECTS.yaml ...] [--accept-unmodelled]
     python -m sizing plan --stack NAME [--project-dir DIR]
-    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json]
+    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json] [--html FILE]
 
 Each FILE is read whole and told apart by what it holds: one YAML map without `kind` is a
 workload description (docs/sizing-input.md); anything else is Kubernetes objects. `-` reads
@@ -124,6 +124,12 @@ def register(subparsers: Any) -> None:
         help="Pulumi project directory for --stack (default: the current directory)",
     )
     parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the plan as one self-contained HTML page (charts and tables, no network needed) to FILE",
+    )
     parser.add_argument(
         "--accept-unmodelled",
         action="store_true",
@@ -253,6 +259,23 @@ def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -
     return plan_input, "--region" if args.region is not None else "the default region"
 
 
+def check_page_path(path: Path) -> None:
+    """Refuse, before any planning, an --html path that is a folder or whose folder is missing."""
+    if path.is_dir():
+        raise SizingInputError(f"--html {path}: is a folder; give a file name such as {path / 'capacity.html'}")
+    if not path.parent.is_dir():
+        raise SizingInputError(f"--html {path}: the folder {path.parent} does not exist")
+
+
+def write_page(path: Path, page: str) -> None:
+    """Write the HTML page to `path` (see `check_page_path`)."""
+    check_page_path(path)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise SizingInputError(f"--html {path}: cannot write it: {error.strerror}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from sizing.planning.planner import plan_capacity
     from sizing.planning.report import plan_data, render_report
@@ -262,9 +285,15 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
         raise SizingInputError(f"--workers must be an integer from 1 to {MAX_WORKERS}, got {args.workers}")
     workers = available_workers() if args.workers is None else args.workers
+    if args.html is not None:
+        check_page_path(args.html)
     plan_input = plan_input_for(args, sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
     with stdout_to_stderr():
         plan = plan_capacity(plan_input, workers=workers)
+    if args.html is not None:
+        from sizing.planning.report_html import render_html
+
+        write_page(args.html, render_html(plan_data(plan)))
     if args.json:
         json.dump(plan_data(plan), sys.stdout, indent=2)
         sys.stdout.write("\n")

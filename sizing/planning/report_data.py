@@ -179,6 +179,17 @@ def _scenario_data(run: ScenarioRun, unlimited: ScenarioRun, limits: Mapping[str
         "podsPlaced": sum(sum(d.placed.values()) for d in run.decisions.values()),
         "podsPending": run.result.pending_count,
         "pending": _pending_data(run.result.pending),
+        "timeline": [
+            {
+                "seconds": point.seconds,
+                "podsWanted": point.wanted,
+                "podsPlaced": point.placed,
+                "podsPending": point.pending,
+                "nodeCount": point.nodes,
+                "capacity": {"cpu": point.cpu, "memory": point.memory},
+            }
+            for point in run.timeline
+        ],
         "withoutLimits": {
             "nodeCount": len(unlimited.result.nodes),
             "nodePools": _by_pool(unlimited.result),
