@@ -54,7 +54,7 @@ plan-diff: install ## Plan stacks A and B (make plan-diff A=dev B=prod) and show
 schema: install ## Regenerate schema.json of the component package and the input tables of the docs
 	$(PY) -m scripts.generate_schema
 
-sizing-docs: install ## Regenerate the dev stack's capacity report quoted in docs/sizing.md
+sizing-docs: install ## Regenerate the capacity reports quoted in docs/sizing.md and the README's picture of the dev stack's HTML report
 	$(PY) -m scripts.generate_sizing_docs
 
 # The prerequisites are checked before the install, which takes minutes: a missing CLI, credentials

@@ -124,27 +124,34 @@ class _Pipe:
                 return
 
 
+# Chromium reads the protocol from fd 3 and writes it to fd 4. A small Python step between places
+# the pipe's ends there and execs Chromium, whatever numbers they have in this process.
+_PLACE_PIPES = (
+    "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+    "os.close(int(sys.argv[1])); os.close(int(sys.argv[2])); os.execv(sys.argv[3], sys.argv[3:])"
+)
+
+
 def _launch(chromium: str, profile: str) -> tuple[subprocess.Popen[bytes], _Pipe]:
     to_browser_read, to_browser_write = os.pipe()
     from_browser_read, from_browser_write = os.pipe()
-    # High numbers first, so that placing them at 3 and 4 in the child overwrites neither.
-    child_read = fcntl.fcntl(to_browser_read, fcntl.F_DUPFD, 20)
-    child_write = fcntl.fcntl(from_browser_write, fcntl.F_DUPFD, 20)
-
-    def place_pipes() -> None:
-        os.dup2(child_read, 3)
-        os.dup2(child_write, 4)
-
-    process = subprocess.Popen(
-        [chromium, *FLAGS, f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}", "about:blank"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        pass_fds=(3, 4),
-        preexec_fn=place_pipes,  # noqa: PLW1509 - the pipe must sit at fds 3 and 4 before exec
-    )
-    for fd in (to_browser_read, from_browser_write, child_read, child_write):
+    # Above 4, so that placing one end at 3 or 4 overwrites neither.
+    child_read = fcntl.fcntl(to_browser_read, fcntl.F_DUPFD, 10)
+    child_write = fcntl.fcntl(from_browser_write, fcntl.F_DUPFD, 10)
+    for fd in (to_browser_read, from_browser_write):
         os.close(fd)
+    command = [chromium, *FLAGS, f"--user-data-dir={profile}", f"--window-size={WIDTH},{HEIGHT}", "about:blank"]
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _PLACE_PIPES, str(child_read), str(child_write), *command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(child_read, child_write),
+        )
+    finally:
+        os.close(child_read)
+        os.close(child_write)
     return process, _Pipe(to_browser_write, from_browser_read)
 
 
