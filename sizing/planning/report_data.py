@@ -8,6 +8,8 @@ Terms, each with one meaning:
   pods pending at once;
 - rollout: the peak plus every workload's `maxSurge` pods (`pods.withSurge`); the fleet at the top
   of the report is the rollout scenario's, under the planned limits;
+- timeline: a scenario's fleet after each provisioning batch (seconds from the scenario's start,
+  pods wanted, placed and pending, nodes, capacity), the points the HTML report's ramp draws;
 - nodes: every node of a fleet (running ones and other NodePools' included); launched: the ones
   Karpenter creates; capacity: what counts against the planned NodePool's limits.
 """
