@@ -9,7 +9,7 @@ STACK ?= dev
 
 .DEFAULT_GOAL := help
 
-.PHONY: help install promtool test bench up preview destroy plan plan-diff schema sizing-docs
+.PHONY: help install promtool chromium test bench up preview destroy plan plan-diff schema sizing-docs
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,11 +26,15 @@ $(VENV)/.installed: requirements-dev.lock pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation --editable .
 	@touch $@
 
-install: $(VENV)/.installed ## Create the virtualenv, install the locked requirements (requirements-dev.lock) and the project (the eks-sizing command), and promtool where it can
+install: $(VENV)/.installed ## Create the virtualenv, install the locked requirements (requirements-dev.lock) and the project (the eks-sizing command), and promtool and Chromium where it can
 	@scripts/install-promtool.sh || echo "warning: no promtool, so the tests of the alert rules are skipped; 'make promtool' says why" >&2
+	@scripts/install-chromium.sh || echo "warning: no Chromium, so the browser tests of the HTML capacity report are skipped; 'make chromium' says why" >&2
 
 promtool: ## Install promtool (Debian's prometheus package), which the tests of the alert rules run
 	scripts/install-promtool.sh
+
+chromium: ## Install Chromium (Debian's chromium package), in which the tests load the HTML capacity report
+	scripts/install-chromium.sh
 
 # The suite runs on every core, up to TEST_WORKERS processes; a test file stays on one process.
 TEST_WORKERS ?= 4
@@ -54,7 +58,7 @@ plan-diff: install ## Plan stacks A and B (make plan-diff A=dev B=prod) and show
 schema: install ## Regenerate schema.json of the component package and the input tables of the docs
 	$(PY) -m scripts.generate_schema
 
-sizing-docs: install ## Regenerate the dev stack's capacity report quoted in docs/sizing.md
+sizing-docs: install ## Regenerate the capacity reports quoted in docs/sizing.md and the README's picture of the dev stack's HTML report
 	$(PY) -m scripts.generate_sizing_docs
 
 # The prerequisites are checked before the install, which takes minutes: a missing CLI, credentials

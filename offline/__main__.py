@@ -17,19 +17,33 @@ from offline.plan import PlanDirectoryError, check_replaceable, check_writable, 
 from offline.program import PROJECT_DIR, ProgramFailed, run_program
 
 
-def capacity_report_for(stack: str, recording):
-    """The planner's report, for the zones the evaluated program gave the VPC."""
+def capacity_reports_for(stack: str, recording):
+    """The planner's report as text and as an HTML page, for the zones the evaluated program gave
+    the VPC: two callables that share one plan, made when the first is called."""
+    plans: list = []
+
+    def plan():
+        if not plans:
+            from stackconfig.capacity import plan_for
+            from stackconfig.load import load_stack_file
+
+            config = load_stack_file(PROJECT_DIR / f"Pulumi.{stack}.yaml")
+            zones = recording.one("awsx:ec2:Vpc").input("availabilityZoneNames")
+            plans.append(plan_for(config, zones))
+        return plans[0]
 
     def report() -> str:
         from sizing.planning.report import render_report
-        from stackconfig.capacity import plan_for
-        from stackconfig.load import load_stack_file
 
-        config = load_stack_file(PROJECT_DIR / f"Pulumi.{stack}.yaml")
-        zones = recording.one("awsx:ec2:Vpc").input("availabilityZoneNames")
-        return render_report(plan_for(config, zones), 100)
+        return render_report(plan(), 100)
 
-    return report
+    def page() -> str:
+        from sizing.planning.report import plan_data
+        from sizing.planning.report_html import render_html
+
+        return render_html(plan_data(plan()))
+
+    return report, page
 
 
 def main(argv=None) -> int:
@@ -56,7 +70,8 @@ def main(argv=None) -> int:
         check_replaceable(directory)
         check_writable(directory)
         recording = run_program(args.stack)
-        written = write_plan(recording, directory, capacity_report_for(args.stack, recording))
+        report, page = capacity_reports_for(args.stack, recording)
+        written = write_plan(recording, directory, report, capacity_html=page)
     except ProgramFailed as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 1

@@ -45,6 +45,7 @@ PLAN_ENTRIES = frozenset(
         "graph.svg",
         "outputs.json",
         "capacity.txt",
+        "capacity.html",
         "warnings.txt",
     }
 )
@@ -68,8 +69,10 @@ def write_plan(
     directory: Path,
     capacity_report: Callable[[], str] | None = None,
     warnings: Iterable[str] = (),
+    capacity_html: Callable[[], str] | None = None,
 ) -> list[Path]:
     """Write the plan of one stack into `directory`; return the files written (at their final place).
+    `capacity_report` gives capacity.txt, `capacity_html` capacity.html (the same plan as a page).
 
     The plan is written to a fresh sibling folder, then swapped in. A `directory` that exists, is
     not empty and holds no marker file is refused (PlanDirectoryError) before anything is written:
@@ -89,7 +92,9 @@ def write_plan(
         raise PlanDirectoryError(_unwritable(directory, error)) from None
     try:
         with undo_on_stop(lambda: shutil.rmtree(staging, ignore_errors=True)):
-            written = _write_contents(recording, staging, capacity_report, [*recording.warnings, *warnings])
+            written = _write_contents(
+                recording, staging, capacity_report, [*recording.warnings, *warnings], capacity_html
+            )
             _swap_in(staging, directory)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
@@ -235,6 +240,7 @@ def _write_contents(
     directory: Path,
     capacity_report: Callable[[], str] | None,
     warnings: list[str],
+    capacity_html: Callable[[], str] | None = None,
 ) -> list[Path]:
     show = Presenter(recording.invented)
     written = [
@@ -254,6 +260,8 @@ def _write_contents(
         written.append(svg)
     if capacity_report is not None:
         written.append(_write(directory / "capacity.txt", capacity_report()))
+    if capacity_html is not None:
+        written.append(_write(directory / "capacity.html", capacity_html()))
     return written
 
 

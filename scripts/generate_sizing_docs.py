@@ -1,7 +1,13 @@
-"""Write the capacity reports docs/sizing.md quotes, from the planner itself.
+"""Write the capacity reports docs/sizing.md quotes, and the picture of the dev stack's HTML
+report the README shows, from the planner itself.
 
-    python -m scripts.generate_sizing_docs          # rewrite the quoted reports
+    python -m scripts.generate_sizing_docs          # rewrite the quoted reports and the picture
     python -m scripts.generate_sizing_docs --check  # exit 1 when one is stale
+
+The picture (docs/images/capacity-report-dev.png) is a headless Chromium screenshot of the dev
+stack's `plan --html` page. A PNG may differ by a pixel from one machine's fonts to another's,
+so the SHA-256 of the page it was taken of is kept beside it (capacity-report-dev.html.sha256):
+`--check` renders the page again and compares that hash, and needs no browser.
 
 Three reports: the whole output of `python -m sizing plan --stack dev` (under "### The dev
 stack"), the prod stack's trimmed to its header, fleet summary and first node, then everything from
@@ -14,9 +20,14 @@ tests/docs/test_docs.py.
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
+import io
 import re
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 GUIDE = PROJECT_DIR / "docs" / "sizing.md"
@@ -24,15 +35,59 @@ SECTION = "### The dev stack"
 PROD_SECTION = "### The production stack"
 EXAMPLE_SECTION = "Worked example: pods that never schedule"
 EXAMPLE = PROJECT_DIR / "docs" / "examples" / "pods-that-never-schedule.yaml"
+PICTURE = PROJECT_DIR / "docs" / "images" / "capacity-report-dev.png"
+PICTURE_SOURCE = PROJECT_DIR / "docs" / "images" / "capacity-report-dev.html.sha256"
 FENCE = re.compile(r"^```[^\n`]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
-def _stack_report(stack: str) -> str:
+@functools.cache
+def _stack_plan(stack: str) -> Any:
     from sizing.planning.planner import plan_capacity
-    from sizing.planning.report import render_report
     from stackconfig.capacity import plan_input_for_stack
 
-    return render_report(plan_capacity(plan_input_for_stack(stack, PROJECT_DIR)))
+    return plan_capacity(plan_input_for_stack(stack, PROJECT_DIR))
+
+
+def _stack_report(stack: str) -> str:
+    from sizing.planning.report import render_report
+
+    return render_report(_stack_plan(stack))
+
+
+def dev_page() -> str:
+    """The dev stack's plan as the HTML page `python -m sizing plan --stack dev --html FILE` writes."""
+    from sizing.planning.report import plan_data
+    from sizing.planning.report_html import render_html
+
+    return render_html(plan_data(_stack_plan("dev")))
+
+
+def page_digest(page: str) -> str:
+    """The line kept in PICTURE_SOURCE: the SHA-256 of the page the picture was taken of."""
+    return f"{hashlib.sha256(page.encode()).hexdigest()}  capacity report of the dev stack (plan --stack dev --html)\n"
+
+
+def picture_is_current(page: str) -> bool:
+    return PICTURE.exists() and PICTURE_SOURCE.exists() and PICTURE_SOURCE.read_text() == page_digest(page)
+
+
+def write_picture(page: str) -> None:
+    """Screenshot `page` in headless Chromium into PICTURE, and its hash into PICTURE_SOURCE."""
+    from scripts.browser import check_page
+
+    with tempfile.TemporaryDirectory(prefix="capacity-report-") as folder:
+        path = Path(folder) / "capacity.html"
+        path.write_text(page, encoding="utf-8")
+        check = check_page(path)
+    if check.errors or check.requests:
+        raise RuntimeError(f"the dev report does not load cleanly: {check.errors + check.requests}")
+    from PIL import Image
+
+    # A page of text, bars and lines needs no more than a 256-colour palette: a third of the bytes.
+    image = Image.open(io.BytesIO(check.png)).convert("RGB").quantize(colors=256, dither=Image.Dither.NONE)
+    PICTURE.parent.mkdir(parents=True, exist_ok=True)
+    image.save(PICTURE, format="PNG", optimize=True)
+    PICTURE_SOURCE.write_text(page_digest(page))
 
 
 def dev_report() -> str:
@@ -92,14 +147,22 @@ def main(argv: list[str]) -> int:
     updated = with_report(text, dev_report())
     updated = with_report(updated, prod_report(), PROD_SECTION)
     updated = with_report(updated, example_report(), EXAMPLE_SECTION)
+    page = dev_page()
     if args.check:
+        stale = False
         if updated != text:
             print(f"{GUIDE.relative_to(PROJECT_DIR)} is stale: run python -m scripts.generate_sizing_docs")
-            return 1
-        return 0
+            stale = True
+        if not picture_is_current(page):
+            print(f"{PICTURE.relative_to(PROJECT_DIR)} is stale: run python -m scripts.generate_sizing_docs")
+            stale = True
+        return 1 if stale else 0
     if updated != text:
         GUIDE.write_text(updated)
         print(f"wrote {GUIDE.relative_to(PROJECT_DIR)}")
+    if not picture_is_current(page):
+        write_picture(page)
+        print(f"wrote {PICTURE.relative_to(PROJECT_DIR)} ({len(page):,} bytes of HTML)")
     return 0
 
 

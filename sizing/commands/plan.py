@@ -3,7 +3,7 @@
     python -m sizing plan OBJECTS.yaml [MORE.yaml ...] [-] [--zones Z ...] [--region R] [--accept-unmodelled]
     python -m sizing plan DESCRIPTION.yaml [OBJECTS.yaml ...] [--manifests OBJECTS.yaml ...] [--accept-unmodelled]
     python -m sizing plan --stack NAME [--project-dir DIR]
-    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json] [--output FILE]
+    ... [--catalog FILE] [--spot-discount PERCENT] [--workers N] [--json] [--output FILE] [--html FILE]
 
 Each FILE is read whole and told apart by what it holds: one YAML map without `kind` is a
 workload description (docs/sizing-input.md); anything else is Kubernetes objects. `-` reads
@@ -142,6 +142,12 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="write the report (or the JSON) to FILE instead of stdout, whole: through a scratch file beside it "
         "renamed over it, so a reader or a second run never sees a mix; a symbolic link is written through",
+    )
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write the plan as one self-contained HTML page (charts and tables, no network needed) to FILE",
     )
     parser.add_argument(
         "--accept-unmodelled",
@@ -289,9 +295,15 @@ def run(args: argparse.Namespace) -> int:
     workers = available_workers() if args.workers is None else args.workers
     if args.output is not None:
         check_output(args.output, "--output")
+    if args.html is not None:
+        check_output(args.html, "--html")
     plan_input = plan_input_for(args, sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None)
     with stdout_to_stderr():
         plan = plan_capacity(plan_input, workers=workers)
+    if args.html is not None:
+        from sizing.planning.report_html import render_html
+
+        write_atomically(args.html, render_html(plan_data(plan)), "--html")
     text = json.dumps(plan_data(plan), indent=2) + "\n" if args.json else render_report(plan, args.max_rows)
     if args.output is None:
         sys.stdout.write(for_encoding(text, getattr(sys.stdout, "encoding", None)))

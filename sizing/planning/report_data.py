@@ -12,6 +12,8 @@ Terms, each with one meaning:
   pods pending at once;
 - rollout: the peak plus every workload's `maxSurge` pods (`pods.withSurge`); the fleet at the top
   of the report is the rollout scenario's, under the planned limits;
+- timeline: a scenario's fleet after each provisioning batch (seconds from the scenario's start,
+  pods wanted, placed and pending, nodes, capacity), the points the HTML report's ramp draws;
 - nodes: every node of a fleet (running ones and other NodePools' included); launched: the ones
   Karpenter creates; capacity: what counts against the planned NodePool's limits.
 """
@@ -183,6 +185,17 @@ def _scenario_data(run: ScenarioRun, unlimited: ScenarioRun, limits: Mapping[str
         "podsPlaced": sum(sum(d.placed.values()) for d in run.decisions.values()),
         "podsPending": run.result.pending_count,
         "pending": _pending_data(run.result.pending),
+        "timeline": [
+            {
+                "seconds": point.seconds,
+                "podsWanted": point.wanted,
+                "podsPlaced": point.placed,
+                "podsPending": point.pending,
+                "nodeCount": point.nodes,
+                "capacity": {"cpu": point.cpu, "memory": point.memory},
+            }
+            for point in run.timeline
+        ],
         "withoutLimits": {
             "nodeCount": len(unlimited.result.nodes),
             "nodePools": _by_pool(unlimited.result),

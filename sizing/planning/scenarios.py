@@ -209,6 +209,25 @@ class ScenarioSetup:
 
 
 @dataclass(frozen=True)
+class BatchPoint:
+    """The fleet right after one provisioning batch of a scenario.
+
+    seconds: when the batch ran, from the scenario's start (s); wanted: the workload pods
+    asked for so far (placed plus pending); placed, pending: pods; nodes: every node of the
+    fleet; cpu (millicores), memory (MiB): the capacity of the planned NodePool's nodes, what
+    counts against its limits once they have reported it.
+    """
+
+    seconds: int
+    wanted: int
+    placed: int
+    pending: int
+    nodes: int
+    cpu: int
+    memory: int
+
+
+@dataclass(frozen=True)
 class ScenarioRun:
     """One scenario under given limits.
 
@@ -216,7 +235,8 @@ class ScenarioRun:
     provisioning batches simulated; reserved: what subtractMax took off over all of
     them (cpu m, memory MiB), which bounds the limits the scenario could ever need;
     pods: the workload pods the scenario is about (a drift replacement moves pods, it
-    adds none).
+    adds none); timeline: the fleet after each batch, in the order simulated (empty for
+    the disruption, whose one replacement is not a batch of pods).
     """
 
     name: str
@@ -225,6 +245,7 @@ class ScenarioRun:
     batches: int
     reserved: Resources = Resources()
     pods: int = 0
+    timeline: tuple[BatchPoint, ...] = field(default=(), compare=False)
 
     @property
     def placed_all(self) -> bool:
@@ -346,6 +367,7 @@ class _Fleet:
         self.pool_remaining: Mapping[str, Mapping[str, int]] = {}
         self.limit_demand: Mapping[str, int] = {}
         self.limit_consumed: Mapping[str, int] = {}
+        self.timeline: list[BatchPoint] = []
 
     @classmethod
     def after(cls, setup: ScenarioSetup, prefix: str, run: ScenarioRun) -> _Fleet:
@@ -364,6 +386,7 @@ class _Fleet:
         fleet.pool_remaining = run.result.pool_remaining
         fleet.limit_demand = run.result.limit_demand
         fleet.limit_consumed = run.result.limit_consumed
+        fleet.timeline = list(run.timeline)
         return fleet
 
     def _running(self, node: PlacedNode, reported: bool) -> RunningNode:
@@ -451,9 +474,18 @@ class _Fleet:
             self.limit_consumed = result.limit_consumed
             self.absorb(result, now, counted_at(now))
             self.pending = list(result.pending)
+            self.timeline.append(self.point(now))
             if not result.new_nodes:
                 return
             counts = _pending_counts(self.pending)
+
+    def point(self, seconds: int) -> BatchPoint:
+        """The fleet as it stands at `seconds` (see `BatchPoint`)."""
+        placed = sum(sum(counts.values()) for counts in self.pods.values())
+        pending = sum(group.count for group in self.pending)
+        counted = [n for n in self.placed.values() if n.in_node_pool and n.node_pool == self.primary_pool]
+        capacity = sum((node.capacity for node in counted), Resources())
+        return BatchPoint(seconds, placed + pending, placed, pending, len(self.placed), capacity.cpu, capacity.memory)
 
     def result(self, limits: Mapping[str, int]) -> ProvisioningResult:
         nodes = tuple(self.placed[name] for name in self.placed)
@@ -501,6 +533,7 @@ def run_peak(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
         fleet.batches,
         fleet.reserved,
         sum(group.count for group in setup.peak_groups),
+        tuple(fleet.timeline),
     )
 
 
@@ -530,6 +563,7 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
         fleet.batches,
         fleet.reserved,
         sum(group.count for group in setup.peak_groups),
+        tuple(fleet.timeline),
     )
 
 
@@ -538,7 +572,9 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
     counts = _pending_counts(peak.result.pending)
     for group in setup.surge_groups:
         counts[group.workload] = counts.get(group.workload, 0) + group.count
-    fleet.settle(counts, limits, 0, _always)
+    # The surge arrives once the peak has settled: its batches follow the peak's on the timeline.
+    start = peak.timeline[-1].seconds + setup.launch_seconds if peak.timeline else 0
+    fleet.settle(counts, limits, start, _always)
     return ScenarioRun(
         ROLLOUT,
         "rollout at peak: every workload's maxSurge pods on top of the peak fleet",
@@ -546,6 +582,7 @@ def run_rollout(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioR
         fleet.batches,
         fleet.reserved,
         peak.pods + sum(group.count for group in setup.surge_groups),
+        tuple(fleet.timeline),
     )
 
 

@@ -336,6 +336,22 @@ def test_the_dev_report_generator_finds_the_guide_current_and_replaces_only_the_
     assert generate_sizing_docs.with_report(text, "new report\n") == text.replace("old report", "new report")
 
 
+def test_the_readme_picture_is_of_the_dev_stacks_current_html_report(tmp_path, monkeypatch):
+    """The README shows a screenshot of the dev stack's page; the hash kept beside it is the page's
+    as the planner renders it now, so a change to the page or the plan makes --check fail."""
+    from scripts import generate_sizing_docs as docs
+
+    readme = (PROJECT_DIR / "README.md").read_text()
+    assert "](docs/images/capacity-report-dev.png)" in readme
+    page = docs.dev_page()
+    assert docs.picture_is_current(page)
+    assert docs.PICTURE.read_bytes().startswith(b"\x89PNG")
+    # A page that differs by one byte is not the one pictured.
+    assert not docs.picture_is_current(page.replace("</body>", " </body>"))
+    monkeypatch.setattr(docs, "PICTURE_SOURCE", tmp_path / "missing.sha256")
+    assert not docs.picture_is_current(page)
+
+
 def test_the_wide_pool_example_quotes_the_batches_and_limits_of_its_plan():
     """docs/sizing.md's objects example: limits, minimum, the first batch and the batch count are the plan's."""
     from sizing.kube.objects import read_objects

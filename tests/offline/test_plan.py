@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -30,7 +31,7 @@ def recording():
 @pytest.fixture(scope="module")
 def plan_dir(recording, tmp_path_factory):
     directory = tmp_path_factory.mktemp("plan") / "dev"
-    write_plan(recording, directory, capacity_report=lambda: "capacity report\n")
+    write_plan(recording, directory, capacity_report=lambda: "capacity report\n", capacity_html=lambda: "<p>page</p>\n")
     return directory
 
 
@@ -118,6 +119,7 @@ def test_graph_is_valid_dot_with_the_teardown_order(recording, plan_dir):
 
 def test_capacity_report_is_written(plan_dir):
     assert (plan_dir / "capacity.txt").read_text() == "capacity report\n"
+    assert (plan_dir / "capacity.html").read_text() == "<p>page</p>\n"
 
 
 def test_the_command_writes_where_it_says(tmp_path):
@@ -130,6 +132,12 @@ def test_the_command_writes_where_it_says(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert f"to {tmp_path / 'out'}" in result.stdout
+    # The capacity plan as a page beside its text: the same plan, the same NodePool limits.
+    page = (tmp_path / "out" / "capacity.html").read_text()
+    text = (tmp_path / "out" / "capacity.txt").read_text()
+    assert page.startswith("<!DOCTYPE html>") and 'id="chart-fleet"' in page
+    limits = re.search(r'cpu: "?(\d+)"?', text)
+    assert limits and f'data-op="value">{limits.group(1)}</span>' in page
     assert (tmp_path / "out" / "resources.txt").exists()
     assert (tmp_path / "out" / "capacity.txt").read_text().strip()
 
@@ -266,7 +274,9 @@ def test_the_plan_has_no_float_noise(plan_dir):
 
 def test_two_plans_are_identical(recording, plan_dir, tmp_path):
     again = run_program("dev")
-    write_plan(again, tmp_path / "again", capacity_report=lambda: "capacity report\n")
+    write_plan(
+        again, tmp_path / "again", capacity_report=lambda: "capacity report\n", capacity_html=lambda: "<p>page</p>\n"
+    )
     first = {path.relative_to(plan_dir): path.read_bytes() for path in plan_dir.rglob("*") if path.is_file()}
     second = {
         path.relative_to(tmp_path / "again"): path.read_bytes()
