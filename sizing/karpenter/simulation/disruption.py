@@ -178,8 +178,8 @@ class DisruptionPolicy:
     def __post_init__(self) -> None:
         if self.consolidation_policy not in CONSOLIDATION_POLICIES:
             raise SizingInputError(
-                f"disruption.consolidationPolicy must be one of {list(CONSOLIDATION_POLICIES)}, "
-                f"got {self.consolidation_policy!r}"
+                f"disruption.consolidationPolicy must be one of {list(CONSOLIDATION_POLICIES)} (Balanced is not "
+                f"modelled), got {self.consolidation_policy!r}"
             )
         after = self.consolidate_after_seconds
         if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
@@ -199,7 +199,9 @@ class DisruptionPolicy:
 class FleetNode:
     """A running node: its type, NodePool, capacity type, zone, price (USD/hour) and its workload
     pods (workload -> count; DaemonSet pods are in the type's `daemon_overhead`); created and
-    last_pod_event: seconds on the simulation's clock (negative: before it started)."""
+    last_pod_event: seconds on the simulation's clock (negative: before it started); managed:
+    False for a node outside every NodePool (a managed node group's), which pods may use but
+    Karpenter never disrupts."""
 
     name: str
     option: NodeOption
@@ -211,6 +213,7 @@ class FleetNode:
     labels: Mapping[str, str] = field(default_factory=dict)
     created: int = 0
     last_pod_event: int = 0
+    managed: bool = True
 
     @property
     def pod_count(self) -> int:
@@ -260,7 +263,7 @@ class DisruptionInput:
             missing = sorted(set(node.pods) - set(self.groups))
             if missing:
                 raise SizingInputError(f"node {node.name!r} runs pods of {missing[0]!r}, which has no pod group")
-            if node.node_pool not in pools:
+            if node.managed and node.node_pool not in pools:
                 raise SizingInputError(f"node {node.name!r} names NodePool {node.node_pool!r}, which is not given")
         if not 0 <= self.horizon_seconds <= MAX_HORIZON_SECONDS:
             raise SizingInputError(
@@ -349,7 +352,7 @@ class _Outcome:
 
 
 def _usage(nodes: Sequence[FleetNode], pool: str) -> dict[str, int]:
-    counted = [node for node in nodes if node.node_pool == pool]
+    counted = [node for node in nodes if node.managed and node.node_pool == pool]
     total = sum((node.option.capacity for node in counted), Resources())
     return {"cpu": total.cpu, "memory": total.memory, "pods": total.pods, "nodes": len(counted)}
 
@@ -394,7 +397,7 @@ class _Way:
             self.pod_steps.append(PodStep(down.time, down.workload, sum(taken.values()), left))
 
     def policy(self, node: FleetNode) -> DisruptionPolicy | None:
-        return self.given.policies.get(node.node_pool)
+        return self.given.policies.get(node.node_pool) if node.managed else None
 
     def blocker(self, node: FleetNode) -> str | None:
         for workload in sorted(node.pods):
@@ -415,7 +418,9 @@ class _Way:
             if at is None:
                 policy = self.policy(node)
                 self.reasons[node.name] = (
-                    f"NodePool {node.node_pool} has no disruption settings"
+                    "outside every NodePool"
+                    if not node.managed
+                    else f"NodePool {node.node_pool} has no disruption settings"
                     if policy is None
                     else f"NodePool {node.node_pool} has consolidateAfter Never"
                 )
@@ -433,7 +438,8 @@ class _Way:
     def budgets(self, time: int, reason: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         for node in self.nodes.values():
-            counts[node.node_pool] = counts.get(node.node_pool, 0) + 1
+            if node.managed:
+                counts[node.node_pool] = counts.get(node.node_pool, 0) + 1
         moment = self.moment(time)
         return {
             name: policy.allowed(moment, counts.get(name, 0), reason)
@@ -549,14 +555,7 @@ class _Way:
             limits = {key: value - charged[key] for key, value in pool.limits.items()}
             pools.append(replace(pool, limits=limits))
         scenario = Scenario((), groups, running_nodes=tuple(running), node_pools=tuple(pools), idle_running=False)
-        result = Simulator(scenario, self.tables).run()
-        # Demand relative to the limits with the candidates counted again.
-        first = self.given.pools[0].name
-        charged = _usage(candidates, first)
-        for key in LIMIT_KEYS:
-            if result.limit_demand.get(key, 0) > 0:
-                self.demand[key] = max(self.demand[key], result.limit_demand[key] + charged[key])
-        return result
+        return Simulator(scenario, self.tables).run()
 
     def running(self, node: FleetNode) -> RunningNode:
         requested = node.option.daemon_overhead
@@ -569,12 +568,28 @@ class _Way:
             zone=node.zone,
             capacity_type=node.capacity_type,
             node_pool=node.node_pool,
+            in_node_pool=node.managed,
             pods=dict(node.pods),
             labels=dict(node.labels),
         )
 
     def consolidate(self, candidates: Sequence[FleetNode], method: str, time: int) -> _Outcome:
         result = self.simulate(candidates, time)
+        outcome = self.judge(candidates, method, result)
+        if outcome.command is not None:
+            self.count_demand(candidates, result)
+        return outcome
+
+    def count_demand(self, candidates: Sequence[FleetNode], result: ProvisioningResult) -> None:
+        """Raise the limit demand to what this run needed, the candidates' capacity counted again
+        (the run was charged with it). Only runs that found a command count: limits only take
+        types away from a replacement, so a run that found none without limits finds none with."""
+        charged = _usage(candidates, self.given.pools[0].name)
+        for key in LIMIT_KEYS:
+            if result.limit_demand.get(key, 0) > 0:
+                self.demand[key] = max(self.demand[key], result.limit_demand[key] + charged[key])
+
+    def judge(self, candidates: Sequence[FleetNode], method: str, result: ProvisioningResult) -> _Outcome:
         if result.pending:
             reason = result.pending[0].reason
             limited = "limit" in reason
