@@ -113,3 +113,31 @@ def test_unknown_names_are_refused():
 
 def test_way_down_name_is_a_binding_name():
     assert WAY_DOWN == "way-down"
+
+
+def test_the_report_tells_the_way_down_in_json_and_text():
+    from sizing.planning.report_data import plan_data
+    from sizing.planning.report_text import render_text
+
+    plan = _one_big_node(limits={"cpu": "32", "memory": "256Gi"})
+    data = plan_data(plan)
+    found = data["wayDown"]
+    assert found["targets"] == {"web": 1} and found["limitsRaised"]["cpu"] == 34000
+    kinds = [event["kind"] for event in found["planned"]["timeline"]]
+    assert kinds == ["scale-in", "single-node consolidation"]
+    assert found["planned"]["timeline"][-1]["launched"]["instanceType"] == "m5.large"
+    assert found["current"]["keepsDecisions"] is False
+    text = render_text(data)
+    assert "The way down (load drops at 0 s; HPAs to web 1)" in text
+    assert "single-node consolidation removes nodeclaim-1 for one on-demand m5.large" in text
+    assert "Under the NodePool's current limits the way down decides otherwise:" in text
+    assert render_text(plan_data(plan)) == text
+
+
+def test_a_plan_without_a_way_down_reports_none():
+    from sizing.planning.report_data import plan_data
+    from sizing.planning.report_text import render_text
+
+    plan = _plan([_web()], None)
+    data = plan_data(plan)
+    assert data["wayDown"] is None and "The way down" not in render_text(data)
