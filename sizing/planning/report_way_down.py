@@ -106,6 +106,10 @@ def way_down_data(plan: CapacityPlan) -> dict[str, Any] | None:
     }
 
 
+def _many(count: int, what: str) -> str:
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
 def _money(value: float) -> str:
     return f"{value:.4f}"
 
@@ -125,8 +129,8 @@ def _lines_of(run: Mapping[str, Any], unit: str) -> list[str]:
             if launched is not None:
                 what += f" for one {launched['capacityType']} {launched['instanceType']}"
             lines.append(
-                f"  {event['time']:>6} s  {event['kind']} {what}; {event['podsMoved']} pods moved, "
-                f"{event['nodes']} nodes, {_money(event['cost'])} {unit}"
+                f"  {event['time']:>6} s  {event['kind']} {what}; {_many(event['podsMoved'], 'pod')} moved, "
+                f"{_many(event['nodes'], 'node')}, {_money(event['cost'])} {unit}"
             )
     if len(timeline) > MAX_ROWS:
         lines.append(f"  ... {len(timeline) - MAX_ROWS} more events")
@@ -144,15 +148,15 @@ def way_down_lines(data: Mapping[str, Any]) -> list[str]:
     targets = ", ".join(f"{name} {count}" for name, count in found["targets"].items()) or "no HPA"
     lines = [
         f"The way down (load drops at 0 s; HPAs to {targets}), under the planned limits:",
-        f"  from {planned['start']['nodes']} nodes at {_money(planned['start']['cost'])} {unit} "
-        f"to {rest['nodes']} nodes at {_money(rest['cost'])} {unit} after {rest['seconds']} s",
+        f"  from {_many(planned['start']['nodes'], 'node')} at {_money(planned['start']['cost'])} {unit} "
+        f"to {_many(rest['nodes'], 'node')} at {_money(rest['cost'])} {unit} after {rest['seconds']} s",
     ]
     lines += _lines_of(planned, unit)
     optimal = found["optimal"]
     if optimal is not None:
         lines.append(
-            f"  at rest: {rest['nodes']} nodes, {_money(rest['cost'])} {unit}; the optimal fleet for the same pods: "
-            f"{optimal['nodes']} nodes, {_money(optimal['cost'])} {unit}"
+            f"  at rest: {_many(rest['nodes'], 'node')}, {_money(rest['cost'])} {unit}; the optimal fleet for the "
+            f"same pods: {_many(optimal['nodes'], 'node')}, {_money(optimal['cost'])} {unit}"
         )
     stays = planned["stays"]
     if stays:
@@ -175,5 +179,7 @@ def way_down_lines(data: Mapping[str, Any]) -> list[str]:
         else:
             lines.append("  Under the NodePool's current limits the way down decides otherwise:")
             lines += [f"    {change}" for change in current["changes"][:MAX_ROWS]]
-            lines.append(f"    at rest: {current['atRest']['nodes']} nodes, {_money(current['atRest']['cost'])} {unit}")
+            lines.append(
+                f"    at rest: {_many(current['atRest']['nodes'], 'node')}, {_money(current['atRest']['cost'])} {unit}"
+            )
     return lines
