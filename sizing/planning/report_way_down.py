@@ -120,7 +120,7 @@ def _lines_of(run: Mapping[str, Any], unit: str) -> list[str]:
     for event in timeline[:MAX_ROWS]:
         if event["kind"] == "scale-in":
             lines.append(
-                f"  {event['time']:>6} s  HPA deletes {event['podsDeleted']} pods of {event['workload']} "
+                f"  {event['time']:>6} s  HPA deletes {_many(event['podsDeleted'], 'pod')} of {event['workload']} "
                 f"({event['workloadPods']} left)"
             )
         else:
