@@ -177,7 +177,9 @@ def way_down_lines(data: Mapping[str, Any]) -> list[str]:
         if current["keepsDecisions"]:
             lines.append("  Under the NodePool's current limits the way down decides the same.")
         else:
-            lines.append("  Under the NodePool's current limits the way down decides otherwise:")
+            lines.append(
+                "  Under the NodePool's current limits the way down decides otherwise (whatever they keep on the way up):"
+            )
             lines += [f"    {change}" for change in current["changes"][:MAX_ROWS]]
             lines.append(
                 f"    at rest: {_many(current['atRest']['nodes'], 'node')}, {_money(current['atRest']['cost'])} {unit}"

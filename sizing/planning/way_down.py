@@ -332,7 +332,18 @@ def keep_way_down(
         for key, before, after in (("cpu", base[0], minimum.cpu), ("memory", base[1], minimum.memory)):
             if after > before:
                 raised[key] = after
-        search = replace(search, limits=bigger, planned=MappingProxyType(runner.run_all(bigger.for_simulation())))
+        # What the other scenarios decide one step below their own minimum no longer says why
+        # the limits stand where they do in a raised dimension: the way down's section does.
+        below = tuple(
+            None if key in raised else point for key, point in zip(("cpu", "memory"), bigger.below, strict=True)
+        )
+        bigger = replace(bigger, below=(below[0], below[1]))
+        search = replace(
+            search,
+            limits=bigger,
+            planned=MappingProxyType(runner.run_all(bigger.for_simulation())),
+            below=MappingProxyType({key: found for key, found in search.below.items() if key not in raised}),
+        )
     else:
         raise SizingInputError("the way down's limits did not settle; plan without way_down")
     planned = compared(run_way_down(setup, peak, settings, min_replicas, search.limits.for_simulation()), unlimited)

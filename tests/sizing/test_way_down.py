@@ -130,7 +130,9 @@ def test_the_report_tells_the_way_down_in_json_and_text():
     text = render_text(data)
     assert "The way down (load drops at 0 s; HPAs to web 1)" in text
     assert "single-node consolidation removes nodeclaim-1 for one on-demand m5.large" in text
-    assert "Under the NodePool's current limits the way down decides otherwise:" in text
+    assert "Under the NodePool's current limits the way down decides otherwise" in text
+    # The limits stand where the way down put them, not where the rollout would.
+    assert "set by the way-down scenario" in text and "one core less and the rollout" not in text
     assert render_text(plan_data(plan)) == text
 
 
