@@ -20,6 +20,7 @@ from sizing.karpenter.simulation.disruption import (
     DisruptionInput,
     DisruptionPolicy,
     FleetNode,
+    by_savings,
     simulate_disruption,
 )
 from sizing.kube.resources import Resources
@@ -129,6 +130,15 @@ def test_scheduled_budget_blocks_inside_its_window_only():
     )
     result = _way([_node("node-1", LARGE)], _pool(LARGE), policy, start=start)
     assert result.steps[0].time == 3600 + 15
+
+
+def test_candidates_go_by_savings_ratio():
+    """balanced_scoring_test.go: It("should sort non-Balanced candidates by savings ratio descending"):
+    the same price, reschedule costs 10, 1 (no pods) and 5: B, then C, then A."""
+    a = _node("node-a", LARGE, 9)
+    b = _node("node-b", LARGE)
+    c = _node("node-c", LARGE, 4)
+    assert [node.name for node in by_savings([a, b, c])] == ["node-b", "node-c", "node-a"]
 
 
 # -- consolidation: delete ----------------------------------------------------------------------

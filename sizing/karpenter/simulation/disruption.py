@@ -351,6 +351,12 @@ class _Outcome:
     limited: bool = False
 
 
+def by_savings(nodes: Sequence[FleetNode]) -> list[FleetNode]:
+    """Candidates in Karpenter's order (`sortCandidates`): price / (1 + pods to reschedule), highest
+    first (USD/hour per pod); ties by name."""
+    return sorted(nodes, key=lambda n: (-n.price / (1 + n.pod_count), n.name))
+
+
 def _usage(nodes: Sequence[FleetNode], pool: str) -> dict[str, int]:
     counted = [node for node in nodes if node.managed and node.node_pool == pool]
     total = sum((node.option.capacity for node in counted), Resources())
@@ -450,7 +456,7 @@ class _Way:
 
     @staticmethod
     def savings_order(nodes: Sequence[FleetNode]) -> list[FleetNode]:
-        return sorted(nodes, key=lambda n: (-n.price / (1 + n.pod_count), n.name))
+        return by_savings(nodes)
 
     def take_budget(self, ordered: Sequence[FleetNode], budget: dict[str, int]) -> list[FleetNode]:
         taken = []
