@@ -143,3 +143,18 @@ def test_a_plan_without_a_way_down_reports_none():
     plan = _plan([_web()], None)
     data = plan_data(plan)
     assert data["wayDown"] is None and "The way down" not in render_text(data)
+
+
+def test_the_way_down_is_the_same_bytes_every_time():
+    import json
+
+    from sizing.planning.report_data import plan_data
+
+    settings = WayDownSettings(
+        policies={"default": DisruptionPolicy(WHEN_EMPTY_OR_UNDERUTILIZED, 0, ())},
+        scale_down={"web": WINDOW_60},
+        level_percent=50,
+    )
+    first = json.dumps(plan_data(_plan([_web(replicas=24)], settings))["wayDown"], sort_keys=True)
+    again = json.dumps(plan_data(_plan([_web(replicas=24)], settings))["wayDown"], sort_keys=True)
+    assert first == again and '"single-node consolidation"' in first
