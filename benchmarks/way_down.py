@@ -3,13 +3,13 @@
 
 The way down is the reference setup's: every HPA scales in to minReplicas 1 under Kubernetes'
 default scale-down (300 s window, then 100 % per 15 s) and the NodePool consolidates `WhenEmpty`
-after 30 s with the default budget (10 % of the nodes). `WhenEmptyOrUnderutilized` runs up to
-20,000 pods: each of its commands takes a scheduling simulation per candidate tried, as Karpenter's
-do. Per row: the whole plan without the way down and with it (`PlanInput.way_down`, which also
+after 30 s with the default budget (10 % of the nodes), then again `WhenEmptyOrUnderutilized`,
+each of whose commands takes a scheduling simulation per candidate tried, as Karpenter's do. Per row: the whole plan without the way down and with it (`PlanInput.way_down`, which also
 checks the planned limits against it), and one way down alone from the planned peak fleet under
 the planned limits.
 
-Options: --quick runs 1,000 and 20,000 pods only; --workers N as for `benchmarks.scale`.
+Options: --quick runs 1,000 and 20,000 pods only; --pods N runs one of the counts; --workers N as
+for `benchmarks.scale`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from sizing.planning.scenarios import PEAK
 from sizing.planning.side_by_side import available_workers
 from sizing.planning.way_down import WayDownSettings, run_way_down
 
-UNDERUTILIZED_UP_TO = 20000
-
 
 def run(options: Sequence[str]) -> int:
-    counts = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
+    counts: tuple[int, ...] = POD_COUNTS[:2] if "--quick" in options else POD_COUNTS
+    if "--pods" in options:
+        counts = (int(options[options.index("--pods") + 1]),)
     workers = int(options[options.index("--workers") + 1]) if "--workers" in options else available_workers()
     print(f"{workers} worker{'s' if workers != 1 else ''}")
     print()
@@ -49,8 +49,6 @@ def run(options: Sequence[str]) -> int:
         peak = plan.scenarios[PEAK].result
         minimum = {w.name: 1 for w in base.workloads}
         for policy in (WHEN_EMPTY, WHEN_EMPTY_OR_UNDERUTILIZED):
-            if policy == WHEN_EMPTY_OR_UNDERUTILIZED and count > UNDERUTILIZED_UP_TO:
-                continue
             settings = WayDownSettings(policies={"default": DisruptionPolicy(policy, 30)})
             started = time.perf_counter()
             plan_capacity(replace(base, way_down=settings), workers=workers)
