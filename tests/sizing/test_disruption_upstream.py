@@ -87,7 +87,7 @@ def test_empty_nodes_wait_for_consolidate_after():
 
 
 def test_when_empty_leaves_a_node_with_pods():
-    """emptiness_test.go: It("should fire an event for ConsolidationDisabled when the NodePool has
+    """consolidation_test.go: It("should fire an event for ConsolidationDisabled when the NodePool has
     consolidation set to WhenEmpty"): a non-empty node of a WhenEmpty pool is not consolidated."""
     nodes = [_node("node-1", LARGE, 1), _node("node-2", LARGE, 1)]
     result = _way(nodes, _pool(LARGE), DisruptionPolicy(WHEN_EMPTY, 0))
@@ -121,9 +121,9 @@ def test_budget_for_another_reason_does_not_bound_emptiness():
 
 
 def test_scheduled_budget_blocks_inside_its_window_only():
-    """The budget schedule of pkg/apis/v1/nodepool.go `Budget.IsActive`, as nodepool_budgets_test.go:
-    It("should return zero values if a schedule is active"): a zero budget active from 12:00 UTC for
-    an hour keeps the empty node until 13:00."""
+    """The budget schedule of pkg/apis/v1/nodepool.go `Budget.IsActive`, as pkg/apis/v1/nodepool_budgets_test.go:
+    It("should return that a schedule is active"): a zero budget active from 12:00 UTC for an hour
+    keeps the empty node until 13:00."""
     start = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
     policy = DisruptionPolicy(
         WHEN_EMPTY, 0, (Budget("100%"), Budget("0", schedule="0 12 * * *", duration_seconds=3600))
@@ -234,8 +234,8 @@ def test_pods_move_onto_a_node_whose_pool_never_consolidates():
 
 
 def test_single_node_replaced_by_a_cheaper_one():
-    """consolidation_test.go: It("can replace node") (Replace): a node far larger than its pods is
-    replaced by the cheapest type that holds them."""
+    """consolidation_test.go: It("should replace a node with a cheaper one even when consolidateAfter has
+    not expired"): a node far larger than its pods is replaced by the cheapest type that holds them."""
     result = _way([_node("node-0", HUGE, 2)], _pool(SMALL, LARGE, HUGE))
     step = result.steps[0]
     assert step.method == SINGLE_NODE and step.replacement is not None
@@ -249,13 +249,13 @@ def test_no_replacement_that_costs_more():
 
 
 def test_multi_node_merges_three_nodes_into_one():
-    """consolidation_test.go: It("can merge 3 nodes into 1") (Replace): three nodes each with one pod
-    merge onto one cheaper node."""
+    """consolidation_test.go: It("can merge 3 nodes into 1 if the candidates have both spot and
+    on-demand"): three nodes each with one pod, one of them spot, merge onto one cheaper node."""
     pod = PodGroup("app", Resources(1500, 2048, 1), 0)
-    nodes = [_node(f"node-{i}", LARGE, 1) for i in range(3)]
+    nodes = [_node("node-0", LARGE, 1), _node("node-1", LARGE, 1, "spot"), _node("node-2", LARGE, 1)]
     result = _way(
         nodes,
-        _pool(SMALL, LARGE, HUGE, _option("medium", 6, 12, 0.3)),
+        _pool(SMALL, LARGE, HUGE, _option("medium", 6, 12, 0.3), capacity_types=("spot", "on-demand")),
         DisruptionPolicy(budgets=(Budget("100%"),)),
         groups={"app": pod},
     )
@@ -298,9 +298,10 @@ def test_spot_to_spot_with_enough_cheaper_types():
 
 
 def test_replacement_counts_against_limits():
-    """A replacement launches while the node it replaces still runs (consolidation_test.go:
-    It("can replace node") with NodePool limits at the fleet's usage, as Karpenter's scheduler
-    charges the candidates' capacity): the dearer node stays, and the limit is named."""
+    """A replacement launches while the node it replaces still runs, and Karpenter's scheduler counts
+    the candidates' capacity in the NodePool's usage (pkg/controllers/provisioning/scheduling/scheduler.go,
+    `calculateExistingNodeClaims` / `updateRemainingResources`): with limits at the fleet's usage the
+    dearer node stays, and the limit is named."""
     pool = _pool(SMALL, LARGE, HUGE, limits={"cpu": 16000})
     result = _way([_node("node-0", HUGE, 2)], pool)
     assert not result.steps and "limit" in result.stays["node-0"]

@@ -8,8 +8,8 @@ from sizing.kube.replicaset import pods_to_delete
 
 
 def test_the_most_crowded_node_is_emptied_first():
-    """Kubernetes' replica_set_test.go TestGetPodsToDelete, "various pod phases and conditions,
-    diff = len(pods)": ranks by pods of the set on the same node; a step takes whole nodes in rank order."""
+    """Ranked by pods of the set on the same node (counted before any deletion), a step takes whole
+    nodes in rank order."""
     nodes = [("a", 0, 3), ("b", 10, 5), ("c", 20, 1)]
     assert pods_to_delete(nodes, 6) == {"b": 5, "a": 1}
 
