@@ -33,7 +33,8 @@ candidates' capacity (they still run while a replacement launches).
    pods allow, priced in its capacity type and zones.
 5. **Budgets.** Per NodePool and reason, the fewest nodes any active budget allows (`nodes` a
    count, or a percent of the pool's nodes rounded up; a budget with `schedule` is active from
-   each cron hit, UTC, for `duration`); no budget: 10 %. A method takes candidates in order
+   each cron hit, UTC, for `duration`); budgets left out: Karpenter's default of 10 %, an empty list:
+   no bound. A method takes candidates in order
    while its pool's budget lasts.
 6. **Time.** A command is validated 15 s after it is computed (`commandValidationDelay`) and is
    dropped if a candidate stopped being consolidatable meanwhile; a deletion then takes effect,
