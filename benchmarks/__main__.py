@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-BENCHMARKS = ("solver", "solver_families", "planner", "scale", "trace_shapes", "program")
+BENCHMARKS = ("solver", "solver_families", "planner", "scale", "way_down", "trace_shapes", "program")
 # Run when named only: they take minutes.
 BY_NAME_ONLY = ("ceilings",)
 

@@ -78,6 +78,9 @@ What each door accepts:
   A stack (--stack NAME): Pulumi.NAME.yaml in --project-dir, checked as the stack program checks
     it (eks-autoscaling:* and aws:* keys, the VPC's room for the peak). Takes no FILE, --manifests,
     --region, --zones or --accept-unmodelled: the stack sets them.
+    --way-down also plans the way down after the peak: the HPA scales in under the stack's
+    behavior.scaleDown (to minReplicas, or --way-down-level PERCENT of the peak), then Karpenter
+    empties and consolidates under the NodePool's disruption settings (docs/sizing.md).
 
   stdin: '-' as a FILE reads stdin, once, told apart like a file. Every input is UTF-8 YAML text
   of at most {MAX_INPUT_BYTES // (1024 * 1024)} MiB; a key given twice in one map is refused, and aliases may repeat at most
@@ -190,6 +193,18 @@ def register(subparsers: Any) -> None:
         "may take, or pods a scenario leaves pending even without limits",
     )
     parser.add_argument(
+        "--way-down",
+        action="store_true",
+        help="with --stack: also plan the way down after the peak (the HPA's scale-in, then Karpenter's emptiness "
+        "and consolidation under the stack's NodePool disruption settings)",
+    )
+    parser.add_argument(
+        "--way-down-level",
+        type=float,
+        metavar="PERCENT",
+        help="with --way-down: the load left after the peak, in percent of the peak (default: the HPA's minReplicas)",
+    )
+    parser.add_argument(
         "--max-rows", type=int, default=50, metavar="N", help="nodes listed one per row in the text report"
     )
     parser.add_argument(
@@ -202,17 +217,20 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def _stack_input(stack_name: str, project_dir: Path) -> Any:
+def _stack_input(stack_name: str, project_dir: Path, way_down: bool = False, level: float | None = None) -> Any:
     try:
         from stackconfig.capacity import plan_input_for_stack
         from stackconfig.errors import StackConfigError
+        from stackconfig.way_down import plan_input_with_way_down
     except ModuleNotFoundError as error:
-        if error.name in ("stackconfig", "stackconfig.capacity", "stackconfig.errors"):
+        if error.name in ("stackconfig", "stackconfig.capacity", "stackconfig.errors", "stackconfig.way_down"):
             raise SizingInputError(
                 f"{STACK_SUPPORT_MISSING}: the stackconfig.capacity module is missing; plan from a description FILE"
             ) from error
         raise
     try:
+        if way_down:
+            return plan_input_with_way_down(stack_name, project_dir, level)
         return plan_input_for_stack(stack_name, project_dir)
     except StackConfigError as error:
         raise SizingInputError(str(error)) from None
@@ -254,8 +272,14 @@ def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -
             ],
             "with --stack: the stack file sets what the plan reads",
         )
-        return _stack_input(args.stack, args.project_dir or Path(".")), f"aws:region of stack {args.stack}"
-    _refuse([("--project-dir", args.project_dir)], "without --stack")
+        if args.way_down_level is not None and not args.way_down:
+            raise SizingInputError("--way-down-level needs --way-down")
+        stack_input = _stack_input(args.stack, args.project_dir or Path("."), args.way_down, args.way_down_level)
+        return stack_input, f"aws:region of stack {args.stack}"
+    _refuse(
+        [("--project-dir", args.project_dir), ("--way-down", args.way_down), ("--way-down-level", args.way_down_level)],
+        "without --stack",
+    )
     if not args.file and not args.manifests:
         raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
     if [*args.file, *args.manifests].count(STDIN) > 1:

@@ -91,6 +91,7 @@ from sizing.planning.scenarios import (
     search_from,
 )
 from sizing.planning.side_by_side import can_fork, run_around, run_beside
+from sizing.planning.way_down import WayDownPlan, WayDownSettings, keep_way_down, with_optimum
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"
 
@@ -169,7 +170,9 @@ class PlanInput:
     Kubernetes' defaults with minReplicas 1); catalog_info: the header of
     `catalog` (its region, dates, offerings; None: the bundled catalog's, or
     nothing known of a catalog given without it); spot_discount: the user's
-    expected spot discount, which prices spot over any market data.
+    expected spot discount, which prices spot over any market data; way_down: the
+    NodePools' disruption settings and the HPAs' scale-down, to plan the way down after
+    the peak (`sizing.planning.way_down`; None: not planned).
     """
 
     workloads: tuple[Workload, ...]
@@ -190,6 +193,7 @@ class PlanInput:
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
+    way_down: WayDownSettings | None = None
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -302,6 +306,8 @@ class CapacityPlan:
     ramps: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     offerings: OfferingsCheck | None = None
     never_running: tuple[NeverRunning, ...] = ()
+    # The way down after the peak, when the input asks for it (`sizing.planning.way_down`).
+    way_down: WayDownPlan | None = None
 
     @property
     def node_pool_limits(self) -> dict[str, str]:
@@ -1086,6 +1092,21 @@ def _fleet_types_limits(
     return advised.limits if keeps and narrower else None
 
 
+def _way_down(
+    plan_input: PlanInput, setup: ScenarioSetup, search: LimitSearch, probe: LimitProbe
+) -> tuple[LimitSearch, WayDownPlan]:
+    settings = plan_input.way_down
+    assert settings is not None
+    min_replicas = {
+        workload.name: _scale_up(workload, plan_input.hpa_scale_up).min_replicas
+        for workload in plan_input.workloads
+        if workload.autoscaled or workload.name in plan_input.hpa_scale_up
+    }
+    spec = plan_input.node_pool.limits
+    current = parse_limits(spec) if spec and {"cpu", "memory"} & set(spec) else None
+    return keep_way_down(setup, search, probe.runner, settings, min_replicas, plan_input.headroom_percent, current)
+
+
 def _limit_search(probe: LimitProbe, headroom_percent: float, progress: Progress, beside_tasks: bool) -> LimitSearch:
     if beside_tasks:
         # The other processes are the tasks': the search keeps to this one.
@@ -1255,6 +1276,9 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
         early_tasks,
         workers,
     )
+    way_down = None
+    if plan_input.way_down is not None:
+        search, way_down = _way_down(plan_input, setup, search, probe)
     fleet = search.planned[ROLLOUT].result
     groups = _solver_groups(context, fleet)
     demand = _requested(groups)
@@ -1294,6 +1318,10 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
                 workers,
             )
         optimal = solved
+        if way_down is not None:
+            way_down = with_optimum(
+                way_down, options, context.groups, context.zones, context.capacity_types, plan_input.solver_work_limit
+            )
         karpenter_cost = sum(node.price for node in fleet.new_nodes)
         percent = (karpenter_cost / solved.cost - 1) * 100 if solved.cost > 0 else None
         gap = FleetGap(len(fleet.new_nodes) - solved.node_count, karpenter_cost - solved.cost, percent)
@@ -1356,4 +1384,5 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
         ),
         offerings=context.offerings,
         never_running=never_running,
+        way_down=way_down,
     )

@@ -32,6 +32,7 @@ from sizing.kube.workloads import Workload
 from sizing.planning.decisions import Change
 from sizing.planning.planner import CapacityPlan
 from sizing.planning.recommendation import Outcome
+from sizing.planning.report_way_down import way_down_data
 from sizing.planning.scenarios import ScenarioRun
 
 # The key under which nodes whose zone is not settled yet (several zones still open) are counted.
@@ -317,6 +318,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             }
         ),
         "findings": [{"subject": f.subject, "changes": _changes_data(f.changes)} for f in plan.findings],
+        "wayDown": way_down_data(plan),
         "optimal": _optimal_data(plan),
         "gap": (
             None if plan.gap is None else {"nodes": plan.gap.nodes, "cost": plan.gap.cost, "percent": plan.gap.percent}

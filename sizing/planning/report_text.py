@@ -11,6 +11,7 @@ from typing import Any
 
 from sizing.kube.quantities import format_cpu, format_memory
 from sizing.planning.report_data import ANY_ZONE
+from sizing.planning.report_way_down import way_down_lines
 
 HOURS_PER_MONTH = 730
 BAR_WIDTH = 30
@@ -428,6 +429,7 @@ def render_text(data: Mapping[str, Any], max_rows: int = DEFAULT_NODE_ROWS) -> s
         _scenario_lines(data),
         _never_placed_lines(data),
         _limits_lines(data),
+        way_down_lines(data),
         _optimal_lines(data),
         _recommendation_lines(data),
         _pending_lines(data),
