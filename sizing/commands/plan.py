@@ -209,6 +209,7 @@ def plan_input_for(args: argparse.Namespace, stdin: Any = None) -> Any:
 def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -> tuple[Any, str]:
     """The planner's input of the door the command line uses, and what set its region (for a
     refusal of a catalog of another region)."""
+    from sizing.kube.objects import ObjectCounter
     from sizing.planning.description import plan_input_from_input
     from sizing.planning.objects import STDIN, objects_of, plan_input_from_objects, read_inputs
 
@@ -229,7 +230,10 @@ def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -
         raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
     if [*args.file, *args.manifests].count(STDIN) > 1:
         raise SizingInputError("'-' (stdin) is given more than once; stdin can be read once")
-    inputs = read_inputs(args.file, stdin) + read_inputs(args.manifests, stdin, what="manifest")
+    counter = ObjectCounter()
+    inputs = read_inputs(args.file, stdin, counter=counter) + read_inputs(
+        args.manifests, stdin, what="manifest", counter=counter
+    )
     descriptions = [item for item in inputs if item.is_description]
     if len(descriptions) > 1:
         raise SizingInputError(

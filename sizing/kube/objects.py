@@ -13,9 +13,11 @@ request (`sizing.kube.manifests.pod_requests`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from yaml.nodes import MappingNode, ScalarNode
 
 from sizing.errors import SizingInputError, echo
 from sizing.kube.manifests import DEFAULT_NAMESPACE, _list, _mapping, _max_surge, object_documents, pod_requests
@@ -33,7 +35,15 @@ from sizing.kube.scheduling import (
     Toleration,
     TopologySpread,
 )
-from sizing.kube.workloads import CEILING_WHY, MAX_REPLICAS, DaemonSet, ExistingNode, Workload
+from sizing.kube.workloads import (
+    CEILING_WHY,
+    MAX_EXISTING_NODES,
+    MAX_REPLICAS,
+    MAX_WORKLOADS,
+    DaemonSet,
+    ExistingNode,
+    Workload,
+)
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job")
 KARPENTER_API = "karpenter.sh/v1"
@@ -360,9 +370,50 @@ class _Objects:
         self.seen[key] = where
 
 
+@dataclass
+class ObjectCounter:
+    """Counts workloads and nodes while YAML is read (a `safe_yaml.ObjectHook`), across every input
+    it is handed to, and refuses the first one past the planner's ceilings (`MAX_WORKLOADS`,
+    `MAX_EXISTING_NODES`) before the rest is read or anything is built: a list of 20,000
+    Deployments is refused after reading about a twentieth of it. Workloads scaled to zero count
+    too (an HPA may scale them up); objects the planner does not plan are not counted."""
+
+    workloads: int = 0
+    nodes: int = 0
+
+    def hook(self, where: str) -> Callable[[MappingNode, str], None]:
+        """The hook for the input `where` names."""
+        return lambda node, place: self.count(node, f"{where} {place}")
+
+    def count(self, node: MappingNode, where: str) -> None:
+        kinds = [
+            value.value
+            for key, value in node.value
+            if isinstance(key, ScalarNode) and key.value == "kind" and isinstance(value, ScalarNode)
+        ]
+        kind = kinds[0] if kinds else None
+        if kind in WORKLOAD_KINDS:
+            self.workloads += 1
+            if self.workloads > MAX_WORKLOADS:
+                raise SizingInputError(
+                    f"{where}: {self.workloads:,} workloads (Deployments, StatefulSets, Jobs) by here, more than "
+                    f"{MAX_WORKLOADS:,} (the planner's ceiling: each workload is simulated as groups of its own; "
+                    "plan the NodePool's share of them)"
+                )
+        elif kind in ("Node", "NodeClaim"):
+            self.nodes += 1
+            if self.nodes > MAX_EXISTING_NODES:
+                raise SizingInputError(
+                    f"{where}: {self.nodes:,} existing nodes (Nodes, NodeClaims) by here, more than "
+                    f"{MAX_EXISTING_NODES:,} (the most Kubernetes supports in one cluster, and the planner's ceiling)"
+                )
+
+
 def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
-    """The objects of YAML texts given as (where, text) pairs (see `read_parsed_objects`)."""
-    return read_parsed_objects([(where, load_documents(text, where)) for where, text in texts])
+    """The objects of YAML texts given as (where, text) pairs (see `read_parsed_objects`), the
+    planner's ceilings checked while they are read (`ObjectCounter`)."""
+    counter = ObjectCounter()
+    return read_parsed_objects([(where, load_documents(text, where, counter.hook(where))) for where, text in texts])
 
 
 def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> ClusterObjects:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -140,19 +140,53 @@ def read_text(path: Path | str, what: str, kind: str = "YAML") -> str:
 # -- parsing ------------------------------------------------------------------------------------
 
 
+# Called with each map at a Kubernetes object's place (a document, or an item of a document's
+# `items` list) and that place ("document 3", "document 1.items[7]"), as soon as the map is
+# composed: before the rest of the stream is read and before any value is built.
+ObjectHook = Callable[[MappingNode, str], None]
+
+
 class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader that checks each document's node graph before building it."""
+    """PyYAML's safe loader that checks each document's node graph before building it, and hands
+    each object's map to `on_object` as it is composed."""
 
     what = "input"
+    on_object: ObjectHook | None = None
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._path: list[Any] = []
+        self._documents = 0
+
+    def compose_document(self) -> Any:
+        self._documents += 1
+        return super().compose_document()
+
+    def compose_node(self, parent: Node | None, index: Any) -> Any:
+        if self.on_object is None:
+            return super().compose_node(parent, index)
+        self._path.append(index.value if isinstance(index, ScalarNode) else index)
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._path.pop()
+        if isinstance(node, MappingNode):
+            place = f"document {self._documents}"
+            if not self._path:
+                self.on_object(node, place)
+            elif len(self._path) == 2 and self._path[1] == "items" and isinstance(index, int):
+                self.on_object(node, f"{place}.items[{index}]")
+        return node
 
     def construct_document(self, node: Node) -> Any:
         _check_nodes(node, self.what)
         return super().construct_document(node)
 
 
-def load_documents(text: str, what: str) -> list[Any]:
-    """Every document of a YAML stream (empty ones as None)."""
-    return list(_load(text, what))
+def load_documents(text: str, what: str, on_object: ObjectHook | None = None) -> list[Any]:
+    """Every document of a YAML stream (empty ones as None); `on_object` sees each object's map
+    while the stream is read (`ObjectHook`), and may refuse the input by raising."""
+    return list(_load(text, what, on_object))
 
 
 def load_document(text: str, what: str) -> Any:
@@ -163,12 +197,14 @@ def load_document(text: str, what: str) -> Any:
     return documents[0] if documents else None
 
 
-def _load(text: str, what: str) -> Iterator[Any]:
+def _load(text: str, what: str, on_object: ObjectHook | None = None) -> Iterator[Any]:
     # A loader class of this input's own, so that its checks name the input.
-    loader = type("_InputLoader", (_Loader,), {"what": what})
+    loader = type(
+        "_InputLoader", (_Loader,), {"what": what, "on_object": staticmethod(on_object) if on_object else None}
+    )
     try:
         yield from yaml.load_all(text, Loader=loader)
-    except YamlInputError:
+    except SizingInputError:
         raise
     except yaml.MarkedYAMLError as error:
         raise YamlInputError(f"{what}: {syntax_problem(error)}") from None
