@@ -234,14 +234,27 @@ def _optimal_data(plan: CapacityPlan) -> dict[str, Any] | None:
     }
 
 
+def _below_at(dimension: str, point: tuple[int, int] | None) -> int | None:
+    """The cpu (m) or memory (MiB) limit one search step under the minimum, as simulated."""
+    if point is None:
+        return None
+    return point[0] if dimension == "cpu" else point[1]
+
+
 def plan_data(plan: CapacityPlan) -> dict[str, Any]:
     """The plan as JSON-able data (see the module docstring for units and terms)."""
     inputs = plan.input
     pool = plan.fleet.primary_pool
     planned_limits = plan.limits.for_simulation()
     current = plan.current_limits
+    points = dict(zip(("cpu", "memory"), plan.limits.below, strict=True))
     below = {
-        dimension: {"scenario": name, "changes": [_change_data(change) for change in found]}
+        dimension: {
+            "scenario": name,
+            # The limit of this dimension the scenario was simulated under (cpu m or memory MiB).
+            "at": _below_at(dimension, points[dimension]),
+            "changes": [_change_data(change) for change in found],
+        }
         for dimension, (name, found) in plan.limits_below.items()
     }
     return {
