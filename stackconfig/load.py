@@ -7,6 +7,7 @@ that form first, so that a stack file and a real run are validated the same way.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +22,9 @@ from stackconfig.model import StackConfig
 
 PROJECT = "eks-autoscaling"
 REGION_KEY = "aws:region"
+# The top-level keys of Pulumi's stack settings file (docs "Stack settings file reference"):
+# anything else is a typo Pulumi would not read.
+STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
 
 
 def project_keys() -> dict[str, str]:
@@ -80,6 +84,9 @@ def read_stack_file(path: Path) -> dict[str, Any]:
         raise StackConfigError(
             [f"{path}: the top level must be a map with a `config:` key, not a {_yaml_kind(document)}"]
         )
+    unknown = sorted(str(key) for key in document if key not in STACK_FILE_KEYS)
+    if unknown:
+        raise StackConfigError([_unknown_top_level(path, key) for key in unknown[:5]])
     config = document.get("config")
     if config is None:
         return {}
@@ -91,6 +98,15 @@ def read_stack_file(path: Path) -> dict[str, Any]:
             ]
         )
     return config
+
+
+def _unknown_top_level(path: Path, key: str) -> str:
+    close = difflib.get_close_matches(key, STACK_FILE_KEYS, n=1)
+    hint = f" (did you mean `{close[0]}`?)" if close else ""
+    return (
+        f"{path}: unknown top-level key {echo(key, 40)}{hint}; a stack file holds only "
+        f"{', '.join(f'`{name}`' for name in STACK_FILE_KEYS)}"
+    )
 
 
 def _yaml_kind(value: Any) -> str:

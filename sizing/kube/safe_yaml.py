@@ -114,15 +114,60 @@ def _printable(character: str) -> bool:
     )
 
 
+def _utf16(data: bytes) -> str | None:
+    """The encoding of `data` when it reads as UTF-16 text ("UTF-16LE", "UTF-16BE"): a byte-order
+    mark, or NUL bytes where ASCII text in UTF-16 has them; None otherwise."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        candidates = ["utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"]
+        data = data[2:]
+    elif len(data) >= 2 and len(data) % 2 == 0:
+        # Text that is mostly ASCII has a NUL in every other byte: the high byte of each character.
+        candidates = [
+            encoding
+            for encoding, high in (("utf-16-le", data[1::2]), ("utf-16-be", data[0::2]))
+            if high.count(0) * 2 >= len(high)
+        ]
+    else:
+        return None
+    for encoding in candidates:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" not in text and all(_printable(character) for character in text):
+            return encoding.upper().replace("UTF-16-", "UTF-16")
+    return None
+
+
+def _utf16_message(what: str, encoding: str, kind: str) -> str:
+    return (
+        f"{what} is {encoding} text, and {kind} is read as UTF-8; save it as UTF-8 (PowerShell: "
+        "`Get-Content FILE | Set-Content -Encoding utf8 NEW`, or `... | Out-File -Encoding utf8 FILE`; "
+        "elsewhere: `iconv -f UTF-16 -t UTF-8 FILE > NEW`)"
+    )
+
+
 def decode_text(data: bytes, what: str, kind: str = "YAML") -> str:
-    """UTF-8 text of `data` without control characters; anything else is not a text file."""
+    """UTF-8 text of `data` without control characters; anything else is not a text file.
+    UTF-16 text (what Windows PowerShell's `>` and `Out-File` write) is named as such, with how to
+    save it as UTF-8; a byte that is not UTF-8 is named with its line and column."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise YamlInputError(f"{what} is not a text file (byte {error.start} is not UTF-8); {kind} is text") from None
+        encoding = _utf16(data)
+        if encoding is not None:
+            raise YamlInputError(_utf16_message(what, encoding, kind)) from None
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise YamlInputError(
+            f"{what} is not a text file (byte {error.start} at line {line}, column {column} is not UTF-8); "
+            f"{kind} is text"
+        ) from None
     text = text.removeprefix("\ufeff")
     for offset, character in enumerate(text):
         if not _printable(character):
+            if character == "\x00" and (encoding := _utf16(data)) is not None:
+                raise YamlInputError(_utf16_message(what, encoding, kind))
             line = text.count("\n", 0, offset) + 1
             column = offset - (text.rfind("\n", 0, offset) + 1) + 1
             raise YamlInputError(
