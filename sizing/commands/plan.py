@@ -50,7 +50,7 @@ restriction. cpu in millicores, memory in MiB, costs per hour.
 What each door accepts:
 
   Kubernetes objects (FILE ... and --manifests FILE ...): YAML files of objects, several documents
-    and `kind: List` (kubectl get -o yaml) included. Planned: NodePool (karpenter.sh/v1; the
+    and `kind: List` (kubectl get -o yaml) or `DeploymentList`, ... (kubectl get --raw) included. Planned: NodePool (karpenter.sh/v1; the
     heaviest is planned, the others take overflow; requirements and labels, custom keys too),
     EC2NodeClass (kubelet, AMI family; AL2023 without one), Deployment, StatefulSet, Job,
     HorizontalPodAutoscaler (maxReplicas at peak), DaemonSet, Node, NodeClaim. Requests come from

@@ -20,7 +20,15 @@ from typing import Any
 from yaml.nodes import MappingNode, ScalarNode
 
 from sizing.errors import SizingInputError, echo
-from sizing.kube.manifests import DEFAULT_NAMESPACE, _list, _mapping, _max_surge, object_documents, pod_requests
+from sizing.kube.manifests import (
+    DEFAULT_NAMESPACE,
+    _list,
+    _mapping,
+    _max_surge,
+    item_kind,
+    object_documents,
+    pod_requests,
+)
 from sizing.kube.resources import Resources
 from sizing.kube.safe_yaml import load_documents
 from sizing.kube.scheduling import (
@@ -381,17 +389,17 @@ class ObjectCounter:
     workloads: int = 0
     nodes: int = 0
 
-    def hook(self, where: str) -> Callable[[MappingNode, str], None]:
+    def hook(self, where: str) -> Callable[[MappingNode, str, str | None], None]:
         """The hook for the input `where` names."""
-        return lambda node, place: self.count(node, f"{where} {place}")
+        return lambda node, place, list_kind: self.count(node, f"{where} {place}", list_kind)
 
-    def count(self, node: MappingNode, where: str) -> None:
+    def count(self, node: MappingNode, where: str, list_kind: str | None = None) -> None:
         kinds = [
             value.value
             for key, value in node.value
             if isinstance(key, ScalarNode) and key.value == "kind" and isinstance(value, ScalarNode)
         ]
-        kind = kinds[0] if kinds else None
+        kind = kinds[0] if kinds else item_kind(list_kind)
         if kind in WORKLOAD_KINDS:
             self.workloads += 1
             if self.workloads > MAX_WORKLOADS:

@@ -188,7 +188,9 @@ def read_text(path: Path | str, what: str, kind: str = "YAML") -> str:
 # Called with each map at a Kubernetes object's place (a document, or an item of a document's
 # `items` list) and that place ("document 3", "document 1.items[7]"), as soon as the map is
 # composed: before the rest of the stream is read and before any value is built.
-ObjectHook = Callable[[MappingNode, str], None]
+# The third argument is the document's `kind` when it was read before its `items` ("DeploymentList"
+# of the API's own lists, whose items carry no kind of their own), else None.
+ObjectHook = Callable[[MappingNode, str, str | None], None]
 
 
 class _Loader(yaml.SafeLoader):
@@ -205,6 +207,7 @@ class _Loader(yaml.SafeLoader):
 
     def compose_document(self) -> Any:
         self._documents += 1
+        self._document_kind: str | None = None
         return super().compose_document()
 
     def compose_node(self, parent: Node | None, index: Any) -> Any:
@@ -218,9 +221,11 @@ class _Loader(yaml.SafeLoader):
         if isinstance(node, MappingNode):
             place = f"document {self._documents}"
             if not self._path:
-                self.on_object(node, place)
+                self.on_object(node, place, None)
             elif len(self._path) == 2 and self._path[1] == "items" and isinstance(index, int):
-                self.on_object(node, f"{place}.items[{index}]")
+                self.on_object(node, f"{place}.items[{index}]", self._document_kind)
+        elif self._path == [None] and isinstance(node, ScalarNode) and getattr(index, "value", None) == "kind":
+            self._document_kind = node.value
         return node
 
     def construct_document(self, node: Node) -> Any:
