@@ -164,7 +164,9 @@ class PlanInput:
     Kubernetes' defaults with minReplicas 1); catalog_info: the header of
     `catalog` (its region, dates, offerings; None: the bundled catalog's, or
     nothing known of a catalog given without it); spot_discount: the user's
-    expected spot discount, which prices spot over any market data.
+    expected spot discount, which prices spot over any market data;
+    price_overrides_key: how messages and the report name `price_overrides`
+    (`priceOverrides` of a description or stack, `--price` of the command line).
     """
 
     workloads: tuple[Workload, ...]
@@ -184,6 +186,7 @@ class PlanInput:
     hpa_scale_up: Mapping[str, HpaScaleUp] = field(default_factory=dict)
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
+    price_overrides_key: str = "priceOverrides"
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -658,7 +661,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         plan_input.region,
         plan_input.price_overrides,
         catalog,
-        "priceOverrides",
+        plan_input.price_overrides_key,
         catalog_info=info,
         spot_discount_percent=discount.percent if discount else None,
         spot_discount_field=discount.set_by if discount else "capacity.spotDiscountPercent or --spot-discount",
