@@ -63,6 +63,29 @@ def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT, region_ke
         raise StackConfigError(_describe(error, region_key)) from None
 
 
+def stack_file(stack: str, project_dir: Path) -> Path:
+    """`Pulumi.<stack>.yaml` in `project_dir`; a stack without its file is refused with the stacks
+    there listed, and a path or a file name given for the stack's name is named as such."""
+    project_dir = Path(project_dir)
+    path = project_dir / f"Pulumi.{stack}.yaml"
+    if path.exists() or path.is_symlink():
+        return path
+    stacks = sorted(
+        found.name[len("Pulumi.") : -len(".yaml")] for found in project_dir.glob("Pulumi.*.yaml") if found.is_file()
+    )
+    hint = ""
+    name = Path(stack).name
+    if "/" in stack or "\\" in stack or name.endswith((".yaml", ".yml")):
+        short = name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
+        hint = f" (give the stack's name, such as {echo(short, 40)}, not a path or file name)"
+    elif stack != stack.strip() or " " in stack:
+        hint = " (a stack's name has no spaces)"
+    listed = ", ".join(stacks) if stacks else "none (use --project-dir)"
+    raise StackConfigError(
+        [f"no stack file Pulumi.{stack}.yaml in {project_dir.resolve()}{hint}; stacks there: {listed}"]
+    )
+
+
 def load_stack_file(path: Path, project: str = PROJECT) -> StackConfig:
     """Validate the `config:` map of a `Pulumi.<stack>.yaml` file."""
     return parse_stack_config(read_stack_file(path), project)
