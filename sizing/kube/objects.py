@@ -20,6 +20,7 @@ from typing import Any
 from yaml.nodes import MappingNode, ScalarNode
 
 from sizing.errors import SizingInputError, echo
+from sizing.kube.doubtful import MAX_DOUBTFUL, doubtful_values
 from sizing.kube.manifests import (
     DEFAULT_NAMESPACE,
     _list,
@@ -158,6 +159,8 @@ class ClusterObjects:
     nodes: tuple[ExistingNode, ...]
     unmodelled: tuple[Unmodelled, ...]
     not_planned: tuple[str, ...] = ()  # "Kind namespace/name (why)" of objects that place no pods
+    # (warning, "object: field = value (why)") of values almost surely mistaken (`sizing.kube.doubtful`).
+    doubtful: tuple[tuple[str, str], ...] = ()
 
 
 class _Reader:
@@ -366,6 +369,7 @@ class _Objects:
     nodes: list[ExistingNode] = field(default_factory=list)
     unplanned: list[str] = field(default_factory=list)
     seen: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    doubtful: list[tuple[str, str]] = field(default_factory=list)
 
     def once(self, kind: str, namespace: str, name: str, where: str) -> None:
         """Refuse an object given twice: the second would silently replace the first."""
@@ -471,6 +475,7 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
         nodes=tuple(found.nodes),
         unmodelled=tuple(reader.unmodelled),
         not_planned=tuple(found.unplanned),
+        doubtful=tuple(found.doubtful),
     )
 
 
@@ -486,6 +491,7 @@ def _read_document(found: _Objects, document: Mapping[str, Any], where: str) -> 
     what = f"{kind} {name}" if kind in CLUSTER_SCOPED_KINDS else f"{kind} {namespace}/{name}"
     if kind in WORKLOAD_KINDS or kind == "DaemonSet":
         _read_workload(found, document, kind, namespace, name, what)
+        found.doubtful.extend(doubtful_values(document, what)[: MAX_DOUBTFUL - len(found.doubtful)])
     elif kind == "HorizontalPodAutoscaler":
         _read_autoscaler(found, document, namespace, what)
     elif kind == "NodePool":

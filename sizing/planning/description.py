@@ -120,6 +120,7 @@ def plan_input(
     inputs = read_inputs(paths, what="manifest") + [item for item in extra_manifests if isinstance(item, InputFile)]
     ignored: tuple[str, ...] = ()
     not_planned: tuple[str, ...] = ()
+    doubtful: tuple[tuple[str, str], ...] = ()
     if inputs:
         described = [item.where for item in inputs if item.is_description]
         if described:
@@ -132,6 +133,7 @@ def plan_input(
         workloads += objects.workloads
         daemon_sets += objects.daemon_sets
         not_planned = not_planned_notes(objects.not_planned)
+        doubtful = objects.doubtful
     if not workloads:
         raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
     pool = description.node_pool
@@ -156,6 +158,7 @@ def plan_input(
         solver_work_limit=description.solver_work_limit,
         ignored=ignored,
         not_planned=not_planned,
+        doubtful=doubtful,
     )
     check_plan_zones(result, "zones", "region")
     return result

@@ -113,6 +113,7 @@ def plan_input_from_objects(
         existing_nodes=objects.nodes,
         ignored=ignored,
         not_planned=not_planned_notes(objects.not_planned),
+        doubtful=objects.doubtful,
     )
     check_plan_zones(plan_input, zones_key, region_key)
     return plan_input

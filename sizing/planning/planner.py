@@ -166,7 +166,9 @@ class PlanInput:
     nothing known of a catalog given without it); spot_discount: the user's
     expected spot discount, which prices spot over any market data;
     price_overrides_key: how messages and the report name `price_overrides`
-    (`priceOverrides` of a description or stack, `--price` of the command line).
+    (`priceOverrides` of a description or stack, `--price` of the command line);
+    doubtful: (warning, "object: field = value (why)") of input values that are almost surely
+    mistakes, planned as written and warned of in the report (`sizing.kube.doubtful`).
     """
 
     workloads: tuple[Workload, ...]
@@ -187,6 +189,7 @@ class PlanInput:
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
     price_overrides_key: str = "priceOverrides"
+    doubtful: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.workloads:

@@ -324,7 +324,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "limits": _limits_data(plan.recommended_limits, pool),
         },
         "prices": _price_data(plan),
-        "warnings": unrequested_warnings(plan),
+        "warnings": unrequested_warnings(plan) + doubtful_warnings(plan),
         "notes": list(plan.notes),
     }
 
@@ -339,6 +339,15 @@ def unrequested_warnings(plan: CapacityPlan) -> list[dict[str, Any]]:
         }
         for resource, workloads in plan.unrequested.items()
     ]
+
+
+def doubtful_warnings(plan: CapacityPlan) -> list[dict[str, Any]]:
+    """One warning per kind of input value that is almost surely a mistake, with each place it is
+    ("workloads" lists "object: field = value (why)")."""
+    by_warning: dict[str, list[str]] = {}
+    for warning, place in plan.input.doubtful:
+        by_warning.setdefault(warning, []).append(place)
+    return [{"resource": "input", "message": warning, "workloads": places} for warning, places in by_warning.items()]
 
 
 def _spot_used(plan: CapacityPlan) -> bool:
