@@ -150,8 +150,8 @@ def not_planned_notes(items: Sequence[str]) -> tuple[str, ...]:
             counted.append(f"{len(named):,} {kind}: {shown}" + (f" and {more:,} more" if more > 0 else ""))
         notes.append(f"{'; '.join(counted)} ({why})")
     if len(notes) > NOT_PLANNED_NAMED:
-        rest = sum(len(names) for names in list(by_reason.values())[NOT_PLANNED_NAMED:])
-        notes[NOT_PLANNED_NAMED:] = [f"{rest:,} more objects, for {len(by_reason) - NOT_PLANNED_NAMED:,} other reasons"]
+        left = sum(len(names) for names in list(by_reason.values())[NOT_PLANNED_NAMED:])
+        notes[NOT_PLANNED_NAMED:] = [f"{left:,} more objects, for {len(by_reason) - NOT_PLANNED_NAMED:,} other reasons"]
     return tuple(notes)
 
 
