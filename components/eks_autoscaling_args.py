@@ -286,7 +286,7 @@ class Capacity(TypedDict, total=False):
     headroom_percent: float
     """Headroom added to the limits in percent, 0 to 1000 (default 10)."""
     max_pods_per_node: int
-    """Blast-radius cap on the pods a planned node carries."""
+    """Blast-radius cap ranking the recommendation's candidates by the pods on their fullest node."""
     price_overrides: dict[str, float]
     """USD per hour by instance type; the bundled catalog has us-east-1 prices only."""
     catalog: str

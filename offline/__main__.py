@@ -61,8 +61,13 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
 
-    if not (PROJECT_DIR / f"Pulumi.{args.stack}.yaml").exists():
-        print(f"error: no stack file Pulumi.{args.stack}.yaml", file=sys.stderr)
+    from stackconfig.errors import StackConfigError
+    from stackconfig.load import stack_file
+
+    try:
+        stack_file(args.stack, PROJECT_DIR)
+    except StackConfigError as error:
+        print(f"error: {'; '.join(error.problems)}", file=sys.stderr)
         return 2
     directory = args.output or PROJECT_DIR / "build" / "plan" / args.stack
     try:

@@ -105,7 +105,7 @@ def prod_report() -> str:
 
 def example_report() -> str:
     """The rows of the example's report that the guide explains: the peak, the pods that never
-    schedule, the limits and what one core less changes."""
+    schedule, the limits and what a core under the minimum changes."""
     from sizing.kube.objects import read_objects
     from sizing.planning.objects import plan_input_from_objects
     from sizing.planning.planner import plan_capacity

@@ -26,7 +26,7 @@ from sizing.planning.planner import CapacityPlan, PlanInput, plan_capacity
 from sizing.planning.report import plan_data
 from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.errors import StackConfigError
-from stackconfig.load import parse_stack_config, read_stack_file
+from stackconfig.load import parse_stack_config, read_stack_file, stack_file
 from stackconfig.planned_objects import planned_objects
 from stackconfig.system_pods import system_pods
 from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
@@ -211,20 +211,7 @@ def plan_input_for_stack(stack: str, project_dir: Path) -> PlanInput:
     """The planner's input for `Pulumi.<stack>.yaml` (for `python -m sizing plan --stack`), after
     the checks the stack program runs before it registers anything: every `eks-autoscaling:*`
     key, every `aws:*` key, and the VPC's room for the peak's pods."""
-    path = Path(project_dir) / f"Pulumi.{stack}.yaml"
-    if not path.exists() and not path.is_symlink():
-        stacks = sorted(
-            found.name[len("Pulumi.") : -len(".yaml")]
-            for found in Path(project_dir).glob("Pulumi.*.yaml")
-            if found.is_file()
-        )
-        raise StackConfigError(
-            [
-                f"no stack file {path.name} in {Path(project_dir).resolve()}; "
-                f"stacks there: {', '.join(stacks) if stacks else 'none (use --project-dir)'}"
-            ]
-        )
-    raw = read_stack_file(path)
+    raw = read_stack_file(stack_file(stack, Path(project_dir)))
     config = parse_stack_config(raw)
     parse_aws_settings(raw)
     plan_input = _plan_input(*plan_source(config, project_dir=Path(project_dir)))

@@ -7,6 +7,7 @@ that form first, so that a stack file and a real run are validated the same way.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +22,9 @@ from stackconfig.model import StackConfig
 
 PROJECT = "eks-autoscaling"
 REGION_KEY = "aws:region"
+# The top-level keys of Pulumi's stack settings file (docs "Stack settings file reference"):
+# anything else is a typo Pulumi would not read.
+STACK_FILE_KEYS = ("config", "encryptedkey", "encryptionsalt", "environment", "secretsprovider")
 
 
 def project_keys() -> dict[str, str]:
@@ -59,6 +63,29 @@ def parse_stack_config(raw: Mapping[str, Any], project: str = PROJECT, region_ke
         raise StackConfigError(_describe(error, region_key)) from None
 
 
+def stack_file(stack: str, project_dir: Path) -> Path:
+    """`Pulumi.<stack>.yaml` in `project_dir`; a stack without its file is refused with the stacks
+    there listed, and a path or a file name given for the stack's name is named as such."""
+    project_dir = Path(project_dir)
+    path = project_dir / f"Pulumi.{stack}.yaml"
+    if path.exists() or path.is_symlink():
+        return path
+    stacks = sorted(
+        found.name[len("Pulumi.") : -len(".yaml")] for found in project_dir.glob("Pulumi.*.yaml") if found.is_file()
+    )
+    hint = ""
+    name = Path(stack).name
+    if "/" in stack or "\\" in stack or name.endswith((".yaml", ".yml")):
+        short = name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
+        hint = f" (give the stack's name, such as {echo(short, 40)}, not a path or file name)"
+    elif stack != stack.strip() or " " in stack:
+        hint = " (a stack's name has no spaces)"
+    listed = ", ".join(stacks) if stacks else "none (use --project-dir)"
+    raise StackConfigError(
+        [f"no stack file Pulumi.{stack}.yaml in {project_dir.resolve()}{hint}; stacks there: {listed}"]
+    )
+
+
 def load_stack_file(path: Path, project: str = PROJECT) -> StackConfig:
     """Validate the `config:` map of a `Pulumi.<stack>.yaml` file."""
     return parse_stack_config(read_stack_file(path), project)
@@ -80,6 +107,9 @@ def read_stack_file(path: Path) -> dict[str, Any]:
         raise StackConfigError(
             [f"{path}: the top level must be a map with a `config:` key, not a {_yaml_kind(document)}"]
         )
+    unknown = sorted(str(key) for key in document if key not in STACK_FILE_KEYS)
+    if unknown:
+        raise StackConfigError([_unknown_top_level(path, key) for key in unknown[:5]])
     config = document.get("config")
     if config is None:
         return {}
@@ -91,6 +121,15 @@ def read_stack_file(path: Path) -> dict[str, Any]:
             ]
         )
     return config
+
+
+def _unknown_top_level(path: Path, key: str) -> str:
+    close = difflib.get_close_matches(key, STACK_FILE_KEYS, n=1)
+    hint = f" (did you mean `{close[0]}`?)" if close else ""
+    return (
+        f"{path}: unknown top-level key {echo(key, 40)}{hint}; a stack file holds only "
+        f"{', '.join(f'`{name}`' for name in STACK_FILE_KEYS)}"
+    )
 
 
 def _yaml_kind(value: Any) -> str:

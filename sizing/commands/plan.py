@@ -20,17 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from sizing.commands.native_output import stdout_to_stderr
 from sizing.commands.output import check_output, for_encoding, write_atomically
-from sizing.errors import SizingInputError
-from sizing.karpenter.catalog import MAX_INSTANCE_TYPES, Catalog, read_catalog
-from sizing.karpenter.pricing import MAX_DISCOUNT_PERCENT, SpotDiscount, check_catalog_region
-from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES
+from sizing.errors import SizingInputError, echo
+from sizing.karpenter.catalog import MAX_INSTANCE_TYPES, Catalog, catalog_from_text, read_catalog
+from sizing.karpenter.pricing import MAX_DISCOUNT_PERCENT, SpotDiscount, check_catalog_region, validate_price_overrides
+from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES, decode_text, read_stream_bytes
 from sizing.kube.workloads import (
     MAX_EXISTING_NODES,
     MAX_NODE_PER_POD_PODS,
@@ -54,7 +54,7 @@ restriction. cpu in millicores, memory in MiB, costs per hour.
 What each door accepts:
 
   Kubernetes objects (FILE ... and --manifests FILE ...): YAML files of objects, several documents
-    and `kind: List` (kubectl get -o yaml) included. Planned: NodePool (karpenter.sh/v1; the
+    and `kind: List` (kubectl get -o yaml) or `DeploymentList`, ... (kubectl get --raw) included. Planned: NodePool (karpenter.sh/v1; the
     heaviest is planned, the others take overflow; requirements and labels, custom keys too),
     EC2NodeClass (kubelet, AMI family; AL2023 without one), Deployment, StatefulSet, Job,
     HorizontalPodAutoscaler (maxReplicas at peak), DaemonSet, Node, NodeClaim. Requests come from
@@ -87,10 +87,11 @@ What each door accepts:
   {MAX_ALIAS_REPEATS:,} values per document.
 
   Prices, by every door: --catalog FILE plans with a catalog file (JSON, format 1 or 2, a regular
-    UTF-8 file of at most {MAX_INPUT_BYTES // (1024 * 1024)} MiB; python -m sizing catalog refresh writes one per region). A refreshed
+    UTF-8 file of at most {MAX_INPUT_BYTES // (1024 * 1024)} MiB, or stdin for "-"; python -m sizing catalog refresh writes one per region). A refreshed
     catalog must be of the region planned. --spot-discount PERCENT (0 to {MAX_DISCOUNT_PERCENT:g}) prices spot
-    that many percent below on-demand. With --stack, both win over the stack's capacity.catalog
-    and capacity.spotDiscountPercent.
+    that many percent below on-demand. --price TYPE=USD (once per type) gives an on-demand price,
+    for a region the catalog has no prices for. With --stack, they win over the stack's
+    capacity.catalog, capacity.spotDiscountPercent and capacity.priceOverrides.
 
 A workload whose pods can never run (a NodePool taint it does not tolerate, a node selector
 nothing satisfies, a host port a DaemonSet binds on every node it may use, pods larger than any
@@ -176,8 +177,16 @@ def register(subparsers: Any) -> None:
         "--catalog",
         type=Path,
         metavar="FILE",
-        help="catalog file to plan with, by every door (python -m sizing catalog refresh writes one per region); "
-        "overrides the stack's capacity.catalog",
+        help="catalog file to plan with, by every door (python -m sizing catalog refresh writes one per region; "
+        "'-' reads it from stdin); overrides the stack's capacity.catalog",
+    )
+    parser.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="TYPE=USD",
+        help="on-demand USD/hour of an instance type, such as m5.large=0.096 (repeat it per type), by every door: "
+        "for a region the catalog has no prices for; wins over a stack's or description's priceOverrides",
     )
     parser.add_argument(
         "--spot-discount",
@@ -242,22 +251,65 @@ def _refuse(flags: Sequence[tuple[str, object]], reason: str) -> None:
         raise SizingInputError(f"{', '.join(given)} cannot be used {reason}")
 
 
+def _catalog(args: argparse.Namespace, stdin: Any) -> Catalog:
+    """The catalog of --catalog: a file, or stdin for '-' (when no input file is '-' too)."""
+    if str(args.catalog) != "-":
+        return read_catalog(args.catalog)
+    if "-" in [str(item) for item in [*args.file, *args.manifests]]:
+        raise SizingInputError("'-' (stdin) is given both as --catalog and as an input; stdin can be read once")
+    if stdin is None:
+        raise SizingInputError("--catalog -: stdin is not available here; give the catalog's file")
+    where = "catalog on stdin (--catalog -)"
+    text = decode_text(read_stream_bytes(stdin, where), where, kind="a catalog (JSON)")
+    return catalog_from_text(text, where, "stdin")
+
+
 def plan_input_for(args: argparse.Namespace, stdin: Any = None) -> Any:
     """The planner's input for the parsed command line, with --catalog and --spot-discount applied."""
     discount = SpotDiscount(args.spot_discount, "--spot-discount") if args.spot_discount is not None else None
-    catalog = read_catalog(args.catalog) if args.catalog is not None else None
+    catalog = _catalog(args, stdin) if args.catalog is not None else None
     plan_input, region_given = _door_input(args, stdin, catalog)
     if catalog is not None:
         check_catalog_region(catalog.info, plan_input.region, "--catalog", region_given)
         plan_input = replace(plan_input, catalog=catalog.instance_types, catalog_info=catalog.info)
     if discount is not None:
         plan_input = replace(plan_input, spot_discount=discount)
+    if args.price:
+        prices = _prices(args.price, catalog)
+        plan_input = replace(
+            plan_input, price_overrides={**plan_input.price_overrides, **prices}, price_overrides_key="--price"
+        )
     return plan_input
+
+
+def _prices(given: Sequence[str], catalog: Catalog | None) -> Mapping[str, float]:
+    """`--price TYPE=USD` flags as instance type -> USD/hour, each type known to the catalog planned with."""
+    if len(given) > MAX_INSTANCE_TYPES:
+        raise SizingInputError(
+            f"--price is given {len(given):,} times, more than {MAX_INSTANCE_TYPES:,} (one per type)"
+        )
+    prices: dict[str, object] = {}
+    for value in given:
+        name, equals, price = value.partition("=")
+        name, price = name.strip(), price.strip()
+        if not equals or not name or not price:
+            raise SizingInputError(f"--price {echo(value)}: give TYPE=USD_PER_HOUR, such as --price m5.large=0.096")
+        if name in prices:
+            raise SizingInputError(f"--price gives {echo(name)} twice; give each instance type once")
+        try:
+            prices[name] = float(price)
+        except ValueError:
+            raise SizingInputError(
+                f"--price {echo(value)}: {echo(price)} is not a number of USD/hour (such as m5.large=0.096)"
+            ) from None
+    known = [instance.name for instance in (catalog or read_catalog()).instance_types]
+    return validate_price_overrides(prices, known, "--price")
 
 
 def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -> tuple[Any, str]:
     """The planner's input of the door the command line uses, and what set its region (for a
     refusal of a catalog of another region)."""
+    from sizing.kube.objects import ObjectCounter
     from sizing.planning.description import plan_input_from_input
     from sizing.planning.objects import STDIN, objects_of, plan_input_from_objects, read_inputs
 
@@ -284,7 +336,10 @@ def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -
         raise SizingInputError("give a description FILE, Kubernetes object files, or --stack")
     if [*args.file, *args.manifests].count(STDIN) > 1:
         raise SizingInputError("'-' (stdin) is given more than once; stdin can be read once")
-    inputs = read_inputs(args.file, stdin) + read_inputs(args.manifests, stdin, what="manifest")
+    counter = ObjectCounter()
+    inputs = read_inputs(args.file, stdin, counter=counter) + read_inputs(
+        args.manifests, stdin, what="manifest", counter=counter
+    )
     descriptions = [item for item in inputs if item.is_description]
     if len(descriptions) > 1:
         raise SizingInputError(
@@ -305,6 +360,8 @@ def _door_input(args: argparse.Namespace, stdin: Any, catalog: Catalog | None) -
     # Without --region, a refreshed catalog's region is the one planned: its prices and offerings are that region's.
     region = args.region or (catalog.info.region if catalog is not None else None) or DEFAULT_REGION
     plan_input = plan_input_from_objects(objects_of(inputs), args.accept_unmodelled, args.zones or (), region)
+    # Kubernetes objects carry no prices: a region without them takes --price.
+    plan_input = replace(plan_input, price_overrides_key="--price")
     return plan_input, "--region" if args.region is not None else "the default region"
 
 

@@ -450,21 +450,26 @@ def _bundled() -> Catalog:
 
 def _read(path: Path, bundled: bool = False) -> Catalog:
     # Read as every input file is: a regular UTF-8 text file of bounded size.
-    text = read_text(path, f"catalog file {str(path)!r}", kind="a catalog (JSON)")
+    where = f"catalog file {str(path)!r}"
+    text = read_text(path, where, kind="a catalog (JSON)")
+    return catalog_from_text(text, where, None if bundled else str(path))
+
+
+def catalog_from_text(text: str, where: str, path: str | None) -> Catalog:
+    """The catalog of a catalog file's text (`where` names it in messages, `path` in its header)."""
     try:
         document = json.loads(text, object_pairs_hook=_unique_keys)
     except _DuplicateKey as error:
         raise SizingInputError(
-            f"catalog file {str(path)!r}: key {echo(error.key)} appears twice in one object; JSON readers would keep "
+            f"{where}: key {echo(error.key)} appears twice in one object; JSON readers would keep "
             "only the second, so remove one"
         ) from None
     except json.JSONDecodeError as error:
-        raise SizingInputError(f"catalog file {str(path)!r}: not valid JSON ({error})") from error
+        raise SizingInputError(f"{where}: not valid JSON ({error})") from error
     except RecursionError:
-        raise SizingInputError(f"catalog file {str(path)!r}: not a catalog (its JSON nests too deep)") from None
-    where = f"catalog file {str(path)!r}"
+        raise SizingInputError(f"{where}: not a catalog (its JSON nests too deep)") from None
     instances = catalog_from_document(document, where=where)
-    return Catalog(instances, catalog_info_from_document(document, where, None if bundled else str(path)))
+    return Catalog(instances, catalog_info_from_document(document, where, path))
 
 
 class _DuplicateKey(ValueError):

@@ -128,6 +128,7 @@ class PriceTable:
     note: str | None = None
     catalog: CatalogInfo = field(default_factory=CatalogInfo, hash=False)
     spot: SpotPricing = SpotPricing(SPOT_AT_ON_DEMAND)
+    overrides_field: str = DEFAULT_OVERRIDES_FIELD
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "costs", MappingProxyType(dict(self.costs)))
@@ -145,7 +146,7 @@ class PriceTable:
         info = self.catalog
         date = info.prices_as_of.get(self.region)
         if source == SOURCE_OVERRIDE:
-            return "the user's price overrides (priceOverrides)"
+            return f"the user's price overrides ({self.overrides_field})"
         if source == SOURCE_CAPACITY:
             return f"capacity units (vCPU + memory GiB / {GIB_PER_VCPU_EQUIVALENT}), not USD"
         if source == SOURCE_REFRESH:
@@ -341,7 +342,13 @@ def price_table(
 
     if not missing:
         return PriceTable(
-            region=region, basis=BASIS_USD, costs=usd, sources=sources, catalog=info, spot=spot(in_usd=True)
+            region=region,
+            basis=BASIS_USD,
+            costs=usd,
+            sources=sources,
+            catalog=info,
+            spot=spot(in_usd=True),
+            overrides_field=overrides_field,
         )
     missing = sorted(set(missing))
     names = {instance.name for instance in instances}
@@ -363,4 +370,5 @@ def price_table(
         note=note,
         catalog=info,
         spot=spot(in_usd=False),
+        overrides_field=overrides_field,
     )

@@ -139,16 +139,37 @@ def _documents(text: str, where: str) -> Iterable[tuple[Mapping[str, Any], str]]
     return object_documents(load_documents(text, where), where)
 
 
+def item_kind(list_kind: Any) -> str | None:
+    """The kind of the items of a list of the Kubernetes API ("Deployment" of "DeploymentList"),
+    None for `kind: List` (whose items each carry their kind) or any other kind."""
+    if isinstance(list_kind, str) and list_kind.endswith("List") and len(list_kind) > len("List"):
+        return list_kind.removesuffix("List")
+    return None
+
+
+def _is_list(document: Mapping[str, Any]) -> bool:
+    """`kind: List` (what `kubectl get -o yaml` writes), or a list the API itself returns
+    (`DeploymentList`, `PodList`, ... with `items`, what `kubectl get --raw` writes)."""
+    kind = document.get("kind")
+    return kind == "List" or (item_kind(kind) is not None and isinstance(document.get("items"), list))
+
+
 def object_documents(documents: Sequence[Any], where: str) -> Iterable[tuple[Mapping[str, Any], str]]:
-    """The objects of parsed YAML documents, each with its place (`kind: List` unpacked, empty documents skipped)."""
+    """The objects of parsed YAML documents, each with its place (empty documents skipped). A list
+    is unpacked: `kind: List`, and the API's own lists (`DeploymentList`, ...), whose items carry
+    no kind or apiVersion of their own and take the list's."""
     for index, document in enumerate(documents):
         if document is None:
             continue
         here = f"{where} document {index + 1}"
         if not isinstance(document, Mapping):
             raise SizingInputError(f"{here}: expected a Kubernetes object, got {type(document).__name__}")
-        if document.get("kind") == "List":
+        if _is_list(document):
+            kind = item_kind(document.get("kind"))
             for item_index, item in enumerate(_list(document.get("items"), f"{here}.items")):
-                yield _mapping(item, f"{here}.items[{item_index}]"), f"{here}.items[{item_index}]"
+                item = _mapping(item, f"{here}.items[{item_index}]")
+                if kind is not None and "kind" not in item:
+                    item = {"kind": kind, "apiVersion": document.get("apiVersion"), **item}
+                yield item, f"{here}.items[{item_index}]"
         else:
             yield document, here

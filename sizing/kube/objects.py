@@ -14,16 +14,20 @@ request (`sizing.kube.manifests.pod_requests`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from yaml.nodes import MappingNode, ScalarNode
+
 from sizing.errors import SizingInputError, echo
+from sizing.kube.doubtful import MAX_DOUBTFUL, doubtful_values
 from sizing.kube.manifests import (
     DEFAULT_NAMESPACE,
     _list,
     _mapping,
     _max_surge,
+    item_kind,
     object_documents,
     pod_resource_requests,
 )
@@ -41,7 +45,15 @@ from sizing.kube.scheduling import (
     Toleration,
     TopologySpread,
 )
-from sizing.kube.workloads import CEILING_WHY, MAX_REPLICAS, DaemonSet, ExistingNode, Workload
+from sizing.kube.workloads import (
+    CEILING_WHY,
+    MAX_EXISTING_NODES,
+    MAX_REPLICAS,
+    MAX_WORKLOADS,
+    DaemonSet,
+    ExistingNode,
+    Workload,
+)
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job")
 KARPENTER_API = "karpenter.sh/v1"
@@ -155,6 +167,8 @@ class ClusterObjects:
     unmodelled: tuple[Unmodelled, ...]
     not_planned: tuple[str, ...] = ()  # "Kind namespace/name (why)" of objects that place no pods
     repeated: tuple[str, ...] = ()  # "Kind namespace/name (where repeats where identically)", read once
+    # (warning, "object: field = value (why)") of values almost surely mistaken (`sizing.kube.doubtful`).
+    doubtful: tuple[tuple[str, str], ...] = ()
 
 
 class _Reader:
@@ -365,6 +379,7 @@ class _Objects:
     seen: dict[tuple[str, str, str], tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
     repeated: list[str] = field(default_factory=list)
     repeats: int = 0
+    doubtful: list[tuple[str, str]] = field(default_factory=list)
 
     def once(self, kind: str, namespace: str, name: str, where: str, document: Mapping[str, Any]) -> bool:
         """Whether the object is new. One given again identically is the same object (as `kubectl
@@ -412,9 +427,50 @@ def first_difference(first: Any, second: Any, path: str = "") -> str | None:
     return path or "(the whole object)"
 
 
+@dataclass
+class ObjectCounter:
+    """Counts workloads and nodes while YAML is read (a `safe_yaml.ObjectHook`), across every input
+    it is handed to, and refuses the first one past the planner's ceilings (`MAX_WORKLOADS`,
+    `MAX_EXISTING_NODES`) before the rest is read or anything is built: a list of 20,000
+    Deployments is refused after reading about a twentieth of it. Workloads scaled to zero count
+    too (an HPA may scale them up); objects the planner does not plan are not counted."""
+
+    workloads: int = 0
+    nodes: int = 0
+
+    def hook(self, where: str) -> Callable[[MappingNode, str, str | None], None]:
+        """The hook for the input `where` names."""
+        return lambda node, place, list_kind: self.count(node, f"{where} {place}", list_kind)
+
+    def count(self, node: MappingNode, where: str, list_kind: str | None = None) -> None:
+        kinds = [
+            value.value
+            for key, value in node.value
+            if isinstance(key, ScalarNode) and key.value == "kind" and isinstance(value, ScalarNode)
+        ]
+        kind = kinds[0] if kinds else item_kind(list_kind)
+        if kind in WORKLOAD_KINDS:
+            self.workloads += 1
+            if self.workloads > MAX_WORKLOADS:
+                raise SizingInputError(
+                    f"{where}: {self.workloads:,} workloads (Deployments, StatefulSets, Jobs) by here, more than "
+                    f"{MAX_WORKLOADS:,} (the planner's ceiling: each workload is simulated as groups of its own; "
+                    "plan the NodePool's share of them)"
+                )
+        elif kind in ("Node", "NodeClaim"):
+            self.nodes += 1
+            if self.nodes > MAX_EXISTING_NODES:
+                raise SizingInputError(
+                    f"{where}: {self.nodes:,} existing nodes (Nodes, NodeClaims) by here, more than "
+                    f"{MAX_EXISTING_NODES:,} (the most Kubernetes supports in one cluster, and the planner's ceiling)"
+                )
+
+
 def read_objects(texts: Sequence[tuple[str, str]]) -> ClusterObjects:
-    """The objects of YAML texts given as (where, text) pairs (see `read_parsed_objects`)."""
-    return read_parsed_objects([(where, load_documents(text, where)) for where, text in texts])
+    """The objects of YAML texts given as (where, text) pairs (see `read_parsed_objects`), the
+    planner's ceilings checked while they are read (`ObjectCounter`)."""
+    counter = ObjectCounter()
+    return read_parsed_objects([(where, load_documents(text, where, counter.hook(where))) for where, text in texts])
 
 
 def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> ClusterObjects:
@@ -474,6 +530,7 @@ def read_parsed_objects(sources: Sequence[tuple[str, Sequence[Any]]]) -> Cluster
             if found.repeats > len(found.repeated)
             else ()
         ),
+        doubtful=tuple(found.doubtful),
     )
 
 
@@ -490,6 +547,7 @@ def _read_document(found: _Objects, document: Mapping[str, Any], where: str) -> 
     what = f"{kind} {name}" if kind in CLUSTER_SCOPED_KINDS else f"{kind} {namespace}/{name}"
     if kind in WORKLOAD_KINDS or kind == "DaemonSet":
         _read_workload(found, document, kind, namespace, name, what)
+        found.doubtful.extend(doubtful_values(document, what)[: MAX_DOUBTFUL - len(found.doubtful)])
     elif kind == "HorizontalPodAutoscaler":
         _read_autoscaler(found, document, namespace, what)
     elif kind == "NodePool":

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -114,15 +114,60 @@ def _printable(character: str) -> bool:
     )
 
 
+def _utf16(data: bytes) -> str | None:
+    """The encoding of `data` when it reads as UTF-16 text ("UTF-16LE", "UTF-16BE"): a byte-order
+    mark, or NUL bytes where ASCII text in UTF-16 has them; None otherwise."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        candidates = ["utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"]
+        data = data[2:]
+    elif len(data) >= 2 and len(data) % 2 == 0:
+        # Text that is mostly ASCII has a NUL in every other byte: the high byte of each character.
+        candidates = [
+            encoding
+            for encoding, high in (("utf-16-le", data[1::2]), ("utf-16-be", data[0::2]))
+            if high.count(0) * 2 >= len(high)
+        ]
+    else:
+        return None
+    for encoding in candidates:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" not in text and all(_printable(character) for character in text):
+            return encoding.upper().replace("UTF-16-", "UTF-16")
+    return None
+
+
+def _utf16_message(what: str, encoding: str, kind: str) -> str:
+    return (
+        f"{what} is {encoding} text, and {kind} is read as UTF-8; save it as UTF-8 (PowerShell: "
+        "`Get-Content FILE | Set-Content -Encoding utf8 NEW`, or `... | Out-File -Encoding utf8 FILE`; "
+        "elsewhere: `iconv -f UTF-16 -t UTF-8 FILE > NEW`)"
+    )
+
+
 def decode_text(data: bytes, what: str, kind: str = "YAML") -> str:
-    """UTF-8 text of `data` without control characters; anything else is not a text file."""
+    """UTF-8 text of `data` without control characters; anything else is not a text file.
+    UTF-16 text (what Windows PowerShell's `>` and `Out-File` write) is named as such, with how to
+    save it as UTF-8; a byte that is not UTF-8 is named with its line and column."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise YamlInputError(f"{what} is not a text file (byte {error.start} is not UTF-8); {kind} is text") from None
+        encoding = _utf16(data)
+        if encoding is not None:
+            raise YamlInputError(_utf16_message(what, encoding, kind)) from None
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise YamlInputError(
+            f"{what} is not a text file (byte {error.start} at line {line}, column {column} is not UTF-8); "
+            f"{kind} is text"
+        ) from None
     text = text.removeprefix("\ufeff")
     for offset, character in enumerate(text):
         if not _printable(character):
+            if character == "\x00" and (encoding := _utf16(data)) is not None:
+                raise YamlInputError(_utf16_message(what, encoding, kind))
             line = text.count("\n", 0, offset) + 1
             column = offset - (text.rfind("\n", 0, offset) + 1) + 1
             raise YamlInputError(
@@ -140,19 +185,58 @@ def read_text(path: Path | str, what: str, kind: str = "YAML") -> str:
 # -- parsing ------------------------------------------------------------------------------------
 
 
+# Called with each map at a Kubernetes object's place (a document, or an item of a document's
+# `items` list) and that place ("document 3", "document 1.items[7]"), as soon as the map is
+# composed: before the rest of the stream is read and before any value is built.
+# The third argument is the document's `kind` when it was read before its `items` ("DeploymentList"
+# of the API's own lists, whose items carry no kind of their own), else None.
+ObjectHook = Callable[[MappingNode, str, str | None], None]
+
+
 class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader that checks each document's node graph before building it."""
+    """PyYAML's safe loader that checks each document's node graph before building it, and hands
+    each object's map to `on_object` as it is composed."""
 
     what = "input"
+    on_object: ObjectHook | None = None
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._path: list[Any] = []
+        self._documents = 0
+
+    def compose_document(self) -> Any:
+        self._documents += 1
+        self._document_kind: str | None = None
+        return super().compose_document()
+
+    def compose_node(self, parent: Node | None, index: Any) -> Any:
+        if self.on_object is None:
+            return super().compose_node(parent, index)
+        self._path.append(index.value if isinstance(index, ScalarNode) else index)
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._path.pop()
+        if isinstance(node, MappingNode):
+            place = f"document {self._documents}"
+            if not self._path:
+                self.on_object(node, place, None)
+            elif len(self._path) == 2 and self._path[1] == "items" and isinstance(index, int):
+                self.on_object(node, f"{place}.items[{index}]", self._document_kind)
+        elif self._path == [None] and isinstance(node, ScalarNode) and getattr(index, "value", None) == "kind":
+            self._document_kind = node.value
+        return node
 
     def construct_document(self, node: Node) -> Any:
         _check_nodes(node, self.what)
         return super().construct_document(node)
 
 
-def load_documents(text: str, what: str) -> list[Any]:
-    """Every document of a YAML stream (empty ones as None)."""
-    return list(_load(text, what))
+def load_documents(text: str, what: str, on_object: ObjectHook | None = None) -> list[Any]:
+    """Every document of a YAML stream (empty ones as None); `on_object` sees each object's map
+    while the stream is read (`ObjectHook`), and may refuse the input by raising."""
+    return list(_load(text, what, on_object))
 
 
 def load_document(text: str, what: str) -> Any:
@@ -163,12 +247,14 @@ def load_document(text: str, what: str) -> Any:
     return documents[0] if documents else None
 
 
-def _load(text: str, what: str) -> Iterator[Any]:
+def _load(text: str, what: str, on_object: ObjectHook | None = None) -> Iterator[Any]:
     # A loader class of this input's own, so that its checks name the input.
-    loader = type("_InputLoader", (_Loader,), {"what": what})
+    loader = type(
+        "_InputLoader", (_Loader,), {"what": what, "on_object": staticmethod(on_object) if on_object else None}
+    )
     try:
         yield from yaml.load_all(text, Loader=loader)
-    except YamlInputError:
+    except SizingInputError:
         raise
     except yaml.MarkedYAMLError as error:
         raise YamlInputError(f"{what}: {syntax_problem(error)}") from None

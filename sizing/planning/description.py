@@ -142,6 +142,7 @@ def plan_input(
     ignored: tuple[str, ...] = ()
     not_planned: tuple[str, ...] = ()
     repeated: tuple[str, ...] = ()
+    doubtful: tuple[tuple[str, str], ...] = ()
     if inputs:
         described = [item.where for item in inputs if item.is_description]
         if described:
@@ -155,6 +156,7 @@ def plan_input(
         daemon_sets += objects.daemon_sets
         not_planned = not_planned_notes(objects.not_planned)
         repeated = objects.repeated
+        doubtful = objects.doubtful
     if not workloads:
         raise SizingInputError("the description has no workloads; list some under 'workloads' or 'manifests'")
     pool = description.node_pool
@@ -186,6 +188,7 @@ def plan_input(
         ignored=ignored,
         not_planned=not_planned,
         repeated=repeated,
+        doubtful=doubtful,
     )
     check_plan_zones(result, "zones", "region")
     return result

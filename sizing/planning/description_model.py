@@ -285,7 +285,11 @@ class Description(DescriptionModel):
     headroom_percent: float = Field(
         default=10.0, ge=0, le=1000, allow_inf_nan=False, description="extra room in the limits"
     )
-    max_pods_per_node: int | None = Field(default=None, ge=1, description="blast-radius cap for the recommendation")
+    max_pods_per_node: int | None = Field(
+        default=None,
+        ge=1,
+        description="blast-radius cap that ranks the recommendation's candidates by the planned pods on their fullest node (a ranking, not a bound)",
+    )
     price_overrides: dict[str, float] = Field(default_factory=dict, description="USD/hour per instance type")
     solver_work_limit: int | None = Field(
         default=DEFAULT_WORK_LIMIT,

@@ -25,7 +25,7 @@ from sizing.karpenter.allocatable import (
     nodefs_available,
 )
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
-from sizing.kube.objects import ClusterObjects, NodeClassObject, read_parsed_objects
+from sizing.kube.objects import ClusterObjects, NodeClassObject, ObjectCounter, read_parsed_objects
 from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
 from sizing.kube.safe_yaml import decode_text, load_documents, read_file_bytes, read_stream_bytes
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
@@ -168,18 +168,46 @@ def plan_input_from_objects(
         ignored=ignored,
         not_planned=not_planned_notes(objects.not_planned),
         repeated=objects.repeated,
+        doubtful=objects.doubtful,
     )
     check_plan_zones(plan_input, zones_key, region_key)
     return plan_input
 
 
+# Objects named in one note of objects not planned; past that, counts per kind and the first few names.
+NOT_PLANNED_NAMED = 10
+NOT_PLANNED_NAMED_PER_KIND = 3
+
+
 def not_planned_notes(items: Sequence[str]) -> tuple[str, ...]:
-    """Objects not planned, "Kind namespace/name (why)", grouped by why: one note per reason."""
+    """Objects not planned, "Kind namespace/name (why)", grouped by why: one note per reason. A
+    reason of more than `NOT_PLANNED_NAMED` objects counts them per kind and names the first
+    `NOT_PLANNED_NAMED_PER_KIND` of each ("19,990 ConfigMap: default/a, default/b, default/c
+    and 19,987 more"), so that a note stays a line whatever the input holds; past `NOT_PLANNED_NAMED`
+    reasons (each Pod's owner is one), the rest are counted in one note."""
     by_reason: dict[str, list[str]] = {}
     for item in items:
         what, _, why = item.partition(" (")
         by_reason.setdefault(why.removesuffix(")"), []).append(what)
-    return tuple(f"{', '.join(names)} ({why})" for why, names in by_reason.items())
+    notes = []
+    for why, names in by_reason.items():
+        if len(names) <= NOT_PLANNED_NAMED:
+            notes.append(f"{', '.join(names)} ({why})")
+            continue
+        by_kind: dict[str, list[str]] = {}
+        for name in names:
+            kind, _, rest = name.partition(" ")
+            by_kind.setdefault(kind, []).append(rest)
+        counted = []
+        for kind, named in by_kind.items():
+            shown = ", ".join(named[:NOT_PLANNED_NAMED_PER_KIND])
+            more = len(named) - NOT_PLANNED_NAMED_PER_KIND
+            counted.append(f"{len(named):,} {kind}: {shown}" + (f" and {more:,} more" if more > 0 else ""))
+        notes.append(f"{'; '.join(counted)} ({why})")
+    if len(notes) > NOT_PLANNED_NAMED:
+        left = sum(len(names) for names in list(by_reason.values())[NOT_PLANNED_NAMED:])
+        notes[NOT_PLANNED_NAMED:] = [f"{left:,} more objects, for {len(by_reason) - NOT_PLANNED_NAMED:,} other reasons"]
+    return tuple(notes)
 
 
 # -- the input files of `python -m sizing plan` -----------------------------------------------------
@@ -207,8 +235,16 @@ class InputFile:
         )
 
 
-def read_inputs(paths: Sequence[str | Path], stdin: IO[bytes] | None = None, what: str = "file") -> list[InputFile]:
-    """The files at `paths`, parsed ("-" reads `stdin`, once). An input without any YAML document is refused."""
+def read_inputs(
+    paths: Sequence[str | Path],
+    stdin: IO[bytes] | None = None,
+    what: str = "file",
+    counter: ObjectCounter | None = None,
+) -> list[InputFile]:
+    """The files at `paths`, parsed ("-" reads `stdin`, once). An input without any YAML document is
+    refused. Workloads and nodes are counted while they are read, by `counter` when several calls
+    share one, and refused past the planner's ceilings (`ObjectCounter`)."""
+    counter = counter if counter is not None else ObjectCounter()
     if sum(1 for path in paths if str(path) == STDIN) > 1:
         raise SizingInputError("'-' (stdin) is given more than once; stdin can be read once")
     inputs = []
@@ -220,7 +256,7 @@ def read_inputs(paths: Sequence[str | Path], stdin: IO[bytes] | None = None, wha
         else:
             where = f"{what} {str(path)!r}"
             data, base_dir = read_file_bytes(path, where, stdin_hint=True), Path(path).parent
-        documents = tuple(load_documents(decode_text(data, where), where))
+        documents = tuple(load_documents(decode_text(data, where), where, counter.hook(where)))
         if all(document is None for document in documents):
             raise SizingInputError(f"{where} holds no YAML document; give a workload description or Kubernetes objects")
         inputs.append(InputFile(where, documents, base_dir))

@@ -172,7 +172,11 @@ class PlanInput:
     nothing known of a catalog given without it); spot_discount: the user's
     expected spot discount, which prices spot over any market data; way_down: the
     NodePools' disruption settings and the HPAs' scale-down, to plan the way down after
-    the peak (`sizing.planning.way_down`; None: not planned).
+    the peak (`sizing.planning.way_down`; None: not planned);
+    price_overrides_key: how messages and the report name `price_overrides`
+    (`priceOverrides` of a description or stack, `--price` of the command line);
+    doubtful: (warning, "object: field = value (why)") of input values that are almost surely
+    mistakes, planned as written and warned of in the report (`sizing.kube.doubtful`).
     """
 
     workloads: tuple[Workload, ...]
@@ -194,6 +198,8 @@ class PlanInput:
     catalog_info: CatalogInfo | None = None
     spot_discount: SpotDiscount | None = None
     way_down: WayDownSettings | None = None
+    price_overrides_key: str = "priceOverrides"
+    doubtful: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.workloads:
@@ -791,7 +797,7 @@ def _resolve(plan_input: PlanInput) -> _Context:
         plan_input.region,
         plan_input.price_overrides,
         catalog,
-        "priceOverrides",
+        plan_input.price_overrides_key,
         catalog_info=info,
         spot_discount_percent=discount.percent if discount else None,
         spot_discount_field=discount.set_by if discount else "capacity.spotDiscountPercent or --spot-discount",

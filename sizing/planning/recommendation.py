@@ -7,7 +7,13 @@ Karpenter on it, not by the solver: what matters is what Karpenter will do.
 
 Ranking: candidates that place every pod and keep at most `max_pods_per_node`
 workload pods per node (the blast-radius cap) come first; among them the
-lowest cost per hour, then fewer nodes, then the simpler restriction. A cost
+lowest cost per hour, then fewer nodes, then the simpler restriction. Among
+candidates above the cap, fewer pods on the fullest node rank first. The cap
+ranks, it does not bound: candidates are ranked with every pod pending at
+once, and the chosen one is then judged again on its own rollout under its own
+limits (`confirmed`), where its fullest node may carry more than the cap; it
+stays chosen while it still ranks above the NodePool as it is, and the summary
+then names both figures. A cost
 lower bound (per resource, the cheapest price per unit of room times the
 demand; with a cap, also ceil(pods / cap) of the cheapest node) skips
 candidates that cannot beat the best one found. At most `MAX_CANDIDATES` are
@@ -114,8 +120,12 @@ class Recommendation:
             f"restrict to {self.chosen.restriction.label}: {self.describe(self.chosen)} "
             f"(now: {self.describe(self.current)})"
         )
-        if self.max_pods_per_node is not None and not self.chosen.acceptable(self.max_pods_per_node):
-            text += f"; above maxPodsPerNode {self.max_pods_per_node} in this rollout"
+        if self.max_pods_per_node is not None and self.chosen.max_pods_per_node > self.max_pods_per_node:
+            text += (
+                f"; its own rollout puts {self.chosen.max_pods_per_node} pods on its fullest node, above "
+                f"maxPodsPerNode {self.max_pods_per_node}, against {self.current.max_pods_per_node} for the "
+                "NodePool as it is (the cap ranks candidates, it does not bound them)"
+            )
         return text
 
 

@@ -252,14 +252,27 @@ def _optimal_data(plan: CapacityPlan) -> dict[str, Any] | None:
     }
 
 
+def _below_at(dimension: str, point: tuple[int, int] | None) -> int | None:
+    """The cpu (m) or memory (MiB) limit one search step under the minimum, as simulated."""
+    if point is None:
+        return None
+    return point[0] if dimension == "cpu" else point[1]
+
+
 def plan_data(plan: CapacityPlan) -> dict[str, Any]:
     """The plan as JSON-able data (see the module docstring for units and terms)."""
     inputs = plan.input
     pool = plan.fleet.primary_pool
     planned_limits = plan.limits.for_simulation()
     current = plan.current_limits
+    points = dict(zip(("cpu", "memory"), plan.limits.below, strict=True))
     below = {
-        dimension: {"scenario": name, "changes": [_change_data(change) for change in found]}
+        dimension: {
+            "scenario": name,
+            # The limit of this dimension the scenario was simulated under (cpu m or memory MiB).
+            "at": _below_at(dimension, points[dimension]),
+            "changes": [_change_data(change) for change in found],
+        }
         for dimension, (name, found) in plan.limits_below.items()
     }
     return {
@@ -334,7 +347,7 @@ def plan_data(plan: CapacityPlan) -> dict[str, Any]:
             "limits": _limits_data(plan.recommended_limits, pool),
         },
         "prices": _price_data(plan),
-        "warnings": unrequested_warnings(plan),
+        "warnings": unrequested_warnings(plan) + doubtful_warnings(plan),
         "notes": list(plan.notes),
     }
 
@@ -349,6 +362,15 @@ def unrequested_warnings(plan: CapacityPlan) -> list[dict[str, Any]]:
         }
         for resource, workloads in plan.unrequested.items()
     ]
+
+
+def doubtful_warnings(plan: CapacityPlan) -> list[dict[str, Any]]:
+    """One warning per kind of input value that is almost surely a mistake, with each place it is
+    ("workloads" lists "object: field = value (why)")."""
+    by_warning: dict[str, list[str]] = {}
+    for warning, place in plan.input.doubtful:
+        by_warning.setdefault(warning, []).append(place)
+    return [{"resource": "input", "message": warning, "workloads": places} for warning, places in by_warning.items()]
 
 
 def _spot_used(plan: CapacityPlan) -> bool:

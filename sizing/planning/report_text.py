@@ -205,6 +205,21 @@ def _fleet_lines(data: Mapping[str, Any], max_rows: int) -> list[str]:
     return lines
 
 
+def _mib_text(mib: int) -> str:
+    """Memory in MiB, as the scenario rows show it, with whole GiB beside it ("295936Mi (289Gi)")."""
+    return f"{mib}Mi ({format_memory(mib)})" if mib % 1024 == 0 else f"{mib}Mi"
+
+
+def _unlimited_difference(run: Mapping[str, Any], unlimited: Mapping[str, Any]) -> str:
+    """How a scenario's nodes under the limits differ from its nodes without them (the same
+    decisions for every pod either way: that is what the limits keep)."""
+    more = unlimited["nodeCount"] - run["nodeCount"]
+    if more == 0:
+        return "only the instance types differ"
+    count = f"{abs(more)} node{'s' if abs(more) != 1 else ''} {'more' if more > 0 else 'fewer'}"
+    return f"the same pods on the same NodePools, on {count} of other instance types"
+
+
 def _scenario_lines(data: Mapping[str, Any]) -> list[str]:
     scenarios = data["scenarios"]
     if not scenarios:
@@ -228,12 +243,20 @@ def _scenario_lines(data: Mapping[str, Any]) -> list[str]:
         if run["podsPending"]:
             row += f", {run['podsPending']} pods pending (as without limits)"
         if marks:
-            row += f"  ← sets the {' and '.join(marks)} limit"
+            minimum = data["limits"]["minimum"]
+            figures = [
+                f"{format_cpu(minimum['cpu'])} cpu" if mark == "cpu" else _mib_text(minimum["memory"]) for mark in marks
+            ]
+            row += f"  ← sets the {' and '.join(marks)} limit: decides as without limits from {', '.join(figures)} up"
         lines.append(row)
         lines.append(f"{pad}{run['description']}")
         zones = _zones_text(run["nodesByZone"])
         if zones:
             lines.append(f"{pad}nodes by zone: {zones}")
+            if ANY_ZONE in run["nodesByZone"]:
+                lines.append(
+                    f"{pad}any zone: no pod on those nodes asks for a zone, so EC2 picks one of the NodePool's at launch"
+                )
         for workload in spread_over_zones:
             per_zone = _zones_text(run["podsByZone"].get(workload, {}))
             if per_zone:
@@ -247,7 +270,7 @@ def _scenario_lines(data: Mapping[str, Any]) -> list[str]:
         if unlimited["nodePools"] != run["nodePools"]:
             lines.append(
                 f"{pad}without limits: {_nodes(unlimited['nodeCount'])} "
-                f"({_pools_text(unlimited['nodePools'], data['nodePool'])}); only the instance types differ"
+                f"({_pools_text(unlimited['nodePools'], data['nodePool'])}); {_unlimited_difference(run, unlimited)}"
             )
     return lines
 
@@ -270,6 +293,18 @@ def _never_placed_lines(data: Mapping[str, Any]) -> list[str]:
 
 def _change_lines(changes: Mapping[str, list[Mapping[str, Any]]], indent: str) -> list[str]:
     return [f"{indent}{name}: {change['text']}" for name, found in changes.items() for change in found]
+
+
+def _below_text(dimension: str, at: int | None, minimum: int) -> str:
+    """E.g. "at cpu 3 (1 core under the minimum of 4)": the limit one search step under the minimum."""
+    if at is None:
+        return f"under the minimum {dimension} limit"
+    if dimension == "cpu":
+        cores = (minimum - at) // 1000
+        return f"at cpu {format_cpu(at)} ({cores} core{'s' if cores != 1 else ''} under the minimum of {format_cpu(minimum)})"
+    return (
+        f"at memory {format_memory(at)} ({format_memory(minimum - at)} under the minimum of {format_memory(minimum)})"
+    )
 
 
 def _limits_lines(data: Mapping[str, Any]) -> list[str]:
@@ -300,8 +335,10 @@ def _limits_lines(data: Mapping[str, Any]) -> list[str]:
     ]
     for dimension, below in limits["below"].items():
         if below["changes"]:
-            step = "core" if dimension == "cpu" else "GiB"
-            lines.append(f"  one {step} less and the {below['scenario']} scenario decides otherwise:")
+            lines.append(
+                f"  {_below_text(dimension, below['at'], minimum[dimension])}, the {below['scenario']} "
+                "scenario decides otherwise:"
+            )
             lines += [f"    {change['text']}" for change in below["changes"]]
     narrower = limits["onFleetTypes"]
     if narrower is not None:

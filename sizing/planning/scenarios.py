@@ -60,7 +60,7 @@ from sizing.karpenter.simulation import (
     TypeTables,
     simulate,
 )
-from sizing.karpenter.simulation.model import DEFAULT_POOL, Placement
+from sizing.karpenter.simulation.model import DEFAULT_POOL, ZONE, Placement
 from sizing.kube.resources import Resources
 from sizing.planning.decisions import Change, Decisions, changes, decisions, same
 from sizing.planning.side_by_side import run_side_by_side
@@ -594,12 +594,25 @@ def _largest_node(nodes: Sequence[PlacedNode], pool: str) -> PlacedNode | None:
     return max(candidates, key=lambda n: (n.capacity.cpu, n.capacity.memory, n.name))
 
 
+def _counts_by_zone(group: PodGroup) -> bool:
+    """Whether a group's topology (a spread, a pod affinity or anti-affinity, relaxed ones
+    included) counts its pods by zone."""
+    current: PodGroup | None = group
+    while current is not None:
+        if any(rule.key == ZONE for rule in current.topology):
+            return True
+        current = current.fallback
+    return False
+
+
 def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: ScenarioRun) -> ScenarioRun:
     """The largest node of the peak fleet drifts: its replacement launches while it still runs.
 
     Karpenter schedules the replacement as if the drifted node's capacity were already released,
     then creates it unless the NodePool is already over a limit (usage strictly above it). So a
     pool at its limits still replaces a node, running one node over them until the old one goes.
+    The replacement takes the drifted node's zone when pods on it count by zone (their spread
+    stays as at peak); otherwise no pod asks for a zone and it may launch in any.
     """
     description = "drift or expiry at peak: the largest node's replacement launches before it goes"
     node = _largest_node(peak.result.nodes, peak.result.primary_pool)
@@ -617,10 +630,15 @@ def run_disruption(setup: ScenarioSetup, limits: Mapping[str, int], peak: Scenar
         f"pods of {node.name}", Resources(pods.cpu, pods.memory, max(pods.pods, 1), pods.ephemeral_storage), 1
     )
     result = _simulate(setup, [group], left, (), [option])
+    # Pods that spread over zones (or follow other pods by zone) keep their zone counts only in the
+    # drifted node's zone: the replacement takes that zone. Other pods leave it to EC2 at launch.
+    by_zone = {group.workload for group in setup.peak_groups if _counts_by_zone(group)}
+    keep_zone = len(node.zones) == 1 and any(workload in by_zone for workload in node.pods)
     replaced = [
         replace(
             new,
             name=f"replacement-of-{node.name}",
+            zones=node.zones if keep_zone else new.zones,
             instance_type=node.instance_type,
             pods=node.pods,
             reserved=node.reserved,

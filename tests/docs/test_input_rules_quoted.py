@@ -67,7 +67,8 @@ def test_the_help_says_what_the_price_flags_do_by_every_door():
     assert "Prices, by every door: --catalog FILE" in text and "format 1 or 2" in text
     assert f"--spot-discount PERCENT (0 to {MAX_DISCOUNT_PERCENT:g})" in text
     assert "default: a refreshed --catalog's region" in text
-    assert "capacity.catalog and capacity.spotDiscountPercent" in text
+    assert "capacity.catalog, capacity.spotDiscountPercent and capacity.priceOverrides" in text
+    assert "--price TYPE=USD (once per type)" in text and 'stdin for "-"' in text
     assert "nodePool (requirements, labels, kubelet, amiFamily, limits)" in text
     assert f"{MAX_TOPOLOGY_POD_DOMAINS:,} pods times the domains" in text
     assert f"{MAX_INSTANCE_TYPES:,} instance types in a catalog file" in text

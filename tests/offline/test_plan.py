@@ -160,6 +160,27 @@ def test_unknown_stack(tmp_path):
         timeout=60,
     )
     assert result.returncode == 2 and "no stack file Pulumi.nope.yaml" in result.stderr
+    assert "stacks there: dev, prod" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "stack, hint",
+    [
+        ("Pulumi.dev.yaml", "(give the stack's name, such as 'dev', not a path or file name)"),
+        ("./Pulumi.prod.yaml", "(give the stack's name, such as 'prod', not a path or file name)"),
+        ("dev ", "(a stack's name has no spaces)"),
+    ],
+)
+def test_a_path_or_a_space_for_the_stack_lists_the_stacks(tmp_path, stack, hint):
+    result = subprocess.run(
+        [sys.executable, "-m", "offline", "plan", "--stack", stack, "--output", str(tmp_path / "plan")],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and hint in result.stderr and "stacks there: dev, prod" in result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "plan").exists()
 
 
 # --- every resource's inputs, for review before `pulumi up` ---------------------------------------

@@ -521,6 +521,45 @@ def test_a_binary_stack_file_is_not_text(tmp_path):
     assert f"{path} is not a text file" in str(failure.value)
 
 
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ("confg:\n  aws:region: us-east-1\n", ["unknown top-level key 'confg' (did you mean `config`?)"]),
+        (
+            "config:\n  aws:region: us-east-1\nnotes: kept for later\n",
+            ["unknown top-level key 'notes';", "holds only `config`, `encryptedkey`, `encryptionsalt`, `environment`"],
+        ),
+    ],
+    ids=["typo", "unknown"],
+)
+def test_an_unknown_top_level_key_of_a_stack_file_is_refused(tmp_path, text, fragments):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(text)
+    with pytest.raises(StackConfigError) as failure:
+        load_stack_file(path)
+    message = str(failure.value)
+    assert "aws:region" not in message and str(path) in message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_the_keys_pulumi_writes_to_a_stack_file_are_read(tmp_path):
+    path = tmp_path / "Pulumi.t.yaml"
+    path.write_text(
+        "secretsprovider: passphrase\nencryptionsalt: v1:abc\nencryptedkey: xyz\nenvironment: [shared]\n"
+        "config:\n  aws:region: us-east-1\n"
+    )
+    assert load_stack_file(path).region == "us-east-1"
+
+
+def test_a_utf16_stack_file_is_named_as_such(tmp_path):
+    path = tmp_path / "Pulumi.w.yaml"
+    path.write_bytes("config:\n  aws:region: us-east-1\n".encode("utf-16"))
+    with pytest.raises(StackConfigError) as failure:
+        load_stack_file(path)
+    assert f"{path} is UTF-16LE text, and YAML is read as UTF-8; save it as UTF-8" in str(failure.value)
+
+
 def test_the_program_reports_a_malformed_stack_file_without_a_traceback(tmp_path):
     (tmp_path / "Pulumi.t.yaml").write_text("config: [oops\n")
     with pytest.raises(ProgramFailed) as failure:

@@ -211,7 +211,8 @@ def test_unreadable_and_malformed_catalog_files(tmp_path):
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
     with pytest.raises(
-        SizingInputError, match=r"catalog file '.*binary.json' is not a text file \(byte 0 is not UTF-8\)"
+        SizingInputError,
+        match=r"catalog file '.*binary.json' is not a text file \(byte 0 at line 1, column 1 is not UTF-8\)",
     ):
         load_catalog(binary)
     with pytest.raises(SizingInputError, match=r"catalog file '.*' is a folder, not a file"):

@@ -114,6 +114,6 @@ def test_a_file_that_is_not_text_is_named(tmp_path):
     path = tmp_path / "binary.json"
     path.write_bytes(b"\xff\xfe\x00")
     # Read as every input file is: the reader's one message for bytes that are not UTF-8.
-    expected = r"catalog file '.*binary.json' is not a text file \(byte 0 is not UTF-8\); a catalog \(JSON\) is text"
+    expected = r"catalog file '.*binary.json' is not a text file \(byte 0 at line 1, column 1 is not UTF-8\); a catalog \(JSON\) is text"
     with pytest.raises(SizingInputError, match=expected):
         read_catalog(path)

@@ -10,8 +10,9 @@ import textwrap
 import pytest
 
 from sizing.kube.safe_yaml import MAX_ALIAS_REPEATS, MAX_INPUT_BYTES
-from sizing.kube.workloads import MAX_NODE_PER_POD_PODS, MAX_PEAK_PODS, MAX_REPLICAS, MAX_WORKLOADS
+from sizing.kube.workloads import MAX_EXISTING_NODES, MAX_NODE_PER_POD_PODS, MAX_PEAK_PODS, MAX_REPLICAS, MAX_WORKLOADS
 from sizing.planning.ceilings import MAX_NODE_POOL_LABELS, MAX_NODE_POOL_REQUIREMENTS, MAX_TOPOLOGY_POD_DOMAINS
+from sizing.planning.objects import NOT_PLANNED_NAMED, not_planned_notes
 from tests.bounded import CPU_LIMIT_SECONDS, MEMORY_LIMIT_MIB, run_bounded
 from tests.sizing.sample_objects import NODE_POOL, deployment
 
@@ -232,3 +233,38 @@ def test_a_deeply_nested_catalog_is_refused(tmp_path):
     catalog.write_text("[" * 100_000 + "]" * 100_000)
     err = refused(tmp_path, [NODE_POOL + "---\n" + deployment()], "--catalog", str(catalog))
     assert "not a catalog (its JSON nests too deep)" in err
+
+
+def test_a_list_of_twenty_thousand_deployments_is_refused_while_it_is_read(tmp_path):
+    # kubectl's `get -o yaml` shape: one `kind: List` whose items follow each other; the ceiling
+    # stops the read at the first workload past it, with no NodePool in the input at all.
+    items = "".join("\n- " + textwrap.indent(deployment(f"w{i}", "1"), "  ").lstrip() for i in range(20_000))
+    err = refused(tmp_path, [f"apiVersion: v1\nitems:{items}\nkind: List\n"])
+    assert f"document 1.items[{MAX_WORKLOADS}]: {MAX_WORKLOADS + 1:,} workloads" in err
+    assert f"more than {MAX_WORKLOADS:,}" in err and "NodePool" in err
+
+
+def test_existing_nodes_past_the_ceiling_are_refused_while_they_are_read(tmp_path):
+    nodes = "---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\n" for i in range(MAX_EXISTING_NODES + 1)
+    )
+    err = refused(tmp_path, [NODE_POOL, deployment(), nodes])
+    assert f"document {MAX_EXISTING_NODES + 1}: {MAX_EXISTING_NODES + 1:,} existing nodes" in err
+
+
+def test_objects_not_planned_by_the_thousand_are_counted_per_kind_in_one_short_note():
+    items = [f"ConfigMap default/settings-{i} (places no pods)" for i in range(19_990)]
+    items += ["Service default/web (places no pods)"]
+    items += [f"Pod default/web-{i} (created by its owner, ReplicaSet web-{i})" for i in range(50)]
+    notes = not_planned_notes(items)
+    assert notes[0] == (
+        "19,990 ConfigMap: default/settings-0, default/settings-1, default/settings-2 and 19,987 more; "
+        "1 Service: default/web (places no pods)"
+    )
+    assert len(notes) == NOT_PLANNED_NAMED + 1 and notes[-1] == "41 more objects, for 41 other reasons"
+    assert sum(map(len, notes)) < 2000
+    # A few objects keep their names, as before.
+    assert not_planned_notes(items[-3:-1]) == (
+        "Pod default/web-47 (created by its owner, ReplicaSet web-47)",
+        "Pod default/web-48 (created by its owner, ReplicaSet web-48)",
+    )

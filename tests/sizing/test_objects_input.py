@@ -133,3 +133,47 @@ def test_scenarios_count_the_planned_pool_and_show_the_other_pools_apart():
     disruption = plan.scenarios["disruption"]
     (replacement,) = [node for node in disruption.result.nodes if node.name.startswith("replacement-of-")]
     assert replacement.node_pool == "general" and disruption.usage.pods == 13
+
+
+def _api_list(kind, items):
+    # What the API returns for a list (`kubectl get --raw /apis/apps/v1/deployments`): the items
+    # carry neither kind nor apiVersion.
+    return json.dumps({"kind": kind, "apiVersion": "apps/v1", "metadata": {"resourceVersion": "1"}, "items": items})
+
+
+def _api_deployment(name, replicas=2):
+    return {
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {
+            "replicas": replicas,
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [{"name": "app", "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}]
+                },
+            },
+        },
+    }
+
+
+def test_a_list_of_the_api_is_read_as_its_items_of_its_kind():
+    objects = read_objects(
+        [("deployments.json", _api_list("DeploymentList", [_api_deployment("web"), _api_deployment("api", 3)]))]
+    )
+    assert [(w.name, w.replicas, w.cpu_millicores) for w in objects.workloads] == [
+        ("shop/web", 2, 250),
+        ("shop/api", 3, 250),
+    ]
+    # The items of `kind: List` keep their own kinds; an item of an API list that names one keeps it.
+    mixed = _api_list("DeploymentList", [{"kind": "StatefulSet", **_api_deployment("db")}])
+    assert [w.kind for w in read_objects([("x", mixed)]).workloads] == ["StatefulSet"]
+
+
+def test_workloads_of_an_api_list_count_against_the_ceiling_while_read():
+    from sizing.kube.workloads import MAX_WORKLOADS
+
+    text = _api_list("DeploymentList", [_api_deployment(f"w{i}", 1) for i in range(MAX_WORKLOADS + 1)])
+    with pytest.raises(
+        SizingInputError, match=rf"deployments.json document 1.items\[{MAX_WORKLOADS}\]: 1,001 workloads"
+    ):
+        read_objects([("deployments.json", text)])

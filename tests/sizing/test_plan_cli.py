@@ -206,7 +206,7 @@ def test_a_binary_description_is_one_clear_line(tmp_path, capsys):
 
 def test_a_binary_manifest_is_one_clear_line(tmp_path, capsys):
     manifest = tmp_path / "deployment.yaml"
-    manifest.write_bytes(b"\xff\xfe\x00\x01")
+    manifest.write_bytes(b"\x00\xff\x01")
     status, out, err = run(capsys, write(tmp_path, DEV), "--manifests", manifest)
     assert status == 2 and out == ""
     assert f"manifest {str(manifest)!r} is not a text file" in err

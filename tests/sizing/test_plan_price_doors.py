@@ -154,3 +154,47 @@ def test_a_catalog_of_more_types_than_the_ceiling_is_refused_before_they_are_rea
 def test_a_huge_spot_discount_is_quoted_cut(tmp_path, capsys):
     err = refusal(capsys, "--stack", "dev", "--spot-discount", "1e308")
     assert "--spot-discount must be a percentage" in err and len(err) < 400
+
+
+def test_a_catalog_on_stdin_is_read_with_catalog_dash(tmp_path, capsys, monkeypatch):
+    objects = tmp_path / "objects.yaml"
+    objects.write_text(SPOT_POOL + "---\n" + deployment("web", 4))
+    catalog = catalog_of(tmp_path, "eu-west-1")
+    data = plan(capsys, objects, "--catalog", "-", stdin=catalog.read_text(), monkeypatch=monkeypatch)
+    assert data["region"] == "eu-west-1" and data["prices"]["catalog"]["path"] == "stdin"
+    assert data["prices"]["onDemand"]["sources"] and set(data["prices"]["onDemand"]["sources"].values()) == {"refresh"}
+
+
+def test_stdin_for_the_catalog_and_an_input_at_once_is_refused(tmp_path, capsys):
+    err = refusal(capsys, "-", "--catalog", "-")
+    assert "'-' (stdin) is given both as --catalog and as an input; stdin can be read once" in err
+
+
+def test_prices_for_a_region_without_them_are_given_to_the_object_door_with_price(tmp_path, capsys):
+    objects = tmp_path / "objects.yaml"
+    objects.write_text(NODE_POOL + "---\n" + deployment("web", 6))
+    unpriced = plan(capsys, objects, "--region", "eu-west-1")
+    assert unpriced["priceUnit"] != "USD/hour"
+    assert "set --price or refresh the catalog" in " ".join(unpriced["notes"])
+    data = plan(capsys, objects, "--region", "eu-west-1", "--price", "m5.large=0.107", "--price", "m5.xlarge=0.214")
+    assert data["priceUnit"] == "USD/hour"
+    prices = {"m5.large": 0.107, "m5.xlarge": 0.214}
+    assert all(node["price"] == prices[node["instanceType"]] for node in data["fleet"]["nodes"])
+    assert data["prices"]["onDemand"]["descriptions"] == {"override": "the user's price overrides (--price)"}
+
+
+@pytest.mark.parametrize(
+    "prices, message",
+    [
+        (["m5.large"], "--price 'm5.large': give TYPE=USD_PER_HOUR, such as --price m5.large=0.096"),
+        (["m5.large=cheap"], "--price 'm5.large=cheap': 'cheap' is not a number of USD/hour"),
+        (["m5.large=0.1", "m5.large=0.2"], "--price gives 'm5.large' twice"),
+        (["m9.large=0.1"], "--price['m9.large']: unknown instance type"),
+        (["m5.large=0"], "--price['m5.large'] must be a positive number of USD/hour"),
+    ],
+)
+def test_a_price_flag_that_cannot_be_read_is_refused_naming_it(tmp_path, capsys, prices, message):
+    objects = tmp_path / "objects.yaml"
+    objects.write_text(NODE_POOL + "---\n" + deployment("web", 2))
+    flags = [part for price in prices for part in ("--price", price)]
+    assert message in refusal(capsys, objects, *flags)

@@ -1,5 +1,8 @@
 """The instance-type recommendation: never worse than the NodePool as it is, within the pod cap."""
 
+from dataclasses import replace
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -7,6 +10,10 @@ from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
 from sizing.kube.resources import Resources
 from sizing.planning.recommendation import (
     KIND_CURRENT,
+    KIND_TYPE,
+    Outcome,
+    Recommendation,
+    Restriction,
     candidate_restrictions,
     cost_lower_bound,
     likely_outcomes,
@@ -199,3 +206,21 @@ def test_outcomes_simulated_while_the_solver_runs_give_the_same_advice_and_are_n
     assert seeded == alone
     # Only what the early simulations could not know is simulated: the optimum's own types, if ranked.
     assert set(calls) == set(simulated_alone) - set(early) == {frozenset(optimal_types)}
+
+
+def test_a_choice_above_the_cap_on_its_own_rollout_names_both_figures_and_the_rule():
+    # Ranked with every pod pending at once, c6a.2xlarge kept within 30 pods per node; on its own
+    # rollout under its own limits its fullest node carries 32, still fewer than the NodePool's 83.
+    current = Outcome(Restriction(KIND_CURRENT, "the NodePool as it is", frozenset(), None), 7, 3.989, 83, 0)
+    narrowed = Restriction(KIND_TYPE, "c6a.2xlarge", frozenset({"c6a.2xlarge"}), {"key": TYPE})
+    advice = Recommendation(Outcome(narrowed, 13, 3.978, 30, 0), current, 3.87, 30, 8, 0, "USD/hour")
+    assert "maxPodsPerNode" not in advice.summary()
+    on_rollout = replace(advice, chosen=Outcome(narrowed, 13, 3.978, 32, 0))
+    assert on_rollout.summary().endswith(
+        "; its own rollout puts 32 pods on its fullest node, above maxPodsPerNode 30, against 83 for the "
+        "NodePool as it is (the cap ranks candidates, it does not bound them)"
+    )
+    # The docs state the same rule.
+    docs = " ".join((Path(__file__).parents[2] / "docs" / "sizing.md").read_text().split())
+    assert "the cap ranks, it does not bound" in docs
+    assert "within `capacity.maxPodsPerNode` pods per node" not in docs

@@ -48,7 +48,8 @@ def test_the_dev_stack_plan_reads_like_eks_node_viewer():
     # + 10 %: 4.4 -> 5 cores, 16.5 -> 17Gi.
     assert '  limits:\n    cpu: "5"\n    memory: 17Gi\n' in text
     assert re.search(
-        r"^  rollout +20 pods: 2 nodes \(2 × m5\.large\): 4 cpu, 15154Mi  ← sets the cpu and memory limit$",
+        r"^  rollout +20 pods: 2 nodes \(2 × m5\.large\): 4 cpu, 15154Mi  ← sets the cpu and memory limit: "
+        r"decides as without limits from 4 cpu, 15360Mi \(15Gi\) up$",
         text,
         re.MULTILINE,
     )

@@ -165,3 +165,61 @@ def test_zones_show_how_a_spread_lands(when):
     nodes = data["scenarios"]["peak"]["nodesByZone"]
     assert sum(nodes.values()) == data["scenarios"]["peak"]["nodeCount"]
     assert all(node["zone"] in nodes for node in data["fleet"]["nodes"])
+
+
+def test_every_figure_the_limits_rest_on_is_named_where_the_report_says_so():
+    spread = (
+        "topologySpreadConstraints: [{topologyKey: topology.kubernetes.io/zone, maxSkew: 1, "
+        "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: api}}}]"
+    )
+    plan, data, text = _plan(_pool("general", "m5") + _workload(replicas=6, cpu="1500m", surge=0, spec=spread))
+    minimum = data["limits"]["minimum"]
+    lines = text.splitlines()
+    # The scenario that sets a limit shows the minimum, in the unit of its own row (MiB).
+    binding = data["limits"]["bindingScenario"]["memory"]
+    row = next(line for line in lines if line.startswith(f"  {binding} "))
+    assert f"← sets the cpu and memory limit: decides as without limits from {minimum['cpu'] // 1000} cpu, " in row
+    assert f"{minimum['memory']}Mi ({minimum['memory'] // 1024}Gi) up" in row
+    # "Only the instance types differ" only where the node counts are the same too.
+    for name, run in data["scenarios"].items():
+        unlimited = run["withoutLimits"]
+        said = [line for line in lines if line.strip().startswith("without limits:")]
+        if unlimited["nodePools"] != run["nodePools"] and unlimited["nodeCount"] != run["nodeCount"]:
+            fewer = run["nodeCount"] - unlimited["nodeCount"]
+            assert any(
+                line.strip().startswith(f"without limits: {unlimited['nodeCount']} nodes")
+                and f"on {fewer} node{'s' if fewer != 1 else ''} fewer of other instance types" in line
+                for line in said
+            ), name
+    assert "only the instance types differ" not in text
+    # One step under the minimum, the report names the limit it means.
+    below = data["limits"]["below"]
+    assert below["cpu"]["at"] == minimum["cpu"] - 1000
+    cores = minimum["cpu"] // 1000
+    assert f"  at cpu {cores - 1} (1 core under the minimum of {cores}), the rollout scenario decides" in text
+    assert "one core less" not in text and "one GiB less" not in text
+    # The drift replacement of a node whose pods spread over zones takes that node's zone.
+    disruption = data["scenarios"]["disruption"]
+    assert "any" not in disruption["nodesByZone"] and "any" not in disruption["podsByZone"]["shop/api"]
+    assert "any zone" not in text
+
+
+def test_nodes_no_pod_holds_to_a_zone_say_why_they_have_none():
+    spread = (
+        "topologySpreadConstraints: [{topologyKey: topology.kubernetes.io/zone, maxSkew: 1, "
+        "whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: api}}}]"
+    )
+    apart = (
+        "affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "[{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: api}}}]}}"
+    )
+    # The api pods spread over zones; the batch pods keep off their nodes and ask for no zone.
+    _, data, text = _plan(
+        _pool("general", "m5")
+        + _workload(replicas=3, cpu="1500m", surge=0, spec=spread)
+        + _workload(name="batch", replicas=2, cpu="3", surge=0, spec=apart)
+    )
+    disruption = data["scenarios"]["disruption"]
+    assert disruption["nodesByZone"]["any"] >= 1 and "any" not in disruption["podsByZone"]["shop/api"]
+    block = text[text.index("  disruption ") :].split("\n\n")[0]
+    assert "any zone: no pod on those nodes asks for a zone, so EC2 picks one of the NodePool's at launch" in block

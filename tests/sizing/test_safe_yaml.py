@@ -48,7 +48,8 @@ def test_a_merge_key_may_be_overridden_without_a_duplicate():
 @pytest.mark.parametrize(
     "data, message",
     [
-        (b"\xff\xfe", "is not a text file (byte 0 is not UTF-8)"),
+        (b"\x89PNG\x00", "is not a text file (byte 0 at line 1, column 1 is not UTF-8)"),
+        (b"a: 1\nb: caf\xe9\n", "is not a text file (byte 11 at line 2, column 7 is not UTF-8)"),
         (b"a: 1\nb: \x00\n", "is not a text file (control character U+0000 at line 2, column 4)"),
         (b"a: \x1b[31m\n", "control character U+001B at line 1, column 4"),
     ],
@@ -86,3 +87,20 @@ def test_every_sizing_message_is_bounded():
     # Paths and ordinary words are left whole.
     path = "/tmp/" + "d" * 200 + "/input.yaml"
     assert path in str(SizingInputError(f"file {path!r} is bad"))
+
+
+@pytest.mark.parametrize(
+    "data, encoding",
+    [
+        ("kind: List\nitems: []\n".encode("utf-16"), "UTF-16LE"),  # with a byte-order mark, as PowerShell writes
+        ("kind: List\nitems: []\n".encode("utf-16-le"), "UTF-16LE"),
+        ("kind: Liste\u0301\n".encode("utf-16-be"), "UTF-16BE"),
+        (b"\xfe\xff" + "a: 1\n".encode("utf-16-be"), "UTF-16BE"),
+    ],
+)
+def test_utf16_text_is_named_with_how_to_save_it_as_utf8(data, encoding):
+    with pytest.raises(YamlInputError) as error:
+        decode_text(data, "file 'objects.yaml'")
+    message = str(error.value)
+    assert message.startswith(f"file 'objects.yaml' is {encoding} text, and YAML is read as UTF-8; save it as UTF-8")
+    assert "Set-Content -Encoding utf8" in message and "not a text file" not in message
