@@ -115,6 +115,8 @@ class Unmodelled:
 
 @dataclass(frozen=True)
 class NodePoolObject:
+    """`document`: the object as given, for the rules of its CRD (`sizing.karpenter.crd_rules`)."""
+
     name: str
     requirements: tuple[Mapping[str, Any], ...]
     taints: tuple[Taint, ...]
@@ -122,13 +124,17 @@ class NodePoolObject:
     limits: Mapping[str, Any]
     weight: int
     node_class: str | None
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
 class NodeClassObject:
+    """`document`: the object as given, for the rules of its CRD (`sizing.karpenter.crd_rules`)."""
+
     name: str
     kubelet: Mapping[str, Any]
     ami_family: str | None
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -533,6 +539,7 @@ def _node_pool(reader: _Reader, document: Mapping[str, Any], name: str, what: st
         dict(_mapping(spec.get("limits"), what)),
         _integer(spec.get("weight") or 0, what, "spec.weight", 0, 100),
         _mapping(tspec.get("nodeClassRef"), what).get("name"),
+        document,
     )
 
 
@@ -544,7 +551,7 @@ def _node_class(document: Mapping[str, Any], name: str, what: str) -> NodeClassO
         if alias:
             alias_family = str(alias).split("@")[0]
             family = AMI_ALIAS_FAMILIES.get(alias_family, alias_family)
-    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family)
+    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family, document)
 
 
 def _node(document: Mapping[str, Any], where: str, kind: str) -> ExistingNode:

@@ -3,7 +3,9 @@ their EC2NodeClass (kubelet, AMI family; AL2023 when the class is not given), wo
 DaemonSets and existing nodes; and the input files of `python -m sizing plan`, read and told apart
 (Kubernetes objects or a workload description).
 
-Unmodelled fields and kinds stop the plan with the object and field named, unless
+A NodePool or EC2NodeClass that breaks a rule of its CRD (`sizing.karpenter.crd_rules`: the CEL
+rules, required fields and bounds, as the API server applies them) is refused first, with the
+object, the field path and the rule's message. Unmodelled fields and kinds stop the plan with the object and field named, unless
 `accept_unmodelled` is set; then they are listed in the report as "ignored, may under-plan".
 Objects that place no pods (Services, PodDisruptionBudgets, ...) are listed as not planned.
 """
@@ -18,6 +20,7 @@ from typing import IO, Any
 from sizing.errors import SizingInputError
 from sizing.karpenter.allocatable import KubeletConfig, ReservedResources
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
+from sizing.karpenter.crd_rules import check_object
 from sizing.kube.objects import ClusterObjects, NodeClassObject, read_parsed_objects
 from sizing.kube.quantities import cpu_millicores, memory_mib
 from sizing.kube.safe_yaml import decode_text, load_documents, read_file_bytes, read_stream_bytes
@@ -69,6 +72,14 @@ def check_unmodelled(objects: ClusterObjects, accept_unmodelled: bool) -> tuple[
     return described
 
 
+def check_crd_rules(objects: ClusterObjects) -> None:
+    """Refuse a NodePool or EC2NodeClass that breaks a rule of its CRD, as the API server would."""
+    for pool in objects.node_pools:
+        check_object(pool.document, "NodePool", f"NodePool {pool.name}")
+    for node_class in objects.node_classes:
+        check_object(node_class.document, "EC2NodeClass", f"EC2NodeClass {node_class.name}")
+
+
 def plan_input_from_objects(
     objects: ClusterObjects,
     accept_unmodelled: bool = False,
@@ -80,6 +91,7 @@ def plan_input_from_objects(
 ) -> PlanInput:
     """The planner's input for Kubernetes objects. zones_key / region_key: how messages name the
     zones and the region (command-line flags by default)."""
+    check_crd_rules(objects)
     ignored = check_unmodelled(objects, accept_unmodelled)
     if not objects.node_pools:
         raise SizingInputError("the input has no karpenter.sh/v1 NodePool; add the NodePool(s) to plan")

@@ -7,6 +7,7 @@ import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import cel
@@ -27,6 +28,8 @@ from sizing.karpenter.crd_rules import (
     part_violations,
     rule_violations,
 )
+from sizing.kube.objects import read_objects
+from sizing.planning.objects import plan_input_from_objects
 
 NODE_POOL: dict[str, Any] = {
     "apiVersion": "karpenter.sh/v1",
@@ -453,3 +456,91 @@ def test_the_shipped_crds_are_the_reference_copies():
         assert (CRD_DIR / filename).read_bytes() == (reference / filename).read_bytes()
     shipped = yaml.safe_load((CRD_DIR / CRD_FILES["NodePool"][1]).read_text())
     assert shipped["metadata"]["annotations"]["controller-gen.kubebuilder.io/version"]
+
+
+# -- the planner's object door ------------------------------------------------------------------
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "cluster-objects.yaml"
+
+
+def _example_with(kind: str, patch: Patch) -> str:
+    documents = list(yaml.safe_load_all(EXAMPLE.read_text()))
+    for document in documents:
+        if document["kind"] == kind and document["metadata"]["name"] in ("default", "general"):
+            patch(document["spec"])
+            break
+    return yaml.safe_dump_all(documents, sort_keys=False)
+
+
+@pytest.mark.parametrize(
+    "kind, patch, refusal",
+    [
+        (
+            "NodePool",
+            lambda s: s.setdefault("disruption", {"consolidateAfter": "1m"}).update(
+                budgets=[{"nodes": "1", "schedule": "0 9 * * mon-fri"}]
+            ),
+            "NodePool general: the NodePool CRD (karpenter.sh/v1) refuses it: spec.disruption.budgets: "
+            "'schedule' must be set with 'duration'",
+        ),
+        (
+            "NodePool",
+            _requirement({"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["5.5"]}),
+            "spec.template.spec.requirements: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a "
+            "single positive integer value (the rule fails on this value:",
+        ),
+        (
+            "NodePool",
+            _requirement({"key": "karpenter.sh/nodepool", "operator": "In", "values": ["other"]}),
+            'spec.template.spec.requirements[3].key: label "karpenter.sh/nodepool" is restricted',
+        ),
+        (
+            "EC2NodeClass",
+            lambda s: s["amiSelectorTerms"][0].update(id="ami-0123456789abcdef0"),
+            "EC2NodeClass default: the EC2NodeClass CRD (karpenter.k8s.aws/v1) refuses it: spec.amiSelectorTerms: "
+            "'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",
+        ),
+        (
+            "EC2NodeClass",
+            _ami([{"alias": "ubuntu@latest"}]),
+            "spec.amiSelectorTerms[0].alias: family is not supported, must be one of the following:",
+        ),
+        (
+            "EC2NodeClass",
+            _set(instanceProfile="profile"),
+            "spec: must specify exactly one of ['role', 'instanceProfile']",
+        ),
+        (
+            "EC2NodeClass",
+            _set(tags={"karpenter.sh/nodepool": "web"}),
+            "spec.tags: tag contains a restricted tag matching karpenter.sh/nodepool",
+        ),
+        (
+            "EC2NodeClass",
+            lambda s: s["kubelet"].update(imageGCHighThresholdPercent=40, imageGCLowThresholdPercent=60),
+            "spec.kubelet: imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",
+        ),
+        (
+            "EC2NodeClass",
+            lambda s: s["kubelet"].update(evictionSoft={"memory.available": "500Mi"}),
+            "spec.kubelet: evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod",
+        ),
+    ],
+)
+def test_the_planner_refuses_what_the_api_server_rejects(kind, patch, refusal):
+    text = _example_with(kind, patch)
+    with pytest.raises(SizingInputError) as error:
+        plan_input_from_objects(read_objects([("example", text)]))
+    assert refusal in str(error.value)
+    assert "The API server would reject the object" in str(error.value)
+
+
+def test_the_refusal_comes_before_unmodelled_fields_are_accepted():
+    text = _example_with("EC2NodeClass", _set(instanceProfile="profile"))
+    with pytest.raises(SizingInputError, match="must specify exactly one of"):
+        plan_input_from_objects(read_objects([("example", text)]), accept_unmodelled=True)
+
+
+def test_the_example_objects_plan_unchanged():
+    plan_input = plan_input_from_objects(read_objects([("example", EXAMPLE.read_text())]))
+    assert [pool.name for pool in (plan_input.node_pool, *plan_input.other_node_pools)] == ["general", "data"]
