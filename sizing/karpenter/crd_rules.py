@@ -12,9 +12,11 @@ present (a null is absent); under `items` it is evaluated for each element of th
 `additionalProperties` for each value of the map. A field that is absent reads as absent (`has()`
 is false; reading it is an evaluation error, which refuses the object as the API server does).
 Rules that compare with `oldSelf` (transition rules) apply to updates only and are skipped: a plan
-creates its objects. The schema's `required` fields, `maxItems`, `maxProperties` and `maxLength`
-are checked on the way, as they bound what the rules iterate over, after the schema's defaults are
-applied to absent fields (as the API server defaults an object before validating it).
+creates its objects. Before the rules, the schema's defaults are applied to absent fields (as the
+API server defaults an object before validating it), and its `required` fields, `maxItems`,
+`maxProperties` and `maxLength` are checked: the rules read what those guarantee, so they run only
+on an object that passes. A rule `self.all(...)` over a list or map that fails names the entries
+that break it alone, which the API server does not, for a clearer refusal.
 
 CEL is evaluated by `common-expression-language` (the `cel` module: Python bindings of the Rust
 `cel` interpreter). Kubernetes adds functions to CEL; the rules of the shipped CRDs call two of
@@ -34,7 +36,7 @@ import copy
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -104,11 +106,15 @@ class RuleViolation:
     path: str
     message: str
     error: str | None = None
+    entries: tuple[str, ...] = ()
 
     def describe(self, prefix: str = "") -> str:
-        """`path: message`, the path preceded by `prefix` (the place of the value checked)."""
-        path = prefix + self.path if self.path.startswith("[") or not prefix else f"{prefix}.{self.path}"
+        """`path: message`, the path preceded by `prefix` (the place of the value checked), and the
+        entries of the list or map that break the rule, when it is one rule per entry."""
+        path = prefix + self.path if self.path.startswith(("[", ".")) or not prefix else f"{prefix}.{self.path}"
         text = f"{path.rstrip('.') or '(the object)'}: {self.message}"
+        if self.entries:
+            text += f" (at {', '.join(self.entries)})"
         if self.error is not None:
             text += f" (the rule fails on this value: {self.error})"
         return text
@@ -180,10 +186,35 @@ def _apply(rule: CrdRule, value: Any, path: str) -> RuleViolation | None:
     try:
         result = evaluate(rule.rule, value)
     except Exception as error:  # the interpreter raises the type of each failure (KeyError, ...)
-        return RuleViolation(where, _message(rule, value), f"{type(error).__name__}: {echo(str(error), 120)}")
+        reason = f"no field {error.args[0]!r}" if isinstance(error, KeyError) and error.args else str(error)
+        return RuleViolation(
+            where,
+            _message(rule, value),
+            reason if len(reason) <= 160 else reason[:160] + "…",
+            _breaking_entries(rule, value),
+        )
     if result is True:
         return None
-    return RuleViolation(where, _message(rule, value))
+    return RuleViolation(where, _message(rule, value), entries=_breaking_entries(rule, value))
+
+
+def _breaking_entries(rule: CrdRule, value: Any) -> tuple[str, ...]:
+    """For a rule `self.all(x, ...)` over a list or a map, the entries (`[index]` or map keys, at
+    most MAX_SHOWN) that break it alone: the rule holds for each entry apart."""
+    if not rule.rule.startswith("self.all(") or not isinstance(value, (list, Mapping)):
+        return ()
+    items = list(enumerate(value)) if isinstance(value, list) else [(key, {key: value[key]}) for key in value]
+    found: list[str] = []
+    for key, alone in items:
+        try:
+            holds = evaluate(rule.rule, [alone] if isinstance(value, list) else alone) is True
+        except Exception:  # the entry alone makes the rule fail: it breaks it
+            holds = False
+        if not holds:
+            found.append(f"[{key}]" if isinstance(value, list) else echo(key))
+            if len(found) == MAX_SHOWN:
+                break
+    return tuple(found)
 
 
 def _message(rule: CrdRule, value: Any) -> str:
@@ -305,6 +336,22 @@ def describe_violations(violations: Sequence[RuleViolation], prefix: str = "") -
     if len(violations) > MAX_SHOWN:
         shown.append(f"and {len(violations) - MAX_SHOWN:,} more")
     return "; ".join(shown)
+
+
+def check_part(
+    value: Any, schema_path: Sequence[str], where: str, kind: str = "NodePool", element: bool = False
+) -> None:
+    """Refuse a part of a `kind` object given on its own (`where` names it, e.g. `nodePool.requirements`)
+    that breaks a rule of the CRD at or under `schema_path`. `element`: `value` is one element of
+    the list at `schema_path`, checked as a list of one."""
+    violations = part_violations([value] if element else value, schema_path, kind)
+    if element:
+        violations = [replace(violation, path=violation.path.removeprefix("[0]")) for violation in violations]
+    if violations:
+        raise SizingInputError(
+            f"{describe_violations(violations, where)} (the {kind} CRD's validation: the API server rejects "
+            f"such a {kind})"
+        )
 
 
 def check_object(document: Mapping[str, Any], kind: str, what: str) -> None:

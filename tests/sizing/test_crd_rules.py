@@ -487,7 +487,7 @@ def _example_with(kind: str, patch: Patch) -> str:
             "NodePool",
             _requirement({"key": "karpenter.k8s.aws/instance-generation", "operator": "Gt", "values": ["5.5"]}),
             "spec.template.spec.requirements: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a "
-            "single positive integer value (the rule fails on this value:",
+            "single positive integer value (at [3]) (the rule fails on this value:",
         ),
         (
             "NodePool",
@@ -544,3 +544,16 @@ def test_the_refusal_comes_before_unmodelled_fields_are_accepted():
 def test_the_example_objects_plan_unchanged():
     plan_input = plan_input_from_objects(read_objects([("example", EXAMPLE.read_text())]))
     assert [pool.name for pool in (plan_input.node_pool, *plan_input.other_node_pools)] == ["general", "data"]
+
+
+def test_a_rule_over_each_entry_names_the_entries_that_break_it():
+    node_class = _object("EC2NodeClass", _set(tags={"team": "a", "karpenter.sh/nodepool": "x", "": "y"}))
+    described = [violation.describe() for violation in rule_violations(node_class, "EC2NodeClass")]
+    assert described == [
+        "spec.tags: empty tag keys aren't supported (at '')",
+        "spec.tags: tag contains a restricted tag matching karpenter.sh/nodepool (at 'karpenter.sh/nodepool')",
+    ]
+    # A rule over the whole list (a primary interface somewhere) names no entry.
+    node_class = _object("EC2NodeClass", _set(networkInterfaces=[_nic(0, 1), _nic(1, 1)]))
+    (violation,) = rule_violations(node_class, "EC2NodeClass")
+    assert violation.entries == ()
