@@ -124,7 +124,9 @@ class RuleViolation:
 def crd_schema(kind: str) -> Mapping[str, Any]:
     """The openAPIV3Schema of `kind`'s shipped CRD, at its served version."""
     api_version, filename = CRD_FILES[kind]
-    crd = yaml.safe_load((CRD_DIR / filename).read_text(encoding="utf-8"))
+    # The shipped files are trusted data; libyaml's safe loader reads them several times faster.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    crd = yaml.load((CRD_DIR / filename).read_text(encoding="utf-8"), Loader=loader)
     group = crd["spec"]["group"]
     for version in crd["spec"]["versions"]:
         if f"{group}/{version['name']}" == api_version:
