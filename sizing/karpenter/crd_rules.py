@@ -352,7 +352,7 @@ def check_part(
     if violations:
         raise SizingInputError(
             f"{describe_violations(violations, where)} (the {kind} CRD's validation: the API server rejects "
-            f"such a {kind})"
+            f"such {'an' if kind[0] in 'AEIOU' else 'a'} {kind})"
         )
 
 

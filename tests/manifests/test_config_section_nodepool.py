@@ -104,7 +104,7 @@ def test_a_full_configuration_is_accepted():
         (
             _requirements({"key": "kubernetes.io/hostname", "operator": "Exists"}),
             "requirements",
-            ["'kubernetes.io/hostname' is set by Karpenter itself"],
+            ['requirements[0].key: label "kubernetes.io/hostname" is restricted'],
         ),
         ('{"requirements": []}', "requirements", ["requirements is empty"]),
         ('{"zones": []}', "zones", ["zones is empty"]),
