@@ -107,12 +107,16 @@ class RuleViolation:
     message: str
     error: str | None = None
     entries: tuple[str, ...] = ()
+    value: str | None = None
 
     def describe(self, prefix: str = "") -> str:
-        """`path: message`, the path preceded by `prefix` (the place of the value checked), and the
-        entries of the list or map that break the rule, when it is one rule per entry."""
+        """`path: message`, the path preceded by `prefix` (the place of the value checked), the value
+        when it is a scalar, and the entries of the list or map that break the rule, when it is one
+        rule per entry."""
         path = prefix + self.path if self.path.startswith(("[", ".")) or not prefix else f"{prefix}.{self.path}"
         text = f"{path.rstrip('.') or '(the object)'}: {self.message}"
+        if self.value is not None:
+            text += f" (got {self.value})"
         if self.entries:
             text += f" (at {', '.join(self.entries)})"
         if self.error is not None:
@@ -197,7 +201,8 @@ def _apply(rule: CrdRule, value: Any, path: str) -> RuleViolation | None:
         )
     if result is True:
         return None
-    return RuleViolation(where, _message(rule, value), entries=_breaking_entries(rule, value))
+    shown = echo(value) if isinstance(value, (str, int, float)) else None
+    return RuleViolation(where, _message(rule, value), entries=_breaking_entries(rule, value), value=shown)
 
 
 def _breaking_entries(rule: CrdRule, value: Any) -> tuple[str, ...]:

@@ -293,7 +293,7 @@ def test_nodepool_cel_emulation_catches_bad_references_and_budgets():
     problems = nodepool_cel_violations(pool)
     assert problems == [
         "spec.disruption.budgets: 'schedule' must be set with 'duration' (at [2])",
-        "spec.template.spec.nodeClassRef.group: group may not be empty",
+        "spec.template.spec.nodeClassRef.group: group may not be empty (got '')",
     ]
 
 

@@ -444,7 +444,7 @@ def test_a_requirement_list_is_checked_on_its_own():
     requirements = [{"key": "karpenter.sh/foo", "operator": "Exists"}]
     (violation,) = part_violations(requirements, REQUIREMENTS_PATH)
     assert violation.describe("nodePool.requirements") == (
-        'nodePool.requirements[0].key: label domain "karpenter.sh" is restricted'
+        "nodePool.requirements[0].key: label domain \"karpenter.sh\" is restricted (got 'karpenter.sh/foo')"
     )
 
 

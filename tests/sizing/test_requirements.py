@@ -244,7 +244,7 @@ def test_requirement_objects_from_document():
         ),
         (
             req("karpenter.sh/tier", "In", "a"),
-            r"^requirements\[0\]\.key: label domain \"karpenter.sh\" is restricted \(the NodePool CRD's validation",
+            r"^requirements\[0\]\.key: label domain \"karpenter.sh\" is restricted \(got 'karpenter.sh/tier'\) \(the NodePool",
         ),
         (req("karpenter.k8s.aws/team", "In", "a"), r"label domain \"karpenter.k8s.aws\" is restricted"),
         (
