@@ -189,6 +189,7 @@ def _without_nulls(value: Any) -> Any:
 
 def _apply(rule: CrdRule, value: Any, path: str) -> RuleViolation | None:
     where = path + (rule.field_path or "")
+    shown = echo(value) if isinstance(value, (str, int, float)) else None
     try:
         result = evaluate(rule.rule, value)
     except Exception as error:  # the interpreter raises the type of each failure (KeyError, ...)
@@ -198,10 +199,10 @@ def _apply(rule: CrdRule, value: Any, path: str) -> RuleViolation | None:
             _message(rule, value),
             reason if len(reason) <= 160 else reason[:160] + "…",
             _breaking_entries(rule, value),
+            shown,
         )
     if result is True:
         return None
-    shown = echo(value) if isinstance(value, (str, int, float)) else None
     return RuleViolation(where, _message(rule, value), entries=_breaking_entries(rule, value), value=shown)
 
 

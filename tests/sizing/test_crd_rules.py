@@ -21,6 +21,9 @@ from sizing.karpenter.crd_rules import (
     KUBERNETES_FUNCTIONS,
     MAX_SHOWN,
     REQUIREMENTS_PATH,
+    CrdRule,
+    RuleViolation,
+    _apply,
     check_object,
     compiled,
     crd_rules,
@@ -557,3 +560,14 @@ def test_a_rule_over_each_entry_names_the_entries_that_break_it():
     node_class = _object("EC2NodeClass", _set(networkInterfaces=[_nic(0, 1), _nic(1, 1)]))
     (violation,) = rule_violations(node_class, "EC2NodeClass")
     assert violation.entries == ()
+
+
+def test_a_rule_without_a_message_speaks_through_its_message_expression_or_its_text():
+    # The shipped CRDs give every rule a message; Kubernetes also allows messageExpression and fieldPath.
+    worded = CrdRule("NodePool", ("spec",), "self.size() < 2", None, "'has ' + string(self.size()) + ' items'", ".x")
+    assert _apply(worded, [1, 2, 3], "spec") == RuleViolation("spec.x", "has 3 items")
+    failing_wording = CrdRule("NodePool", ("spec",), "self.size() < 2", None, "self.nothing", None)
+    assert _apply(failing_wording, [1, 2], "spec") == RuleViolation("spec", "failed rule: self.size() < 2")
+    alias = CrdRule("EC2NodeClass", (), "self.split('@')[1] == 'latest'", "m", None, None)
+    violation = _apply(alias, "windows2022", "spec.amiSelectorTerms[0].alias")
+    assert violation is not None and violation.value == "'windows2022'" and violation.error
