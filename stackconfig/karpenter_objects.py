@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from sizing.karpenter.crd_rules import check_part
 from stackconfig.ami import check_ami_alias
 from stackconfig.app_objects import load_manifest
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
@@ -29,14 +30,6 @@ _LIMIT_QUANTITY = re.compile(
 )
 # From Karpenter's own AL2023 root volume size up to the largest gp3 volume (16 TiB).
 ROOT_VOLUME_GI_RANGE = (20, 16384)
-# Tags Karpenter sets on every instance itself; the EC2NodeClass CRD refuses them.
-RESTRICTED_TAG_KEYS = (
-    "eks:eks-cluster-name",
-    "karpenter.sh/nodepool",
-    "karpenter.sh/nodeclaim",
-    "karpenter.k8s.aws/ec2nodeclass",
-)
-RESTRICTED_TAG_PREFIX = "kubernetes.io/cluster"
 KUBELET_FIELDS = (
     "clusterDNS",
     "maxPods",
@@ -176,13 +169,9 @@ def ec2_node_class(
 
 
 def check_node_class_tags(tags: Mapping[str, str]) -> None:
-    """The EC2NodeClass CRD refuses empty keys and the keys Karpenter sets itself."""
+    """Tags the EC2NodeClass CRD's rules take (no empty key, none of the tags Karpenter sets on every
+    node itself), with string values."""
+    check_part(dict(tags), ("spec", "tags"), "tags", kind="EC2NodeClass")
     for key, value in tags.items():
-        if not key:
-            raise ValueError("empty tag keys are not allowed")
-        if key in RESTRICTED_TAG_KEYS or key.startswith(RESTRICTED_TAG_PREFIX):
-            raise ValueError(
-                f"tag key {key!r} is set by Karpenter itself on every node it launches and may not be given"
-            )
         if not isinstance(value, str):
             raise ValueError(f"the value of tag {key!r} must be a string, got {value!r}")

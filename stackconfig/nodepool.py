@@ -30,8 +30,6 @@ BUDGET_SCHEDULE = re.compile(
     r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$"
 )
 ZONE_SHAPE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
-# Labels Karpenter sets itself and refuses in requirements.
-RESERVED_KEYS = ("karpenter.sh/nodepool", "kubernetes.io/hostname")
 
 
 class RequirementConfig(ConfigSection):
@@ -168,8 +166,6 @@ class NodePoolConfig(ConfigSection):
                 raise ValueError(
                     f"requirements[{index}]: set zones with nodePool.zones, not with a {ZONE_KEY} requirement"
                 )
-            if requirement.key in RESERVED_KEYS:
-                raise ValueError(f"requirements[{index}]: the label {requirement.key!r} is set by Karpenter itself")
         check_requirements([requirement.to_dict() for requirement in value])
         return value
 

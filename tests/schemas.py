@@ -1,9 +1,10 @@
 """Validation of Kubernetes objects against the real schemas, for the tests.
 
 Built-in kinds: kubernetes-validate's strict schemas (unknown fields are errors).
-Karpenter kinds: the openAPIV3Schema of the Karpenter 1.14.1 CRDs (read from the reference
-material beside the project), made strict in the same way, as the API server rejects unknown
-fields. CEL rules (x-kubernetes-validations) are not evaluated by jsonschema.
+Karpenter kinds: the openAPIV3Schema of the Karpenter 1.14.1 CRDs the sizing library ships
+(sizing/karpenter/data/crds/), made strict in the same way, as the API server rejects unknown
+fields; then their CEL rules (x-kubernetes-validations), which jsonschema does not evaluate, by
+`sizing.karpenter.crd_rules`, as the planner applies them.
 """
 
 from __future__ import annotations
@@ -12,15 +13,10 @@ from pathlib import Path
 
 import jsonschema
 import kubernetes_validate
-import pytest
-import yaml
+
+from sizing.karpenter.crd_rules import CRD_FILES, crd_schema, rule_violations
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-KARPENTER_CRDS = REPO_ROOT.parent / "shared" / "upstream" / "karpenter-1.14.1"
-CRD_FILES = {
-    ("karpenter.sh/v1", "NodePool"): "karpenter.sh_nodepools.yaml",
-    ("karpenter.k8s.aws/v1", "EC2NodeClass"): "karpenter.k8s.aws_ec2nodeclasses.yaml",
-}
 
 
 def make_strict(schema):
@@ -40,18 +36,11 @@ def make_strict(schema):
 
 
 def crd_validators() -> dict:
-    """(apiVersion, kind) -> validator; skips the calling test when the CRDs are absent."""
-    if not KARPENTER_CRDS.is_dir():
-        pytest.skip(f"the Karpenter CRDs are not available at {KARPENTER_CRDS} (reference material absent)")
-    validators = {}
-    for (api_version, kind), filename in CRD_FILES.items():
-        crd = yaml.safe_load((KARPENTER_CRDS / filename).read_text())
-        assert crd["spec"]["names"]["kind"] == kind
-        (version,) = [v for v in crd["spec"]["versions"] if f"{crd['spec']['group']}/{v['name']}" == api_version]
-        validators[(api_version, kind)] = jsonschema.Draft202012Validator(
-            make_strict(version["schema"]["openAPIV3Schema"])
-        )
-    return validators
+    """(apiVersion, kind) -> jsonschema validator of the shipped CRD's schema."""
+    return {
+        (api_version, kind): jsonschema.Draft202012Validator(make_strict(crd_schema(kind)))
+        for kind, (api_version, _) in CRD_FILES.items()
+    }
 
 
 def label(obj: dict) -> str:
@@ -64,7 +53,10 @@ def validate_kubernetes(obj: dict, kubernetes_version: str) -> str:
 
 
 def validate_crd(validators: dict, obj: dict) -> None:
+    """The object passes its CRD's schema (strict) and then its CEL rules."""
     errors = sorted(validators[(obj["apiVersion"], obj["kind"])].iter_errors(obj), key=str)
     assert not errors, f"{label(obj)}: " + "; ".join(
         f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in errors
     )
+    violations = rule_violations(obj, obj["kind"])
+    assert not violations, f"{label(obj)}: " + "; ".join(violation.describe() for violation in violations)

@@ -5,7 +5,8 @@ NodePool CRD's validation rules):
 
 - restricted: the `karpenter.sh` domain (but `karpenter.sh/capacity-type`), `kubernetes.io/hostname`
   and the `karpenter.k8s.aws` domain (but its well-known instance labels) may not appear in a
-  NodePool's requirements or template labels; `karpenter.sh/nodepool` is Karpenter's own;
+  NodePool's requirements or template labels; `karpenter.sh/nodepool` is Karpenter's own. The
+  NodePool CRD's validation rules say so, and are evaluated as they are (`sizing.karpenter.crd_rules`);
 - well known: labels Karpenter and the AWS provider derive from the instance type, its offering or
   the NodePool. A pod may require one a NodePool does not mention (it is not "undefined");
 - custom: any other qualified name, such as `example.com/team`. A NodePool defines it by a
@@ -84,7 +85,6 @@ NORMALIZED = {
     "beta.kubernetes.io/os": "kubernetes.io/os",
     "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
 }
-RESTRICTED_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
 # The NodePool CRD's pattern for a requirement key: an optional DNS-subdomain prefix and a name.
 QUALIFIED_NAME = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
@@ -103,25 +103,19 @@ def shown(value: object) -> str:
 
 
 def restriction(key: str) -> str | None:
-    """Why a NodePool may not use `key` in its requirements or template labels (None: it may)."""
+    """Why a NodePool may not use `key` in its requirements or template labels (None: it may), besides
+    the restricted domains and labels the NodePool CRD's own rules refuse (`sizing.karpenter.crd_rules`)."""
     if len(key) > QUALIFIED_NAME_MAX_LENGTH or not QUALIFIED_NAME.match(key):
         return (
             f"label key {shown(key)} is not a qualified name (an optional DNS-subdomain prefix and '/', then up to 63 "
             "letters, digits, '-', '_' or '.', starting and ending with a letter or digit)"
         )
-    if key == NODEPOOL_KEY:
-        return f"label {NODEPOOL_KEY!r} is restricted: Karpenter sets it to the NodePool's name"
-    if key == HOSTNAME_KEY:
-        return f"label {HOSTNAME_KEY!r} is restricted"
-    domain = key.split("/", 1)[0] if "/" in key else ""
-    for restricted in RESTRICTED_DOMAINS:
-        if (domain == restricted or domain.endswith("." + restricted)) and key not in WELL_KNOWN:
-            return f'label domain "{restricted}" is restricted (only its well-known labels may be used)'
     return None
 
 
 def is_custom(key: str) -> bool:
-    """Whether `key` is a label a NodePool may define that Karpenter derives from nothing."""
+    """Whether `key` is a label a NodePool may define that Karpenter derives from nothing (the keys the
+    NodePool CRD's rules restrict are refused before, by those rules)."""
     return key not in WELL_KNOWN and key not in NORMALIZED and restriction(key) is None
 
 

@@ -8,6 +8,11 @@ and Gt/Gte/Lt/Lte compare integer label values. Unlike Karpenter, a numeric
 operator on a well-known key whose values are not integers is rejected rather
 than left to match nothing, and minValues is checked only on instance-type keys.
 
+What the NodePool CRD's validation rules refuse (`In` without values, a numeric
+operator without a single non-negative integer, fewer `In` values than
+minValues, a restricted key) is refused by those rules themselves, evaluated
+(`sizing.karpenter.crd_rules`), with their message and the field path.
+
 Keys: the instance-type labels of the catalog, capacity type and zone, and
 custom labels (`sizing.karpenter.labels`): a requirement on a custom label,
 such as `example.com/team In [web]`, narrows no instance type; it labels the
@@ -44,6 +49,7 @@ from sizing.karpenter.catalog import (
     LABEL_SIZE,
     InstanceType,
 )
+from sizing.karpenter.crd_rules import REQUIREMENTS_PATH, check_part
 from sizing.karpenter.labels import NORMALIZED, WELL_KNOWN, LabelRequirement, is_custom, merged, restriction, shown
 
 CAPACITY_TYPE_KEY = "karpenter.sh/capacity-type"
@@ -158,7 +164,14 @@ def _check_label_value_syntax(values: tuple[str, ...], where: str) -> None:
 
 
 def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
-    """Validate one requirement dict `{key, operator, values?, minValues?}`."""
+    """Validate one requirement dict `{key, operator, values?, minValues?}`: what the planner reads
+    and models, then the rules the NodePool CRD sets on a requirement."""
+    requirement = _parse_requirement(obj, where)
+    check_part(obj, REQUIREMENTS_PATH, where, element=True)
+    return requirement
+
+
+def _parse_requirement(obj: Any, where: str) -> Requirement:
     if not isinstance(obj, Mapping):
         raise SizingInputError(f"{where} must be an object with key, operator and values, got {obj!r}")
     unknown = sorted(str(name) for name in obj if name not in _REQUIREMENT_FIELDS)
@@ -166,6 +179,8 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
         raise SizingInputError(f"{where}: unknown fields {unknown}; allowed fields are {list(_REQUIREMENT_FIELDS)}")
     key = obj.get("key")
     if key not in KNOWN_KEYS and not (isinstance(key, str) and is_custom(key)):
+        # A key the CRD restricts is refused by its rule, in its words; any other, in the planner's.
+        check_part(obj, REQUIREMENTS_PATH, where, element=True)
         raise SizingInputError(f"{where}.key {shown(key)} {_unsupported_key(key)}")
     custom = key not in KNOWN_KEYS
     where = f"{where} ({key})"
@@ -175,19 +190,15 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
             f"{where}.operator {operator!r} is not supported; allowed operators are {list(OPERATORS)}"
         )
     values = _label_values(obj.get("values"), where)
-    if operator in SET_OPERATORS and not values:
-        raise SizingInputError(f"{where}: operator {operator} needs at least one value, got none")
+    if operator == "NotIn" and not values:
+        # The CRD takes it (NotIn of nothing excludes nothing); the planner asks for what is meant.
+        raise SizingInputError(f"{where}: operator NotIn needs at least one value, got none")
     if operator in PRESENCE_OPERATORS and values:
         raise SizingInputError(f"{where}: operator {operator} takes no values, got {list(values)}")
-    if operator in NUMERIC_OPERATORS:
-        if len(values) != 1 or not _NON_NEGATIVE_INTEGER.match(values[0]):
-            raise SizingInputError(
-                f"{where}: operator {operator} needs exactly one non-negative integer value, got {list(values)}"
-            )
-        if key not in INTEGER_KEYS and not custom:
-            raise SizingInputError(
-                f"{where}: operator {operator} compares integers; it applies to {list(INTEGER_KEYS)}, not {key}"
-            )
+    if operator in NUMERIC_OPERATORS and key not in INTEGER_KEYS and not custom:
+        raise SizingInputError(
+            f"{where}: operator {operator} compares integers; it applies to {list(INTEGER_KEYS)}, not {key}"
+        )
     _check_label_value_syntax(values, where)
     if key == CAPACITY_TYPE_KEY:
         unknown_types = [value for value in values if value not in CAPACITY_TYPES]
@@ -196,15 +207,10 @@ def parse_requirement(obj: Any, where: str = "requirements[0]") -> Requirement:
                 f"{where}: unknown capacity types {unknown_types}; allowed values are {list(CAPACITY_TYPES)}"
             )
     min_values = obj.get("minValues")
-    if min_values is not None:
-        if isinstance(min_values, bool) or not isinstance(min_values, int) or not 1 <= min_values <= MAX_MIN_VALUES:
-            raise SizingInputError(
-                f"{where}.minValues must be an integer from 1 to {MAX_MIN_VALUES}, got {min_values!r}"
-            )
-        if operator == "In" and len(values) < min_values:
-            raise SizingInputError(
-                f"{where}: minValues {min_values} needs at least that many values, got {len(values)}"
-            )
+    if min_values is not None and (
+        isinstance(min_values, bool) or not isinstance(min_values, int) or not 1 <= min_values <= MAX_MIN_VALUES
+    ):
+        raise SizingInputError(f"{where}.minValues must be an integer from 1 to {MAX_MIN_VALUES}, got {min_values!r}")
     return Requirement(key=key, operator=operator, values=values, min_values=min_values)
 
 
@@ -239,7 +245,9 @@ def parse_requirements(objs: Any, where: str = "requirements") -> tuple[Requirem
     """Validate a NodePool's `spec.template.spec.requirements` list."""
     if not isinstance(objs, (list, tuple)):
         raise SizingInputError(f"{where} must be a list of requirements, got {type(objs).__name__}")
-    return tuple(parse_requirement(obj, f"{where}[{index}]") for index, obj in enumerate(objs))
+    requirements = tuple(_parse_requirement(obj, f"{where}[{index}]") for index, obj in enumerate(objs))
+    check_part(list(objs), REQUIREMENTS_PATH, where)
+    return requirements
 
 
 def requirement_objects_from_document(document: Any, where: str = "document") -> Any:

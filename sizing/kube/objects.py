@@ -137,6 +137,8 @@ class Unmodelled:
 
 @dataclass(frozen=True)
 class NodePoolObject:
+    """`document`: the object as given, for the rules of its CRD (`sizing.karpenter.crd_rules`)."""
+
     name: str
     requirements: tuple[Mapping[str, Any], ...]
     taints: tuple[Taint, ...]
@@ -144,17 +146,20 @@ class NodePoolObject:
     limits: Mapping[str, Any]
     weight: int
     node_class: str | None
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
 class NodeClassObject:
-    """An EC2NodeClass as read: `spec.kubelet`, the AMI family (from `amiFamily` or the alias), and
-    `spec.blockDeviceMappings` (for the node's ephemeral storage) as given."""
+    """An EC2NodeClass as read: `spec.kubelet`, the AMI family (from `amiFamily` or the alias),
+    `spec.blockDeviceMappings` (for the node's ephemeral storage) as given, and `document`, the object
+    as given, for the rules of its CRD (`sizing.karpenter.crd_rules`)."""
 
     name: str
     kubelet: Mapping[str, Any]
     ami_family: str | None
     block_device_mappings: tuple[Mapping[str, Any], ...] = ()
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -655,6 +660,7 @@ def _node_pool(reader: _Reader, document: Mapping[str, Any], name: str, what: st
         dict(_mapping(spec.get("limits"), what)),
         _integer(spec.get("weight") or 0, what, "spec.weight", 0, 100),
         _mapping(tspec.get("nodeClassRef"), what).get("name"),
+        document,
     )
 
 
@@ -677,7 +683,7 @@ def _node_class(reader: _Reader, document: Mapping[str, Any], name: str, what: s
         _mapping(m, f"{what}.spec.blockDeviceMappings[{i}]")
         for i, m in enumerate(_list(spec.get("blockDeviceMappings"), f"{what}.spec.blockDeviceMappings"))
     )
-    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family, mappings)
+    return NodeClassObject(name, dict(_mapping(spec.get("kubelet"), what)), family, mappings, document)
 
 
 def _node(document: Mapping[str, Any], where: str, kind: str) -> ExistingNode:

@@ -3,7 +3,9 @@ their EC2NodeClass (kubelet, AMI family; AL2023 when the class is not given), wo
 DaemonSets and existing nodes; and the input files of `python -m sizing plan`, read and told apart
 (Kubernetes objects or a workload description).
 
-Unmodelled fields and kinds stop the plan with the object and field named, unless
+A NodePool or EC2NodeClass that breaks a rule of its CRD (`sizing.karpenter.crd_rules`: the CEL
+rules, required fields and bounds, as the API server applies them) is refused first, with the
+object, the field path and the rule's message. Unmodelled fields and kinds stop the plan with the object and field named, unless
 `accept_unmodelled` is set; then they are listed in the report as "ignored, may under-plan".
 Objects that place no pods (Services, PodDisruptionBudgets, ...) are listed as not planned, and
 objects given again identically as planned once.
@@ -25,6 +27,7 @@ from sizing.karpenter.allocatable import (
     nodefs_available,
 )
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
+from sizing.karpenter.crd_rules import check_object
 from sizing.kube.objects import ClusterObjects, NodeClassObject, ObjectCounter, read_parsed_objects
 from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
 from sizing.kube.safe_yaml import decode_text, load_documents, read_file_bytes, read_stream_bytes
@@ -68,11 +71,7 @@ def block_device_mappings(node_class: NodeClassObject) -> tuple[BlockDeviceMappi
                 root_volume=root,
             )
         )
-    if sum(1 for m in mappings if m.root_volume) > 1:
-        raise SizingInputError(
-            f"EC2NodeClass {node_class.name}: spec.blockDeviceMappings marks more than one rootVolume; "
-            "at most one may be the root volume"
-        )
+    # More than one root volume is refused before, by the CRD's own rule (`check_crd_rules`).
     return tuple(mappings)
 
 
@@ -122,6 +121,14 @@ def check_unmodelled(objects: ClusterObjects, accept_unmodelled: bool) -> tuple[
     return described
 
 
+def check_crd_rules(objects: ClusterObjects) -> None:
+    """Refuse a NodePool or EC2NodeClass that breaks a rule of its CRD, as the API server would."""
+    for pool in objects.node_pools:
+        check_object(pool.document, "NodePool", f"NodePool {pool.name}")
+    for node_class in objects.node_classes:
+        check_object(node_class.document, "EC2NodeClass", f"EC2NodeClass {node_class.name}")
+
+
 def plan_input_from_objects(
     objects: ClusterObjects,
     accept_unmodelled: bool = False,
@@ -133,6 +140,7 @@ def plan_input_from_objects(
 ) -> PlanInput:
     """The planner's input for Kubernetes objects. zones_key / region_key: how messages name the
     zones and the region (command-line flags by default)."""
+    check_crd_rules(objects)
     ignored = check_unmodelled(objects, accept_unmodelled)
     if not objects.node_pools:
         raise SizingInputError("the input has no karpenter.sh/v1 NodePool; add the NodePool(s) to plan")

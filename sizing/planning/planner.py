@@ -33,6 +33,7 @@ from sizing.errors import NeverRuns, SizingInputError
 from sizing.karpenter.allocatable import DEFAULT_EBS_VOLUME_BYTES, KubeletConfig, allocatable, capacity
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY, launchable
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog, read_catalog
+from sizing.karpenter.crd_rules import TEMPLATE_LABELS_PATH, check_part
 from sizing.karpenter.labels import WELL_KNOWN, LabelRequirement, merged, pool_admits, restriction, shown
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
 from sizing.karpenter.offerings import (
@@ -697,14 +698,16 @@ def _chooses_custom_label(group: PodGroup, views: Sequence[PoolView]) -> bool:
 
 def _template_label_requirements(spec: NodePoolSpec, where: str) -> tuple[LabelRequirement, ...]:
     """The NodePool's template labels as requirements its nodes meet; refuses a key the NodePool CRD
-    restricts, or a well-known label, which the planner reads from the requirements only."""
+    restricts (by its rules, evaluated), or a well-known label, which the planner reads from the
+    requirements only."""
+    name = where.removesuffix(" requirements").removesuffix(".requirements")
+    check_part(dict(spec.labels), TEMPLATE_LABELS_PATH, f"{name}: template labels")
     found = []
     for key, value in sorted(spec.labels.items()):
         reason = restriction(key)
         if reason is None and (key in WELL_KNOWN or key in UNMODELLED_WELL_KNOWN):
             reason = f"{key!r} is a well-known label: give it as a requirement (key, operator In, values)"
         if reason is not None:
-            name = where.removesuffix(" requirements").removesuffix(".requirements")
             raise SizingInputError(f"{name}: template label {shown(key)}: {reason}")
         found.append(LabelRequirement(key, frozenset({value})))
     return tuple(found)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from sizing.karpenter.catalog import load_catalog
+from sizing.karpenter.crd_rules import crd_rules, rule_violations
+from sizing.karpenter.labels import AWS_WELL_KNOWN
 from sizing.karpenter.requirements import filter_instance_types, parse_requirements
 from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.app_objects import load_manifest
@@ -26,8 +26,6 @@ REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
 REFERENCE_LIMITS = {"cpu": "8", "memory": "32Gi"}
 REFERENCE_CLUSTER = "karpenter-test"
 REFERENCE_TAGS = {"eks-autoscaling:cluster": "karpenter-test"}
-KARPENTER_CRDS = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "karpenter-1.14.1"
-
 # The v1alpha5 Provisioner of the reference write-up.
 PROVISIONER = {
     "ttlSecondsUntilExpired": 900,
@@ -40,149 +38,14 @@ PROVISIONER = {
     ],
 }
 
-# Label keys the CRDs allow in the restricted karpenter.k8s.aws domain (NodePool requirements).
-AWS_DOMAIN_KEYS = {
-    "karpenter.k8s.aws/instance-tenancy", "karpenter.k8s.aws/capacity-reservation-type",
-    "karpenter.k8s.aws/capacity-reservation-id", "karpenter.k8s.aws/capacity-reservation-interruptible",
-    "karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/instance-encryption-in-transit-supported",
-    "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-hypervisor",
-    "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-generation",
-    "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/instance-size", "karpenter.k8s.aws/instance-cpu",
-    "karpenter.k8s.aws/instance-cpu-manufacturer", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
-    "karpenter.k8s.aws/instance-memory", "karpenter.k8s.aws/instance-ebs-bandwidth",
-    "karpenter.k8s.aws/instance-network-bandwidth", "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count",
-    "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-accelerator-manufacturer", "karpenter.k8s.aws/instance-accelerator-count",
-    "karpenter.k8s.aws/instance-capability-flex", "karpenter.k8s.aws/placement-group-id",
-    "karpenter.k8s.aws/placement-group-partition",
-}  # fmt: skip
-EVICTION_SIGNALS = {
-    "memory.available", "nodefs.available", "nodefs.inodesFree",
-    "imagefs.available", "imagefs.inodesFree", "pid.available",
-}  # fmt: skip
-RESERVED_RESOURCES = {"cpu", "memory", "ephemeral-storage", "pid"}
-ALIAS_FAMILIES = {"al2", "al2023", "bottlerocket", "windows2019", "windows2022", "windows2025"}
-RESTRICTED_TAG_KEYS = {
-    "eks:eks-cluster-name", "karpenter.sh/nodepool", "karpenter.sh/nodeclaim", "karpenter.k8s.aws/ec2nodeclass",
-}  # fmt: skip
-NUMERIC_OPERATORS = ("Gt", "Lt", "Gte", "Lte")
 
-
-def _domain(key: str) -> str:
-    return key.split("/", 1)[0] if "/" in key else ""
-
-
-# Each check emulates one CEL rule of the CRDs, named by the rule's message.
+# The CRDs' own CEL rules, evaluated (sizing.karpenter.crd_rules): "path: message" per rule broken.
 def nodepool_cel_violations(obj: dict) -> list[str]:
-    spec = obj["spec"]
-    template_spec = spec["template"]["spec"]
-    ref = template_spec["nodeClassRef"]
-    problems = []
-    for field in ("group", "kind", "name"):
-        if ref.get(field, "") == "":
-            problems.append(f"{field} may not be empty")
-    if (ref.get("group"), ref.get("kind")) != ("karpenter.k8s.aws", "EC2NodeClass"):
-        problems.append("nodeClassRef must name an EC2NodeClass of karpenter.k8s.aws")
-    for requirement in template_spec["requirements"]:
-        key, operator, values = requirement["key"], requirement["operator"], requirement.get("values", [])
-        if operator == "In" and not values:
-            problems.append("requirements with operator 'In' must have a value defined")
-        if operator in NUMERIC_OPERATORS and not (len(values) == 1 and re.fullmatch(r"[0-9]+", values[0])):
-            problems.append(
-                "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value"
-            )
-        if operator == "In" and "minValues" in requirement and len(values) < requirement["minValues"]:
-            problems.append(
-                "requirements with 'minValues' must have at least that many values specified in the 'values' field"
-            )
-        allowed_in_domain = ("karpenter.sh/capacity-type", "karpenter.sh/nodepool")
-        if _domain(key).endswith("karpenter.sh") and key not in allowed_in_domain:
-            problems.append('label domain "karpenter.sh" is restricted')
-        if key == "karpenter.sh/nodepool":
-            problems.append('label "karpenter.sh/nodepool" is restricted')
-        if key == "kubernetes.io/hostname":
-            problems.append('label "kubernetes.io/hostname" is restricted')
-        if _domain(key).endswith("karpenter.k8s.aws") and key not in AWS_DOMAIN_KEYS:
-            problems.append('label domain "karpenter.k8s.aws" is restricted')
-    for budget in spec.get("disruption", {}).get("budgets", []):
-        if ("schedule" in budget) != ("duration" in budget):
-            problems.append("'schedule' must be set with 'duration'")
-    if "replicas" in spec and ("weight" in spec or set(spec.get("limits", {})) - {"nodes"}):
-        problems.append("only 'limits.nodes' is supported on static NodePools")
-    return problems
+    return [violation.describe() for violation in rule_violations(obj, "NodePool")]
 
 
 def ec2nodeclass_cel_violations(obj: dict) -> list[str]:
-    spec = obj["spec"]
-    problems = []
-    if ("role" in spec) == ("instanceProfile" in spec):
-        problems.append("must specify exactly one of ['role', 'instanceProfile']")
-    if spec.get("role") == "":
-        problems.append("role cannot be empty")
-    terms = spec["amiSelectorTerms"]
-    aliases = [term["alias"] for term in terms if "alias" in term]
-    if aliases and len(terms) != 1:
-        problems.append("'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms")
-    if any(len(term) != 1 for term in terms if "alias" in term):
-        problems.append(
-            "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms"
-        )
-    for alias in aliases:
-        if not re.match(r"^[a-zA-Z0-9]+@.+$", alias):
-            problems.append("'alias' is improperly formatted, must match the format 'family@version'")
-        elif alias.split("@")[0] not in ALIAS_FAMILIES:
-            problems.append("family is not supported")
-    if not aliases and "amiFamily" not in spec:
-        problems.append("must specify amiFamily if amiSelectorTerms does not contain an alias")
-    for field in ("subnetSelectorTerms", "securityGroupSelectorTerms"):
-        if not spec[field]:
-            problems.append(f"{field} cannot be empty")
-        for term in spec[field]:
-            if not term.get("tags") and "id" not in term and "name" not in term:
-                problems.append(f"{field}: expected at least one, got none")
-            if any(key == "" or value == "" for key, value in term.get("tags", {}).items()):
-                problems.append("empty tag keys or values aren't supported")
-    for key in spec.get("tags", {}):
-        if key == "":
-            problems.append("empty tag keys aren't supported")
-        if key in RESTRICTED_TAG_KEYS or key.startswith("kubernetes.io/cluster"):
-            problems.append(f"tag contains a restricted tag matching {key}")
-    mappings = spec.get("blockDeviceMappings", [])
-    if sum(1 for mapping in mappings if mapping.get("rootVolume")) > 1:
-        problems.append("must have only one blockDeviceMappings with rootVolume")
-    for mapping in mappings:
-        if "ebs" in mapping and "snapshotID" not in mapping["ebs"] and "volumeSize" not in mapping["ebs"]:
-            problems.append("snapshotID or volumeSize must be defined")
-    kubelet = spec.get("kubelet", {})
-    high, low = kubelet.get("imageGCHighThresholdPercent"), kubelet.get("imageGCLowThresholdPercent")
-    if high is not None and low is not None and not high > low:
-        problems.append("imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent")
-    for field in ("evictionHard", "evictionSoft", "evictionSoftGracePeriod"):
-        if set(kubelet.get(field, {})) - EVICTION_SIGNALS:
-            problems.append(f"valid keys for {field} are")
-    for field in ("kubeReserved", "systemReserved"):
-        if set(kubelet.get(field, {})) - RESERVED_RESOURCES:
-            problems.append(f"valid keys for {field} are")
-    return problems
-
-
-def _crd_rules(filename: str) -> dict[str, str]:
-    """Every CEL rule of a CRD, by its message."""
-    rules = {}
-
-    def walk(node):
-        if isinstance(node, dict):
-            for rule in node.get("x-kubernetes-validations", []):
-                rules[rule["message"]] = rule["rule"]
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(yaml.safe_load((KARPENTER_CRDS / filename).read_text()))
-    return rules
+    return [violation.describe() for violation in rule_violations(obj, "EC2NodeClass")]
 
 
 def _reference_pool(config: NodePoolConfig = NodePoolConfig()) -> dict:
@@ -428,8 +291,10 @@ def test_nodepool_cel_emulation_catches_bad_references_and_budgets():
     pool["spec"]["template"]["spec"]["nodeClassRef"].update(group="", kind="NodeClass")
     pool["spec"]["disruption"]["budgets"].append({"nodes": "1", "schedule": "@daily"})
     problems = nodepool_cel_violations(pool)
-    for message in ("group may not be empty", "nodeClassRef must name", "'schedule' must be set with 'duration'"):
-        assert any(message in problem for problem in problems)
+    assert problems == [
+        "spec.disruption.budgets: 'schedule' must be set with 'duration' (at [2])",
+        "spec.template.spec.nodeClassRef.group: group may not be empty (got '')",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -461,43 +326,14 @@ def test_ec2nodeclass_cel_emulation_catches(mutate, message):
     assert any(message in problem for problem in ec2nodeclass_cel_violations(node_class))
 
 
-def test_emulated_rules_are_the_crds_rules():
-    if not KARPENTER_CRDS.is_dir():
-        pytest.skip(f"the Karpenter CRDs are not available at {KARPENTER_CRDS} (reference material absent)")
-    nodepool_rules = _crd_rules("karpenter.sh_nodepools.yaml")
-    for message in (
-        "group may not be empty",
-        "requirements with operator 'In' must have a value defined",
-        "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value",
-        "requirements with 'minValues' must have at least that many values specified in the 'values' field",
-        'label domain "karpenter.sh" is restricted',
-        'label "karpenter.sh/nodepool" is restricted',
-        'label "kubernetes.io/hostname" is restricted',
-        'label domain "karpenter.k8s.aws" is restricted',
-        "'schedule' must be set with 'duration'",
-        "only 'limits.nodes' is supported on static NodePools",
-    ):
-        assert message in nodepool_rules
-    class_rules = _crd_rules("karpenter.k8s.aws_ec2nodeclasses.yaml")
-    for message in (
-        "must specify exactly one of ['role', 'instanceProfile']",
-        "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
-        "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",
-        "'alias' is improperly formatted, must match the format 'family@version'",
-        "must specify amiFamily if amiSelectorTerms does not contain an alias",
-        "subnetSelectorTerms cannot be empty",
-        "securityGroupSelectorTerms cannot be empty",
-        "empty tag keys or values aren't supported",
-        "tag contains a restricted tag matching eks:eks-cluster-name",
-        "must have only one blockDeviceMappings with rootVolume",
-        "snapshotID or volumeSize must be defined",
-        "imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",
-    ):
-        assert message in class_rules
-    # The AWS label keys the requirement rule allows are exactly the ones emulated here.
-    aws_domain_rule = nodepool_rules['label domain "karpenter.k8s.aws" is restricted']
-    allowed_keys = re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', aws_domain_rule)
-    assert set(allowed_keys) == AWS_DOMAIN_KEYS
+def test_the_well_known_aws_labels_are_those_the_crd_allows():
+    (rule,) = [
+        rule
+        for rule in crd_rules("NodePool")
+        if rule.where() == "spec.template.spec.requirements[].key"
+        and rule.message == 'label domain "karpenter.k8s.aws" is restricted'
+    ]
+    assert set(re.findall(r'"(karpenter\.k8s\.aws/[a-z0-9-]+)"', rule.rule)) == AWS_WELL_KNOWN
 
 
 @pytest.mark.parametrize(
@@ -524,9 +360,12 @@ def test_node_pool_refuses_bad_arguments(arguments, message):
         (dict(ami_alias="bottlerocket@v1.40.0"), "must be al2023@<release>"),
         (dict(ami_alias="al2023"), "must be al2023@<release>"),
         (dict(ami_alias="al2023@v20260714-and-something-long"), "at most 30 characters"),
-        (dict(tags={"eks:eks-cluster-name": "x"}), "is set by Karpenter itself"),
-        (dict(tags={"kubernetes.io/cluster/karpenter-test": "owned"}), "is set by Karpenter itself"),
-        (dict(tags={"": "x"}), "empty tag keys"),
+        (dict(tags={"eks:eks-cluster-name": "x"}), "tags: tag contains a restricted tag matching eks:eks-cluster-name"),
+        (
+            dict(tags={"kubernetes.io/cluster/karpenter-test": "owned"}),
+            "restricted tag matching kubernetes.io/cluster/",
+        ),
+        (dict(tags={"": "x"}), "tags: empty tag keys aren't supported"),
         (dict(volume_size_gi=8), "from 20 to 16384"),
         (dict(volume_size_gi=20.5), "from 20 to 16384"),
         (dict(kubelet={"maxPod": 10}), "kubelet: unknown fields ['maxPod']"),

@@ -22,7 +22,7 @@ from stackconfig.app import AppConfig
 from stackconfig.app_objects import MANIFEST_DIR as TEST_APP_DIR
 from stackconfig.app_objects import MANIFEST_FILES, app_objects, load_manifest
 from stackconfig.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
-from stackconfig.karpenter_objects import ec2_node_class, node_pool
+from stackconfig.karpenter_objects import NODEPOOL_PRESETS, ec2_node_class, node_pool
 from stackconfig.nodepool import NodePoolConfig
 from tests import schemas
 
@@ -182,3 +182,22 @@ def test_strict_crd_schema_rejects_an_unknown_field_and_a_bad_quantity(crd_valid
     assert "consolidateAfterr" in unknown_field.message
     (bad_quantity,) = validator.iter_errors(bad_limit)
     assert list(bad_quantity.absolute_path) == ["spec", "limits", "memory"]
+
+
+@pytest.mark.parametrize("preset", sorted(NODEPOOL_PRESETS))
+def test_each_preset_renders_a_node_pool_the_crd_accepts(crd_validators, preset):
+    config = NodePoolConfig.model_validate({"preset": preset})
+    _validate_crd(crd_validators, node_pool(config, zones=["us-east-1a"], limits={"cpu": "8"}, node_class_name="x"))
+
+
+def test_the_crd_check_evaluates_the_cel_rules(crd_validators):
+    pool = load_manifest(KARPENTER_DIR / "nodepool.yaml")
+    pool["spec"]["template"]["spec"]["requirements"].append({"key": "kubernetes.io/hostname", "operator": "Exists"})
+    # jsonschema alone accepts it: the restriction is a CEL rule.
+    assert list(crd_validators[("karpenter.sh/v1", "NodePool")].iter_errors(pool)) == []
+    with pytest.raises(AssertionError, match=r'requirements\[\d+\]\.key: label "kubernetes.io/hostname" is restricted'):
+        _validate_crd(crd_validators, pool)
+    node_class = load_manifest(KARPENTER_DIR / "ec2nodeclass.yaml")
+    node_class["spec"]["instanceProfile"] = "profile"
+    with pytest.raises(AssertionError, match=r"spec: must specify exactly one of \['role', 'instanceProfile'\]"):
+        _validate_crd(crd_validators, node_class)

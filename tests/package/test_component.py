@@ -7,7 +7,9 @@ import types
 import pytest
 
 from components.eks_autoscaling import EksAutoscaling
+from offline.plan import kubernetes_objects
 from offline.program import PROJECT_DIR
+from tests import schemas
 from tests.harness import ProgramFailed, run_program
 from tests.package.schema_checks import component
 
@@ -46,6 +48,14 @@ def test_existing_vpc_builds_no_network_and_uses_the_given_subnets(existing_vpc)
     ]
     release = existing_vpc.one("kubernetes:helm.sh/v3:Release", "autoscaling-addons-aws-load-balancer-controller")
     assert release.input("values.vpcId") == "vpc-0a1b2c3d4e5f60718"
+
+
+def test_the_examples_karpenter_objects_pass_the_crds_and_their_cel_rules(existing_vpc):
+    validators = schemas.crd_validators()
+    objects = [doc for _, doc in kubernetes_objects(existing_vpc) if doc["kind"] in ("NodePool", "EC2NodeClass")]
+    assert sorted(doc["kind"] for doc in objects) == ["EC2NodeClass", "NodePool"]
+    for obj in objects:
+        schemas.validate_crd(validators, obj)
 
 
 def test_without_the_test_app_the_node_pool_is_planned_from_the_workloads(existing_vpc):

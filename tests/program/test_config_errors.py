@@ -112,12 +112,12 @@ BAD_INPUTS = [
     pytest.param({"network": "single"}, ["`network`", "structured value"], id="scalar-for-section"),
     pytest.param(
         {"tags": {"karpenter.sh/nodepool": "mine"}},
-        ["`tags`", "tag key 'karpenter.sh/nodepool' is set by Karpenter itself"],
+        ["`tags`", "tag contains a restricted tag matching karpenter.sh/nodepool (at 'karpenter.sh/nodepool')"],
         id="tag-karpenter-sets",
     ),
     pytest.param(
         {"tags": {"kubernetes.io/cluster/other": "owned"}},
-        ["`tags`", "'kubernetes.io/cluster/other' is set by Karpenter itself"],
+        ["`tags`", "restricted tag matching kubernetes.io/cluster/ (at 'kubernetes.io/cluster/other')"],
         id="cluster-ownership-tag",
     ),
     pytest.param(

@@ -37,3 +37,12 @@ def test_a_recorded_object_with_a_bad_field_is_caught(dev, validators):
     node_pool["spec"]["limits"]["memory"] = "1000GB"
     with pytest.raises(AssertionError, match="limits"):
         schemas.validate_crd(validators, node_pool)
+
+
+def test_a_recorded_object_breaking_a_cel_rule_is_caught(dev, validators):
+    (node_class,) = [doc for _, doc in kubernetes_objects(dev) if doc["kind"] == "EC2NodeClass"]
+    node_class["spec"]["tags"]["karpenter.sh/nodeclaim"] = "x"
+    with pytest.raises(
+        AssertionError, match="spec.tags: tag contains a restricted tag matching karpenter.sh/nodeclaim"
+    ):
+        schemas.validate_crd(validators, node_class)

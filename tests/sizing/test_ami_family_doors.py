@@ -35,6 +35,9 @@ NODE_CLASS = textwrap.dedent("""
     metadata: {name: default}
     spec:
       amiSelectorTerms: [{alias: ALIAS}]
+      role: KarpenterNodeRole-demo
+      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
 """)
 
 

@@ -142,7 +142,7 @@ def write(tmp_path, name, text):
     [
         (
             lambda p: ["--requirements", write(p, "r.yaml", "- {key: karpenter.sh/bar, operator: In, values: [a]}\n")],
-            "key 'karpenter.sh/bar' is not supported: label domain \"karpenter.sh\" is restricted",
+            "requirements[0].key: label domain \"karpenter.sh\" is restricted (got 'karpenter.sh/bar') (the NodePool",
         ),
         (
             lambda p: [

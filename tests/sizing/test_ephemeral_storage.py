@@ -203,6 +203,9 @@ def objects(volume: str | None = "20Gi", storage: str = "15Gi", replicas: int = 
         metadata: {name: default}
         spec:
           amiSelectorTerms: [{alias: al2023@latest}]
+          role: KarpenterNodeRole-demo
+          subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+          securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
         """)
         + mappings
         + extra
@@ -300,7 +303,7 @@ def test_bad_block_device_mappings_are_named():
         extra="  blockDeviceMappings:\n    - {deviceName: /dev/xvda, rootVolume: true, ebs: {volumeSize: 20Gi}}\n"
         "    - {deviceName: /dev/xvdb, rootVolume: true, ebs: {volumeSize: 40Gi}}\n",
     )
-    with pytest.raises(SizingInputError, match="more than one rootVolume"):
+    with pytest.raises(SizingInputError, match="must have only one blockDeviceMappings with rootVolume"):
         plan_input_from_objects(read_objects([("test", two_roots)]))
     with pytest.raises(SizingInputError, match=r"blockDeviceMappings\[0\].ebs.volumeSize must be"):
         plan_input_from_objects(read_objects([("test", objects(volume="big"))]))

@@ -187,13 +187,20 @@ def test_a_spread_over_thousands_of_custom_values_is_refused_under_a_bound(tmp_p
 @pytest.mark.parametrize(
     "pool, named",
     [
-        ({"labels": MAX_NODE_POOL_LABELS + 1}, f"{MAX_NODE_POOL_LABELS + 1} template labels"),
-        ({"requirements": MAX_NODE_POOL_REQUIREMENTS}, f"{MAX_NODE_POOL_REQUIREMENTS + 2} requirements"),
+        (
+            {"labels": MAX_NODE_POOL_LABELS + 1},
+            f"spec.template.metadata.labels: has {MAX_NODE_POOL_LABELS + 1} entries, more than the 100 allowed",
+        ),
+        (
+            {"requirements": MAX_NODE_POOL_REQUIREMENTS},
+            f"spec.template.spec.requirements: has {MAX_NODE_POOL_REQUIREMENTS + 2} items, more than the 100 allowed",
+        ),
     ],
 )
 def test_a_nodepool_past_karpenters_own_bounds_is_refused(tmp_path, pool, named):
+    # The object door: the NodePool CRD's own bounds (maxProperties, maxItems), as the API server applies them.
     err = refused(tmp_path, [_pool_with_labels(**pool) + "---\n" + deployment()])
-    assert f"NodePool 'general': {named}, more than 100 (Karpenter's NodePool accepts at most 100" in err
+    assert f"NodePool general: the NodePool CRD (karpenter.sh/v1) refuses it: {named}" in err
 
 
 def test_a_description_with_too_many_nodepool_labels_is_refused_naming_the_key(tmp_path):

@@ -224,9 +224,15 @@ def test_a_daemon_set_selecting_a_custom_label_counts_where_the_node_pool_may_ca
 @pytest.mark.parametrize(
     "labels, message",
     [
-        ({"karpenter.sh/team": "a"}, "template label 'karpenter.sh/team': label domain \"karpenter.sh\" is restricted"),
+        (
+            {"karpenter.sh/team": "a"},
+            "template labels: label domain \"karpenter.sh\" is restricted (at 'karpenter.sh/team')",
+        ),
         ({"kubernetes.io/arch": "arm64"}, "'kubernetes.io/arch' is a well-known label: give it as a requirement"),
-        ({"kubernetes.io/hostname": "a"}, "label 'kubernetes.io/hostname' is restricted"),
+        (
+            {"kubernetes.io/hostname": "a"},
+            "template labels: label \"kubernetes.io/hostname\" is restricted (at 'kubernetes.io/hostname')",
+        ),
     ],
 )
 def test_template_labels_on_restricted_or_well_known_keys_are_refused(labels, message):

@@ -125,7 +125,7 @@ BAD_INPUTS = [
           requirements: [{key: karpenter.k8s.aws/instance-colour, operator: In, values: [red]}]
         workloads: [{name: api, requests: {cpu: 1, memory: 1Gi}, maxReplicas: 2}]
         """,
-        "'karpenter.k8s.aws/instance-colour' is not supported",
+        'nodePool.requirements[0].key: label domain "karpenter.k8s.aws" is restricted',
     ),
     (
         """

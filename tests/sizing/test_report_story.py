@@ -24,6 +24,9 @@ NODE_CLASS = textwrap.dedent("""
     metadata: {name: default}
     spec:
       amiSelectorTerms: [{alias: al2023@v20250410}]
+      role: KarpenterNodeRole-demo
+      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
+      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
     """)
 
 
