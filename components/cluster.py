@@ -166,6 +166,10 @@ class Cluster(pulumi.ComponentResource):
             instance_types=list(node_group.instance_types),
             capacity_type=node_group.capacity_type,
             ami_type=node_group.ami_type,
+            # pulumi-eks gives a node group the cluster's version only when it has neither a
+            # version nor a launch template: without this, the nodes would keep their kubelet
+            # when `cluster.version` goes up, and the next upgrade would exceed the allowed skew.
+            version=config.version,
             # The launch template sets the root volume and the metadata options; pulumi-eks's own
             # (enableIMDSv2, diskSize) would set a hop limit this program does not own.
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(

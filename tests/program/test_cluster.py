@@ -55,6 +55,14 @@ def test_restricted_private_endpoint_settings():
     assert eks.input("authenticationMode") == "API_AND_CONFIG_MAP"
 
 
+def test_a_cluster_version_change_reaches_the_system_node_group():
+    # The system nodes have a launch template of their own, so pulumi-eks leaves their version
+    # unset: the program passes it, and the upgrade rolls the nodes too.
+    recording = run_program("dev", {"cluster": {"version": "1.36"}})
+    assert recording.one("eks:index:Cluster").input("version") == "1.36"
+    assert recording.one("eks:index:ManagedNodeGroup").input("version") == "1.36"
+
+
 def test_private_only_endpoint():
     recording = run_program("dev", {"cluster": {"endpointPublicAccess": False, "deployFromInsideVpc": True}})
     eks = recording.one("eks:index:Cluster")
@@ -128,6 +136,7 @@ def test_system_node_group(dev):
     assert nodes.input("amiType") == "AL2023_x86_64_STANDARD"
     assert nodes.input("labels") == {"node-role": "system"}
     assert nodes.input("subnetIds") == dev.outputs["privateSubnetIds"]
+    assert nodes.input("version") == dev.one("eks:index:Cluster").input("version") == "1.35"
     assert system_root_volume(dev)["volumeSize"] == 20
     # A reference to a remote component records no edge, so the wiring is asserted on the input.
     assert nodes.input("cluster").urn == dev.one("eks:index:Cluster").urn
