@@ -167,10 +167,19 @@ def nodes_require_imdsv2(resource_type: str, props: Mapping[str, Any], config: M
             ]
         return []
     if resource_type == LAUNCH_TEMPLATE:
-        tokens = _mapping(props.get("metadataOptions")).get("httpTokens")
+        metadata = _mapping(props.get("metadataOptions"))
+        tokens = metadata.get("httpTokens")
+        found = []
         if tokens != "required":
-            return [f"metadataOptions.httpTokens is {tokens!r}, not 'required': instances would accept IMDSv1"]
-        return []
+            found.append(f"metadataOptions.httpTokens is {tokens!r}, not 'required': instances would accept IMDSv1")
+        # Unset, EC2 answers one hop away; more lets a pod reach the node role's credentials.
+        template_hops = metadata.get("httpPutResponseHopLimit", 1)
+        if not isinstance(template_hops, (int, float)) or template_hops > 1:
+            found.append(
+                f"metadataOptions.httpPutResponseHopLimit is {template_hops!r}; 1 keeps pods from the node's IMDS "
+                "credentials"
+            )
+        return found
     # EC2NodeClass: Karpenter defaults to httpTokens required and a hop limit of 1, which keeps
     # pods (one hop further) away from the node role's credentials.
     options = _mapping(_mapping(props.get("spec")).get("metadataOptions"))
@@ -295,7 +304,8 @@ RULES: tuple[Rule, ...] = (
         resource_types=(MANAGED_NODE_GROUP_COMPONENT, NODE_GROUP, LAUNCH_TEMPLATE, EC2_NODE_CLASS),
         check=nodes_require_imdsv2,
         remediation=(
-            "Keep enable_imd_sv2=True on the managed node group and leave the EC2NodeClass's metadataOptions at "
+            "Keep enable_imd_sv2=True on the managed node group, or give it a launch template with "
+            "httpTokens: required and httpPutResponseHopLimit: 1, and leave the EC2NodeClass's metadataOptions at "
             "httpTokens: required, httpPutResponseHopLimit: 1."
         ),
     ),

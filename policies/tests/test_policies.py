@@ -245,11 +245,19 @@ def test_managed_node_group_without_imdsv2_is_refused():
 
 
 def test_a_launch_template_must_require_tokens():
-    required = {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2, "httpEndpoint": "enabled"}}
+    required = {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1, "httpEndpoint": "enabled"}}
     assert validate(IMDS, LAUNCH_TEMPLATE, required) == []
     (violation,) = validate(IMDS, LAUNCH_TEMPLATE, changed(required, metadataOptions__httpTokens="optional"))
     assert "'optional', not 'required'" in violation
     assert validate(IMDS, LAUNCH_TEMPLATE, {"imageId": "ami-1"}) != []
+
+
+def test_a_launch_template_keeps_pods_from_the_metadata_service():
+    two_hops = {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2}}
+    (violation,) = validate(IMDS, LAUNCH_TEMPLATE, two_hops)
+    assert "httpPutResponseHopLimit is 2" in violation
+    # Unset, EC2 answers one hop away.
+    assert validate(IMDS, LAUNCH_TEMPLATE, {"metadataOptions": {"httpTokens": "required"}}) == []
 
 
 def test_a_node_group_needs_a_launch_template():

@@ -192,13 +192,13 @@ def system_root_volume(recording) -> dict:
     return mapping["ebs"]
 
 
-def test_the_system_nodes_answer_imds_two_hops_away(dev):
-    # Pods are one hop past their node; under Pod Identity Karpenter reads its region from IMDS.
+def test_the_system_nodes_answer_imds_one_hop_away(dev):
+    # Pods are one hop past their node: they do not reach the node role's credentials.
     template = dev.one(LAUNCH_TEMPLATE, "cluster-system-nodes")
     assert template.input("metadataOptions") == {
         "httpEndpoint": "enabled",
         "httpTokens": "required",
-        "httpPutResponseHopLimit": 2,
+        "httpPutResponseHopLimit": 1,
     }
     nodes = dev.one("eks:index:ManagedNodeGroup")
     assert nodes.input("launchTemplate.id").startswith("lt-") and nodes.input("launchTemplate.version") == "1"

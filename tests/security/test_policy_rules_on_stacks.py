@@ -68,3 +68,13 @@ def test_a_requested_key_that_the_program_loses_is_refused(recording_of):
 
 def recorded_props_of(recording, resource) -> dict:
     return next(props for registered, props in recorded_props(recording) if registered is resource)
+
+
+def test_a_launch_template_that_lets_pods_reach_the_metadata_service_is_refused(recording_of):
+    template = recording_of("dev").one("aws:ec2/launchTemplate:LaunchTemplate", "cluster-system-nodes")
+    props = dict(recorded_props_of(recording_of("dev"), template))
+    assert props["metadataOptions"]["httpPutResponseHopLimit"] == 1
+    assert violations_of(template.type, props) == []
+    two_hops = {**props, "metadataOptions": {**props["metadataOptions"], "httpPutResponseHopLimit": 2}}
+    ((rule, message),) = violations_of(template.type, two_hops)
+    assert rule == "eks-nodes-require-imdsv2" and "httpPutResponseHopLimit is 2" in message
