@@ -150,6 +150,10 @@ class Ingress(TypedDict, total=False):
     """`internet-facing` (default) or `internal`."""
     tags: dict[str, str]
     """Tags for the ALB, added to `tags`."""
+    inbound_cidrs: list[str]
+    """IPv4 CIDR blocks the ALB admits, at most 50 (default 0.0.0.0/0, which on an internet-facing ALB needs `acknowledgeOpenToInternet`)."""
+    acknowledge_open_to_internet: bool
+    """Set true to accept an internet-facing ALB open to every address (default false: the security checks flag it)."""
 
 
 class App(TypedDict, total=False):

@@ -33,6 +33,7 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 IAM_ROLE = "aws:iam/role:Role"
+INGRESS = "kubernetes:networking.k8s.io/v1:Ingress"
 
 # Cluster tags by which the program passes two decisions of its stack configuration on to the
 # rules, each named after the setting it carries and set to "true" when that setting is true:
@@ -41,6 +42,13 @@ IAM_ROLE = "aws:iam/role:Role"
 OPEN_ENDPOINT_TAG = "eks-autoscaling:cluster.acknowledgeOpenEndpoint"
 SECRETS_ENCRYPTION_TAG = "eks-autoscaling:cluster.secretsEncryption.enabled"
 TAG_TRUE = "true"
+# The same for an Ingress, as an annotation: an internet-facing ALB open to every address that
+# the stack accepts (app.ingress.acknowledgeOpenToInternet).
+OPEN_TO_INTERNET_ANNOTATION = "eks-autoscaling/app.ingress.acknowledgeOpenToInternet"
+# The AWS Load Balancer Controller's annotations. Without them it makes an internal ALB, and an
+# ALB that admits 0.0.0.0/0 (and ::/0 when dual-stack).
+ALB_SCHEME = "alb.ingress.kubernetes.io/scheme"
+ALB_INBOUND_CIDRS = "alb.ingress.kubernetes.io/inbound-cidrs"
 
 # EKS best practices ("Enable audit logs"): at least these control plane log types.
 DEFAULT_REQUIRED_LOG_TYPES = ("api", "audit", "authenticator")
@@ -194,6 +202,25 @@ def nodes_require_imdsv2(resource_type: str, props: Mapping[str, Any], config: M
     return violations
 
 
+# Ingress
+
+
+def ingress_not_open_to_internet(resource_type: str, props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
+    """An internet-facing ALB admits only listed addresses, unless the stack accepts it open to all."""
+    annotations = _mapping(_mapping(props.get("metadata")).get("annotations"))
+    if annotations.get(ALB_SCHEME) != "internet-facing":
+        return []
+    cidrs = [cidr.strip() for cidr in str(annotations.get(ALB_INBOUND_CIDRS, "0.0.0.0/0")).split(",")]
+    open_to = [cidr for cidr in cidrs if _is_whole_internet(cidr)]
+    if not open_to or annotations.get(OPEN_TO_INTERNET_ANNOTATION) == TAG_TRUE:
+        return []
+    return [
+        f"the Ingress makes an internet-facing ALB open to {', '.join(open_to)} (annotation {ALB_INBOUND_CIDRS} "
+        f"{'unset' if ALB_INBOUND_CIDRS not in annotations else repr(annotations[ALB_INBOUND_CIDRS])}) without the "
+        f"annotation {OPEN_TO_INTERNET_ANNOTATION}=true"
+    ]
+
+
 # Public IPs
 
 
@@ -307,6 +334,19 @@ RULES: tuple[Rule, ...] = (
             "Keep enable_imd_sv2=True on the managed node group, or give it a launch template with "
             "httpTokens: required and httpPutResponseHopLimit: 1, and leave the EC2NodeClass's metadataOptions at "
             "httpTokens: required, httpPutResponseHopLimit: 1."
+        ),
+    ),
+    Rule(
+        name="ingress-not-open-to-internet",
+        description=(
+            "An Ingress that makes an internet-facing ALB limits who reaches it (inbound-cidrs), unless its stack "
+            "accepts an ALB open to every address."
+        ),
+        resource_types=(INGRESS,),
+        check=ingress_not_open_to_internet,
+        remediation=(
+            "Set app.ingress.inboundCidrs to the addresses that need the app, or app.ingress.scheme: internal, or "
+            "deployTestApp: false; or accept it with app.ingress.acknowledgeOpenToInternet: true."
         ),
     ),
     Rule(

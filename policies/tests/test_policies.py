@@ -335,3 +335,28 @@ def test_a_key_must_be_a_kms_arn_covering_secrets():
         SECRETS, EKS_CLUSTER, changed(CLUSTER, encryptionConfig={"provider": {"keyArn": KEY_ARN}, "resources": []})
     )
     assert "not secrets" in violation
+
+
+# ingress-not-open-to-internet
+
+OPEN_INGRESS = "ingress-not-open-to-internet"
+INGRESS = "kubernetes:networking.k8s.io/v1:Ingress"
+
+
+def _ingress(**annotations):
+    return {"metadata": {"name": "test-app", "annotations": dict(annotations)}}
+
+
+def test_an_open_internet_facing_alb_needs_the_acknowledgement():
+    scheme = {"alb.ingress.kubernetes.io/scheme": "internet-facing"}
+    (violation,) = validate(OPEN_INGRESS, INGRESS, _ingress(**scheme))
+    assert "open to 0.0.0.0/0" in violation and "unset" in violation
+    assert validate(
+        OPEN_INGRESS, INGRESS, _ingress(**scheme, **{"alb.ingress.kubernetes.io/inbound-cidrs": "0.0.0.0/0"})
+    )
+    acknowledged = {**scheme, "eks-autoscaling/app.ingress.acknowledgeOpenToInternet": "true"}
+    assert validate(OPEN_INGRESS, INGRESS, _ingress(**acknowledged)) == []
+    limited = {**scheme, "alb.ingress.kubernetes.io/inbound-cidrs": "198.51.100.7/32"}
+    assert validate(OPEN_INGRESS, INGRESS, _ingress(**limited)) == []
+    # Without a scheme the controller makes an internal ALB.
+    assert validate(OPEN_INGRESS, INGRESS, _ingress()) == []
