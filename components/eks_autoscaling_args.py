@@ -58,7 +58,7 @@ class Cluster(TypedDict, total=False):
     log_kms_key_arn: str
     """A KMS key of the stack's region to encrypt the control-plane logs with."""
     authentication_mode: str
-    """`API` (default, access entries) or `API_AND_CONFIG_MAP`."""
+    """`API` (default, access entries) or `API_AND_CONFIG_MAP`, which is refused with `awsSharedConfigFile` or `awsSharedCredentialsFile`."""
     secrets_encryption: SecretsEncryption
     """Envelope encryption of Kubernetes secrets."""
 
