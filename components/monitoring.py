@@ -92,7 +92,7 @@ class Monitoring(pulumi.ComponentResource):
         namespace = self.namespace.metadata.name
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace, *args.ready])
 
-        # Letters and digits only: the password is printed by `make grafana` and pasted into a form.
+        # Letters and digits only: the password is shown by `pulumi stack output` and pasted into a form.
         self.grafana_password = random.RandomPassword(
             f"{name}-grafana-admin-password", length=32, special=False, opts=pulumi.ResourceOptions(parent=self)
         )
