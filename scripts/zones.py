@@ -3,7 +3,9 @@
     python -m scripts.zones pin --stack dev
 
 A program cannot write its stack's configuration, so the first `make up` of a stack does: it writes
-`network.zoneIds` into `Pulumi.<stack>.yaml` with `pulumi config set`, and from then on the VPC keeps
+`network.zoneIds` into `Pulumi.<stack>.yaml` with one `pulumi config set-all`, which writes the whole
+list in one save of the file (the rest of it kept, comments included as far as the Pulumi CLI keeps
+them), so an interruption leaves the list whole or absent, never partial. From then on the VPC keeps
 those zones whatever the region's list of zones does. Which zones:
 
 - a stack whose state already holds its VPC (created before zones were pinned, or by a first `up`
@@ -162,11 +164,16 @@ def chosen_zone_ids(
     return tuple(zip(chosen.zone_ids, chosen.names, strict=True))
 
 
+def set_zone_ids_command(stack: str, zone_ids: Sequence[str]) -> list[str]:
+    """The one Pulumi CLI command that writes the whole of network.zoneIds."""
+    items = [
+        part for index, zone_id in enumerate(zone_ids) for part in ("--plaintext", f"{ZONE_IDS_KEY}[{index}]={zone_id}")
+    ]
+    return ["pulumi", "config", "set-all", "--path", *items, "--stack", stack]
+
+
 def refuse_a_change(stack: str, pinned: Sequence[str], deployed: Sequence[str]) -> PinError:
-    put_back = " && ".join(
-        f"pulumi config set --path '{ZONE_IDS_KEY}[{index}]' {zone_id} --stack {stack}"
-        for index, zone_id in enumerate(deployed)
-    )
+    put_back = shlex.join(set_zone_ids_command(stack, deployed))
     return PinError(
         f"`network.zoneIds` is {', '.join(pinned)}, but the VPC of stack '{stack}' has its subnets in "
         f"{', '.join(deployed)}. The update would re-address the subnets from the first zone that differs on "
@@ -196,8 +203,13 @@ def pin(stack: str, base_env: Mapping[str, str]) -> str:
     else:
         zones = chosen_zone_ids(config, parse_aws_settings(values), base_env)
         source = "the first of the region by name that EKS supports and that offer nodeGroup.instanceTypes"
-    for index, (zone_id, _) in enumerate(zones):
-        run(["pulumi", "config", "set", "--path", f"{ZONE_IDS_KEY}[{index}]", zone_id, "--stack", stack])
+    try:
+        run(set_zone_ids_command(stack, [zone_id for zone_id, _ in zones]))
+    except PinError as error:
+        raise PinError(
+            f"{error}. network.zoneIds was written in one step, so Pulumi.{stack}.yaml holds all of it or none: "
+            "run `make up` again"
+        ) from None
     shown = ", ".join(zone_id if name is None else f"{zone_id} ({name})" for zone_id, name in zones)
     return (
         f"Pinned the VPC's zones of stack '{stack}' to {shown}: {source}. They are network.zoneIds in "

@@ -106,7 +106,9 @@ class NetworkConfig(ConfigSection):
                 "would replace every public and private subnet with their route tables and NAT gateways, and with "
                 "them the system node group, the load balancers and every node, and EKS refuses to move the "
                 "cluster to subnets in other zones, so it would fail half-way. Keep availabilityZones at "
-                f"{len(self.zone_ids)}; for another number of zones, create a new stack"
+                f"{len(self.zone_ids)}; for another number of zones, create a new stack. (`make up` writes the "
+                "whole list in one step; a list written by hand, or by an older version one zone at a time and "
+                "interrupted, may be short: then compare it with the VPC's zones and complete it)"
             )
         return self
 
