@@ -62,6 +62,13 @@ case "$*" in
     *"sts assume-role"*) cat "{directory}/assume-role.json" ;;
     *"ec2 describe-availability-zones"*) cat "{directory}/zones.json" ;;
     *"ec2 describe-instance-type-offerings"*) cat "{directory}/offerings.json" ;;
+    *"iam get-role --role-name AWSServiceRoleForEC2Spot"*)
+        if [ -f "{directory}/spot-role.json" ]; then cat "{directory}/spot-role.json"; exit 0; fi
+        if [ -f "{directory}/iam-denied" ]; then
+            echo "An error occurred (AccessDenied) when calling the GetRole operation: not authorized" >&2; exit 254
+        fi
+        echo "An error occurred (NoSuchEntity) when calling the GetRole operation: The role with name AWSServiceRoleForEC2Spot cannot be found." >&2
+        exit 254 ;;
     *) echo "unexpected: aws $*" >&2; exit 2 ;;
 esac
 """,
@@ -294,3 +301,43 @@ def test_an_interrupted_pin_leaves_all_of_the_list_or_none(fakes, capsys, monkey
         assert fakes.saved() == []
         error = capsys.readouterr().err
         assert "holds all of it or none: run `make up` again" in error
+
+
+# --- the spot service-linked role ----------------------------------------------------------------
+
+SPOT = {"eks-autoscaling:addons": {"karpenter": {"createSpotServiceLinkedRole": True}}}
+
+
+def test_a_spot_role_the_account_has_stops_make_up_before_anything_is_written(fakes, capsys):
+    fakes.config({**prod_like(), **SPOT})
+    (fakes.directory / "spot-role.json").write_text(json.dumps({"Role": {"RoleName": "AWSServiceRoleForEC2Spot"}}))
+    assert zones.main(["pin", "--stack", "dev"]) == 1
+    error = capsys.readouterr().err
+    assert "`eks-autoscaling:addons.karpenter.createSpotServiceLinkedRole` is true" in error
+    assert "already has the role AWSServiceRoleForEC2Spot" in error and "Set it to false in Pulumi.dev.yaml" in error
+    assert fakes.pinned() == []
+
+
+def test_a_spot_role_the_account_lacks_is_left_to_the_stack(fakes, capsys):
+    fakes.config({**prod_like(), **SPOT})
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    assert any("iam get-role --role-name AWSServiceRoleForEC2Spot" in line for line in fakes.log())
+    assert [value for _, value in fakes.pinned()] == ["use1-az2", "use1-az4", "use1-az6"]
+
+
+def test_a_spot_role_this_stack_holds_is_not_looked_up(fakes, capsys):
+    fakes.config({**prod_like(zoneIds=["use1-az2", "use1-az4", "use1-az6"]), **SPOT})
+    state = state_with_vpc({"us-east-1a": "use1-az2", "us-east-1b": "use1-az4", "us-east-1d": "use1-az6"})
+    state["deployment"]["resources"].append({"type": "aws:iam/serviceLinkedRole:ServiceLinkedRole", "urn": "x"})
+    fakes.state(state)
+    (fakes.directory / "spot-role.json").write_text("{}")
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    assert not any(line.startswith("aws ") for line in fakes.log())
+
+
+def test_a_spot_role_that_cannot_be_looked_up_is_said_and_make_up_goes_on(fakes, capsys):
+    fakes.config({**prod_like(zoneIds=["use1-az2", "use1-az4", "use1-az6"]), **SPOT})
+    (fakes.directory / "iam-denied").write_text("")
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    said = capsys.readouterr().out
+    assert "could not check whether the account has AWSServiceRoleForEC2Spot" in said and "AccessDenied" in said
