@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from iam.karpenter import node_role_managed_policy_arns
 from iam.trust import ec2_trust_policy
 from stackconfig.aws_provider import KubeconfigSignIn
-from stackconfig.foundation import SYSTEM_NODE_TAINT, ClusterConfig, NodeGroupConfig
+from stackconfig.foundation import SYSTEM_NODE_TAINT, SYSTEM_NODE_TOLERATIONS, ClusterConfig, NodeGroupConfig
 
 # Add-ons that run as DaemonSets become ACTIVE without nodes and must exist before the nodes
 # join (a node is not Ready without its CNI); CoreDNS is a Deployment and needs nodes first.
@@ -24,7 +24,13 @@ ADDONS_AFTER_NODES = ("coredns",)
 # needs add-on v1.14 or later (EKS installs a far newer default for every supported Kubernetes
 # version), Kubernetes 1.25 or later and a 5.10+ kernel with the BPF file system (AL2023 has both);
 # it uses the CNI's own permissions, so no IAM changes.
-ADDON_CONFIGURATION = {"vpc-cni": {"enableNetworkPolicy": "true"}}
+# coredns runs on the system nodes: their taint, written out rather than left to the add-on's
+# default tolerations (its `tolerations` setting replaces them). The EKS DaemonSets (aws-node,
+# kube-proxy, eks-pod-identity-agent) tolerate every taint.
+ADDON_CONFIGURATION: dict[str, dict] = {
+    "vpc-cni": {"enableNetworkPolicy": "true"},
+    "coredns": {"tolerations": [dict(toleration) for toleration in SYSTEM_NODE_TOLERATIONS]},
+}
 # The system nodes' instance metadata: IMDSv2 only, answered one hop away, so that a pod (one hop
 # past the node, on its own network namespace) does not reach it and cannot take the node role's
 # credentials (the CNI policy among them). No controller there needs it: each is given its region

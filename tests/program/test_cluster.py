@@ -384,8 +384,15 @@ def test_the_vpc_cni_enforces_network_policies(dev):
     # v1.14, the first with the network policy agent.
     assert vpc_cni.input("addonVersion", None) is None
     for addon in dev.of_type("aws:eks/addon:Addon"):
-        if addon is not vpc_cni:
+        if addon.input("addonName") not in ("vpc-cni", "coredns"):
             assert addon.input("configurationValues", None) is None, addon
+
+
+def test_coredns_tolerates_the_system_nodes_taint(dev):
+    (coredns,) = [addon for addon in dev.of_type("aws:eks/addon:Addon") if addon.input("addonName") == "coredns"]
+    assert json.loads(coredns.input("configurationValues")) == {
+        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}]
+    }
 
 
 def test_pulumi_eks_signs_in_as_the_aws_provider_does_too():

@@ -7,6 +7,7 @@ node selector and required node affinity, its taints against the pod's toleratio
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,8 @@ def _release_tolerations(recording) -> dict[str, list]:
     found["prometheus-server"] = prometheus["server"]["tolerations"]
     found["kube-state-metrics"] = prometheus["kube-state-metrics"]["tolerations"]
     found["grafana"] = recording.one(RELEASE, "monitoring-grafana").input("values.tolerations")
+    (coredns,) = [a for a in recording.of_type("aws:eks/addon:Addon") if a.input("addonName") == "coredns"]
+    found["coredns"] = json.loads(coredns.input("configurationValues"))["tolerations"]
     return found
 
 
