@@ -12,7 +12,7 @@ from components.aws_provider import look_up_account, stack_aws_provider
 from components.eks_autoscaling import EksAutoscaling
 from components.eks_autoscaling_args import EksAutoscalingArgs
 from stackconfig.aws_provider import parse_aws_settings
-from stackconfig.deployment import args_from_config, check_api_endpoint, plan_deployment
+from stackconfig.deployment import args_from_config, check_api_endpoint, check_aws_auth_sign_in, plan_deployment
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_from_pulumi, pulumi_config_values
 
@@ -22,6 +22,7 @@ try:
     config = load_from_pulumi()
     aws_settings = parse_aws_settings(pulumi_config_values())
     check_api_endpoint(config)
+    check_aws_auth_sign_in(config.cluster.authentication_mode, aws_settings.kubeconfig_sign_in)
 except StackConfigError as error:
     raise pulumi.RunError(str(error)) from None
 aws_provider = stack_aws_provider("aws", config.region, aws_settings, config.resource_tags)

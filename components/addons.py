@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from stackconfig.addons import AddonsConfig
+from stackconfig.foundation import SYSTEM_NODE_TOLERATIONS
 from stackconfig.system_pods import KARPENTER_CONTROLLER_RESOURCES
 
 METRICS_SERVER_REPOSITORY = "https://kubernetes-sigs.github.io/metrics-server/"
@@ -53,6 +54,8 @@ class Addons(pulumi.ComponentResource):
         super().__init__("eks-autoscaling:addons:Addons", name, None, opts)
         config = args.config
         node_selector = {"kubernetes.io/os": "linux", **args.system_node_selector}
+        # The system nodes' taint; the charts but Karpenter's tolerate nothing by default.
+        tolerations = [dict(toleration) for toleration in SYSTEM_NODE_TOLERATIONS]
 
         def release(resource_name: str, depends_on: Sequence[pulumi.Resource], **release_args) -> k8s.helm.v3.Release:
             return k8s.helm.v3.Release(
@@ -70,7 +73,11 @@ class Addons(pulumi.ComponentResource):
             chart="metrics-server",
             version=config.metrics_server.version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=METRICS_SERVER_REPOSITORY),
-            values={"replicas": config.metrics_server.replicas, "nodeSelector": node_selector},
+            values={
+                "replicas": config.metrics_server.replicas,
+                "nodeSelector": node_selector,
+                "tolerations": tolerations,
+            },
         )
         self.load_balancer_controller = release(
             f"{name}-aws-load-balancer-controller",
@@ -93,6 +100,7 @@ class Addons(pulumi.ComponentResource):
                 },
                 "podAnnotations": args.load_balancer_controller.pod_annotations,
                 "nodeSelector": node_selector,
+                "tolerations": tolerations,
                 # The chart's Service mutator intercepts the creation of every Service in the cluster
                 # and fails it (failurePolicy Fail) until the controller is ready, which races the
                 # metrics-server and Karpenter releases installed alongside. The app is exposed by an
@@ -122,9 +130,16 @@ class Addons(pulumi.ComponentResource):
                 "serviceAccount": {"name": KARPENTER_SERVICE_ACCOUNT, "annotations": args.karpenter.annotations},
                 "podAnnotations": args.karpenter.pod_annotations,
                 "replicas": config.karpenter.replicas,
-                "controller": {"resources": KARPENTER_CONTROLLER_RESOURCES},
+                "controller": {
+                    "resources": KARPENTER_CONTROLLER_RESOURCES,
+                    # Given, not read from the instance metadata: the system nodes answer it one
+                    # hop away only, out of a pod's reach.
+                    "env": [{"name": "AWS_REGION", "value": args.region}],
+                },
                 # On top of the chart's own affinity, which keeps Karpenter off the nodes it launches.
                 "nodeSelector": node_selector,
+                # The chart's default, written out: the system nodes' taint.
+                "tolerations": tolerations,
             },
         )
         self.register_outputs(

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from iam.karpenter import node_role_managed_policy_arns
 from iam.trust import ec2_trust_policy
 from stackconfig.aws_provider import KubeconfigSignIn
-from stackconfig.foundation import ClusterConfig, NodeGroupConfig
+from stackconfig.foundation import SYSTEM_NODE_TAINT, SYSTEM_NODE_TOLERATIONS, ClusterConfig, NodeGroupConfig
 
 # Add-ons that run as DaemonSets become ACTIVE without nodes and must exist before the nodes
 # join (a node is not Ready without its CNI); CoreDNS is a Deployment and needs nodes first.
@@ -24,12 +24,19 @@ ADDONS_AFTER_NODES = ("coredns",)
 # needs add-on v1.14 or later (EKS installs a far newer default for every supported Kubernetes
 # version), Kubernetes 1.25 or later and a 5.10+ kernel with the BPF file system (AL2023 has both);
 # it uses the CNI's own permissions, so no IAM changes.
-ADDON_CONFIGURATION = {"vpc-cni": {"enableNetworkPolicy": "true"}}
-# The system nodes' instance metadata: IMDSv2 only, answered two hops away, so that a pod (one hop
-# past the node) reaches it. The controllers there need it: under Pod Identity nothing tells
-# Karpenter its region, and it reads it from IMDS. Karpenter's own nodes keep one hop
-# (EC2NodeClass), which keeps their pods from the node role's credentials.
-SYSTEM_NODE_IMDS_HOP_LIMIT = 2
+# coredns runs on the system nodes: their taint, written out rather than left to the add-on's
+# default tolerations (its `tolerations` setting replaces them). The EKS DaemonSets (aws-node,
+# kube-proxy, eks-pod-identity-agent) tolerate every taint.
+ADDON_CONFIGURATION: dict[str, dict] = {
+    "vpc-cni": {"enableNetworkPolicy": "true"},
+    "coredns": {"tolerations": [dict(toleration) for toleration in SYSTEM_NODE_TOLERATIONS]},
+}
+# The system nodes' instance metadata: IMDSv2 only, answered one hop away, so that a pod (one hop
+# past the node, on its own network namespace) does not reach it and cannot take the node role's
+# credentials (the CNI policy among them). No controller there needs it: each is given its region
+# (the Load Balancer Controller's `region`, Karpenter's AWS_REGION) and gets its role from IRSA
+# or Pod Identity. Karpenter's own nodes have the same limit (EC2NodeClass).
+SYSTEM_NODE_IMDS_HOP_LIMIT = 1
 # The AL2023 AMIs' root device.
 AL2023_ROOT_DEVICE = "/dev/xvda"
 
@@ -166,6 +173,10 @@ class Cluster(pulumi.ComponentResource):
             instance_types=list(node_group.instance_types),
             capacity_type=node_group.capacity_type,
             ami_type=node_group.ami_type,
+            # pulumi-eks gives a node group the cluster's version only when it has neither a
+            # version nor a launch template: without this, the nodes would keep their kubelet
+            # when `cluster.version` goes up, and the next upgrade would exceed the allowed skew.
+            version=config.version,
             # The launch template sets the root volume and the metadata options; pulumi-eks's own
             # (enableIMDSv2, diskSize) would set a hop limit this program does not own.
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
@@ -178,6 +189,9 @@ class Cluster(pulumi.ComponentResource):
                 max_size=node_group.max_size,
             ),
             labels=dict(node_group.labels),
+            # Only the add-ons tolerate it: a workload without a node selector goes to Karpenter's
+            # nodes, not next to the controllers.
+            taints=[aws.eks.NodeGroupTaintArgs(**SYSTEM_NODE_TAINT)],
             tags=args.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -58,7 +58,7 @@ class Cluster(TypedDict, total=False):
     log_kms_key_arn: str
     """A KMS key of the stack's region to encrypt the control-plane logs with."""
     authentication_mode: str
-    """`API` (default, access entries) or `API_AND_CONFIG_MAP`."""
+    """`API` (default, access entries) or `API_AND_CONFIG_MAP`, which is refused with `awsSharedConfigFile` or `awsSharedCredentialsFile`."""
     secrets_encryption: SecretsEncryption
     """Envelope encryption of Kubernetes secrets."""
 
@@ -150,6 +150,10 @@ class Ingress(TypedDict, total=False):
     """`internet-facing` (default) or `internal`."""
     tags: dict[str, str]
     """Tags for the ALB, added to `tags`."""
+    inbound_cidrs: list[str]
+    """IPv4 CIDR blocks the ALB admits, at most 50 (default 0.0.0.0/0, which on an internet-facing ALB needs `acknowledgeOpenToInternet`)."""
+    acknowledge_open_to_internet: bool
+    """Set true to accept an internet-facing ALB open to every address (default false: the security checks flag it)."""
 
 
 class App(TypedDict, total=False):

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from stackconfig.foundation import SYSTEM_NODE_TOLERATIONS
 from stackconfig.monitoring import (
     CONFIG_RELOADER_RESOURCES,
     GRAFANA_RESOURCES,
@@ -91,7 +92,7 @@ class Monitoring(pulumi.ComponentResource):
         namespace = self.namespace.metadata.name
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace, *args.ready])
 
-        # Letters and digits only: the password is printed by `make grafana` and pasted into a form.
+        # Letters and digits only: the password is shown by `pulumi stack output` and pasted into a form.
         self.grafana_password = random.RandomPassword(
             f"{name}-grafana-admin-password", length=32, special=False, opts=pulumi.ResourceOptions(parent=self)
         )
@@ -147,6 +148,11 @@ class Monitoring(pulumi.ComponentResource):
         )
 
 
+def system_tolerations() -> list[dict]:
+    """The system nodes' taint, which the monitoring charts tolerate nothing of by default."""
+    return [dict(toleration) for toleration in SYSTEM_NODE_TOLERATIONS]
+
+
 def prometheus_values(config: MonitoringConfig, node_selector: Mapping[str, str], alert_rules: Mapping) -> dict:
     """Values of the prometheus chart: the server on the system nodes without a volume, its
     scrape jobs, the alert rules, and kube-state-metrics; no Alertmanager, node exporter or
@@ -157,6 +163,7 @@ def prometheus_values(config: MonitoringConfig, node_selector: Mapping[str, str]
         "server": {
             "fullnameOverride": PROMETHEUS_SERVICE,
             "nodeSelector": dict(node_selector),
+            "tolerations": system_tolerations(),
             "resources": prometheus.resources,
             "retention": prometheus.retention,
             "retentionSize": prometheus.retention_size,
@@ -187,6 +194,7 @@ def prometheus_values(config: MonitoringConfig, node_selector: Mapping[str, str]
         "kube-state-metrics": {
             "fullnameOverride": KUBE_STATE_METRICS_SERVICE,
             "nodeSelector": dict(node_selector),
+            "tolerations": system_tolerations(),
             "resources": KUBE_STATE_METRICS_RESOURCES,
             # Scraped by the job below, not by annotation.
             "prometheusScrape": False,
@@ -219,6 +227,7 @@ def grafana_values(config: MonitoringConfig, node_selector: Mapping[str, str]) -
     Prometheus as the data source and the dashboards from the component's ConfigMap."""
     return {
         "nodeSelector": dict(node_selector),
+        "tolerations": system_tolerations(),
         "resources": GRAFANA_RESOURCES,
         "persistence": {"enabled": False},
         "service": {"type": "ClusterIP"},

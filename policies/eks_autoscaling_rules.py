@@ -33,6 +33,7 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 IAM_ROLE = "aws:iam/role:Role"
+INGRESS = "kubernetes:networking.k8s.io/v1:Ingress"
 
 # Cluster tags by which the program passes two decisions of its stack configuration on to the
 # rules, each named after the setting it carries and set to "true" when that setting is true:
@@ -41,6 +42,13 @@ IAM_ROLE = "aws:iam/role:Role"
 OPEN_ENDPOINT_TAG = "eks-autoscaling:cluster.acknowledgeOpenEndpoint"
 SECRETS_ENCRYPTION_TAG = "eks-autoscaling:cluster.secretsEncryption.enabled"
 TAG_TRUE = "true"
+# The same for an Ingress, as an annotation: an internet-facing ALB open to every address that
+# the stack accepts (app.ingress.acknowledgeOpenToInternet).
+OPEN_TO_INTERNET_ANNOTATION = "eks-autoscaling/app.ingress.acknowledgeOpenToInternet"
+# The AWS Load Balancer Controller's annotations. Without them it makes an internal ALB, and an
+# ALB that admits 0.0.0.0/0 (and ::/0 when dual-stack).
+ALB_SCHEME = "alb.ingress.kubernetes.io/scheme"
+ALB_INBOUND_CIDRS = "alb.ingress.kubernetes.io/inbound-cidrs"
 
 # EKS best practices ("Enable audit logs"): at least these control plane log types.
 DEFAULT_REQUIRED_LOG_TYPES = ("api", "audit", "authenticator")
@@ -167,10 +175,19 @@ def nodes_require_imdsv2(resource_type: str, props: Mapping[str, Any], config: M
             ]
         return []
     if resource_type == LAUNCH_TEMPLATE:
-        tokens = _mapping(props.get("metadataOptions")).get("httpTokens")
+        metadata = _mapping(props.get("metadataOptions"))
+        tokens = metadata.get("httpTokens")
+        found = []
         if tokens != "required":
-            return [f"metadataOptions.httpTokens is {tokens!r}, not 'required': instances would accept IMDSv1"]
-        return []
+            found.append(f"metadataOptions.httpTokens is {tokens!r}, not 'required': instances would accept IMDSv1")
+        # Unset, EC2 answers one hop away; more lets a pod reach the node role's credentials.
+        template_hops = metadata.get("httpPutResponseHopLimit", 1)
+        if not isinstance(template_hops, (int, float)) or template_hops > 1:
+            found.append(
+                f"metadataOptions.httpPutResponseHopLimit is {template_hops!r}; 1 keeps pods from the node's IMDS "
+                "credentials"
+            )
+        return found
     # EC2NodeClass: Karpenter defaults to httpTokens required and a hop limit of 1, which keeps
     # pods (one hop further) away from the node role's credentials.
     options = _mapping(_mapping(props.get("spec")).get("metadataOptions"))
@@ -183,6 +200,25 @@ def nodes_require_imdsv2(resource_type: str, props: Mapping[str, Any], config: M
             f"spec.metadataOptions.httpPutResponseHopLimit is {hop_limit!r}; 1 keeps pods from the node's IMDS credentials"
         )
     return violations
+
+
+# Ingress
+
+
+def ingress_not_open_to_internet(resource_type: str, props: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
+    """An internet-facing ALB admits only listed addresses, unless the stack accepts it open to all."""
+    annotations = _mapping(_mapping(props.get("metadata")).get("annotations"))
+    if annotations.get(ALB_SCHEME) != "internet-facing":
+        return []
+    cidrs = [cidr.strip() for cidr in str(annotations.get(ALB_INBOUND_CIDRS, "0.0.0.0/0")).split(",")]
+    open_to = [cidr for cidr in cidrs if _is_whole_internet(cidr)]
+    if not open_to or annotations.get(OPEN_TO_INTERNET_ANNOTATION) == TAG_TRUE:
+        return []
+    return [
+        f"the Ingress makes an internet-facing ALB open to {', '.join(open_to)} (annotation {ALB_INBOUND_CIDRS} "
+        f"{'unset' if ALB_INBOUND_CIDRS not in annotations else repr(annotations[ALB_INBOUND_CIDRS])}) without the "
+        f"annotation {OPEN_TO_INTERNET_ANNOTATION}=true"
+    ]
 
 
 # Public IPs
@@ -295,8 +331,22 @@ RULES: tuple[Rule, ...] = (
         resource_types=(MANAGED_NODE_GROUP_COMPONENT, NODE_GROUP, LAUNCH_TEMPLATE, EC2_NODE_CLASS),
         check=nodes_require_imdsv2,
         remediation=(
-            "Keep enable_imd_sv2=True on the managed node group and leave the EC2NodeClass's metadataOptions at "
+            "Keep enable_imd_sv2=True on the managed node group, or give it a launch template with "
+            "httpTokens: required and httpPutResponseHopLimit: 1, and leave the EC2NodeClass's metadataOptions at "
             "httpTokens: required, httpPutResponseHopLimit: 1."
+        ),
+    ),
+    Rule(
+        name="ingress-not-open-to-internet",
+        description=(
+            "An Ingress that makes an internet-facing ALB limits who reaches it (inbound-cidrs), unless its stack "
+            "accepts an ALB open to every address."
+        ),
+        resource_types=(INGRESS,),
+        check=ingress_not_open_to_internet,
+        remediation=(
+            "Set app.ingress.inboundCidrs to the addresses that need the app, or app.ingress.scheme: internal, or "
+            "deployTestApp: false; or accept it with app.ingress.acknowledgeOpenToInternet: true."
         ),
     ),
     Rule(

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Open the Grafana of a stack's monitoring without exposing it: forward a port of this machine's
 # loopback interface to the Grafana Service in the cluster, and print the URL, the user and the
-# admin password (the secret stack output the stack generated). The state backend is chosen as
+# command that shows the admin password (a secret stack output): the password itself stays off the
+# terminal, its scrollback and any recording of it. The state backend is chosen as
 # scripts/stack.sh chooses it: a local file backend unless PULUMI_BACKEND_URL says otherwise.
 set -eu
 
@@ -10,7 +11,8 @@ usage() {
 Usage: scripts/grafana.sh [--dry-run] [options]
 
 Forwards 127.0.0.1:PORT to Grafana in the cluster (kubectl port-forward) and prints its URL, user
-and password, read from the stack outputs monitoringNamespace and grafanaAdminPassword (secret).
+and the command that shows the admin password (the secret stack output grafanaAdminPassword); the
+namespace comes from the stack output monitoringNamespace. The password is never printed.
 Runs until interrupted (Ctrl-C). Nothing listens beyond this machine's loopback interface.
 
 Options:
@@ -60,7 +62,7 @@ require_stack_file "$project_dir" "$stack"
 
 backend=$(default_backend "$project_dir")
 missing=0
-check_pulumi_cli "to read the stack outputs monitoringNamespace and grafanaAdminPassword"
+check_pulumi_cli "to read the stack output monitoringNamespace"
 check_passphrase "$backend"
 check_local_state "$backend" "$stack"
 check_kubectl
@@ -81,7 +83,6 @@ port_forward() {
 if [ "$dry_run" -eq 1 ]; then
     show cd "$project_dir"
     show PULUMI_BACKEND_URL="$backend" pulumi stack output monitoringNamespace --stack "$stack"
-    show PULUMI_BACKEND_URL="$backend" pulumi stack output grafanaAdminPassword --show-secrets --stack "$stack"
     port_forward '<monitoringNamespace>' show
     exit 0
 fi
@@ -100,16 +101,12 @@ case "$namespace" in
         echo "error: monitoring is off in stack '$stack': set 'eks-autoscaling:monitoring: {enabled: true}' in Pulumi.$stack.yaml and run 'make up STACK=$stack' (docs/monitoring.md)" >&2
         exit 1 ;;
 esac
-if ! password=$(pulumi stack output grafanaAdminPassword --show-secrets --stack "$stack" 2>"$errors") \
-    || [ -z "$password" ] || [ "$password" = null ]; then
-    sed 's/^/pulumi: /' "$errors" >&2
-    echo "error: could not read the output 'grafanaAdminPassword' of stack '$stack'; run 'make up STACK=$stack'" >&2
-    exit 1
-fi
 
 echo "Grafana of stack '$stack': http://localhost:$port"
 echo "  user:     $GRAFANA_USER"
-echo "  password: $password"
+echo "  password: not shown here; where it is safe to see it, run:"
+printf '    %s\n' "$(show PULUMI_BACKEND_URL="$backend" pulumi --cwd "$project_dir" stack output grafanaAdminPassword \
+    --show-secrets --stack "$stack")"
 echo "Dashboards > eks-autoscaling: Karpenter Capacity, Karpenter Performance and the capacity plan of stack '$stack'."
 echo "Alerts: Alerting > Alert rules (the rules Prometheus evaluates, from the capacity plan)."
 echo "Forwarding 127.0.0.1:$port to service/$GRAFANA_SERVICE in namespace $namespace; Ctrl-C stops it."

@@ -3,7 +3,9 @@
     python -m scripts.zones pin --stack dev
 
 A program cannot write its stack's configuration, so the first `make up` of a stack does: it writes
-`network.zoneIds` into `Pulumi.<stack>.yaml` with `pulumi config set`, and from then on the VPC keeps
+`network.zoneIds` into `Pulumi.<stack>.yaml` with one `pulumi config set-all`, which writes the whole
+list in one save of the file (the rest of it kept, comments included as far as the Pulumi CLI keeps
+them), so an interruption leaves the list whole or absent, never partial. From then on the VPC keeps
 those zones whatever the region's list of zones does. Which zones:
 
 - a stack whose state already holds its VPC (created before zones were pinned, or by a first `up`
@@ -13,6 +15,11 @@ those zones whatever the region's list of zones does. Which zones:
 
 A stack with pinned zones is checked against its state instead: zones that differ from those of
 the deployed VPC would replace every subnet, and the update is refused before it starts.
+
+With `addons.karpenter.createSpotServiceLinkedRole`, it also asks the account whether the role
+AWSServiceRoleForEC2Spot exists already (another stack's, or this stack's, kept by its destroy): if it
+does and the stack's state does not hold it, creating it would fail half-way through `pulumi up`, so
+`make up` stops first and says to set the key to false.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ from stackconfig.model import StackConfig
 from stackconfig.zones import choose_zones, region_zones_from
 
 VPC_TYPE = "awsx:ec2:Vpc"
+SERVICE_LINKED_ROLE_TYPE = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
+SPOT_ROLE_NAME = "AWSServiceRoleForEC2Spot"
+SPOT_ROLE_KEY = f"{PROJECT}:addons.karpenter.createSpotServiceLinkedRole"
 SUBNET_TYPE = "aws:ec2/subnet:Subnet"
 ZONE_IDS_KEY = f"{PROJECT}:network.zoneIds"
 
@@ -162,11 +172,16 @@ def chosen_zone_ids(
     return tuple(zip(chosen.zone_ids, chosen.names, strict=True))
 
 
+def set_zone_ids_command(stack: str, zone_ids: Sequence[str]) -> list[str]:
+    """The one Pulumi CLI command that writes the whole of network.zoneIds."""
+    items = [
+        part for index, zone_id in enumerate(zone_ids) for part in ("--plaintext", f"{ZONE_IDS_KEY}[{index}]={zone_id}")
+    ]
+    return ["pulumi", "config", "set-all", "--path", *items, "--stack", stack]
+
+
 def refuse_a_change(stack: str, pinned: Sequence[str], deployed: Sequence[str]) -> PinError:
-    put_back = " && ".join(
-        f"pulumi config set --path '{ZONE_IDS_KEY}[{index}]' {zone_id} --stack {stack}"
-        for index, zone_id in enumerate(deployed)
-    )
+    put_back = shlex.join(set_zone_ids_command(stack, deployed))
     return PinError(
         f"`network.zoneIds` is {', '.join(pinned)}, but the VPC of stack '{stack}' has its subnets in "
         f"{', '.join(deployed)}. The update would re-address the subnets from the first zone that differs on "
@@ -177,6 +192,42 @@ def refuse_a_change(stack: str, pinned: Sequence[str], deployed: Sequence[str]) 
     )
 
 
+def spot_role_in_state(state: Mapping[str, Any]) -> bool:
+    """Whether the stack's state holds the spot service-linked role (this stack created it)."""
+    resources = (state.get("deployment") or {}).get("resources") or []
+    return any(resource.get("type") == SERVICE_LINKED_ROLE_TYPE for resource in resources)
+
+
+def check_spot_role(
+    stack: str, config: StackConfig, values: Mapping[str, Any], state: Mapping[str, Any], base_env: Mapping[str, str]
+) -> str:
+    """PinError when the stack would create AWSServiceRoleForEC2Spot and the account has it already;
+    a note when the account could not be asked; "" otherwise."""
+    if not config.addons.karpenter.create_spot_service_linked_role or spot_role_in_state(state):
+        return ""
+    options, env = aws_environment(parse_aws_settings(values), base_env)
+    command = ["aws", *options, "iam", "get-role", "--role-name", SPOT_ROLE_NAME, "--output", "json"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env)
+    except FileNotFoundError:
+        raise PinError("aws is not on PATH") from None
+    if result.returncode == 0:
+        raise PinError(
+            f"`{SPOT_ROLE_KEY}` is true, but the account already has the role {SPOT_ROLE_NAME} (another stack made "
+            "it, the account ran spot before, or this stack made it and its destroy kept it, as it does): creating "
+            f"it again fails with `InvalidInput: Service role name {SPOT_ROLE_NAME} has been taken in this account` "
+            f"half-way through `pulumi up`. Set it to false in Pulumi.{stack}.yaml: spot launches use the role that "
+            "is there"
+        )
+    if "NoSuchEntity" in result.stderr:
+        return ""
+    return (
+        f"note: could not check whether the account has {SPOT_ROLE_NAME} (`{shlex.join(command)}`: "
+        f"{result.stderr.strip()[:300] or f'exit status {result.returncode}'}); if it has, `pulumi up` fails to "
+        f"create it: set {SPOT_ROLE_KEY} to false then"
+    )
+
+
 def pin(stack: str, base_env: Mapping[str, str]) -> str:
     """Pin the stack's zones if they are not, or check them against the state; what was done."""
     values = stack_values(stack)
@@ -184,25 +235,34 @@ def pin(stack: str, base_env: Mapping[str, str]) -> str:
     # What the program would refuse anyway stops `make up` before the stack file is written to.
     check_api_endpoint(config)
     state_text = run(["pulumi", "stack", "export", "--stack", stack])
-    deployed = deployed_zone_ids(json.loads(state_text or "{}"))
+    state = json.loads(state_text or "{}")
+    deployed = deployed_zone_ids(state)
     pinned = config.network.zone_ids
+    if pinned and deployed is not None and tuple(pinned) != deployed:
+        raise refuse_a_change(stack, pinned, deployed)
+    # Before the stack file is written to: a role the account has stops `make up` here.
+    note = check_spot_role(stack, config, values, state, base_env)
     if pinned:
-        if deployed is not None and tuple(pinned) != deployed:
-            raise refuse_a_change(stack, pinned, deployed)
-        return ""
+        return note
     if deployed is not None:
         zones: tuple[tuple[str, str | None], ...] = tuple((zone_id, None) for zone_id in deployed)
         source = "those of its VPC"
     else:
         zones = chosen_zone_ids(config, parse_aws_settings(values), base_env)
         source = "the first of the region by name that EKS supports and that offer nodeGroup.instanceTypes"
-    for index, (zone_id, _) in enumerate(zones):
-        run(["pulumi", "config", "set", "--path", f"{ZONE_IDS_KEY}[{index}]", zone_id, "--stack", stack])
+    try:
+        run(set_zone_ids_command(stack, [zone_id for zone_id, _ in zones]))
+    except PinError as error:
+        raise PinError(
+            f"{error}. network.zoneIds was written in one step, so Pulumi.{stack}.yaml holds all of it or none: "
+            "run `make up` again"
+        ) from None
     shown = ", ".join(zone_id if name is None else f"{zone_id} ({name})" for zone_id, name in zones)
-    return (
+    said = (
         f"Pinned the VPC's zones of stack '{stack}' to {shown}: {source}. They are network.zoneIds in "
         f"Pulumi.{stack}.yaml now; commit it. From now on the VPC keeps these zones."
     )
+    return f"{note}\n{said}" if note else said
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,7 @@ The defaults reproduce the reference setup and equal the values written in
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from decimal import Decimal
 from typing import Literal
@@ -183,11 +184,52 @@ class HpaConfig(ConfigSection):
         return self
 
 
+# Each block becomes an inbound rule of the ALB's security group, per listener port; a security
+# group holds 60 inbound rules by default.
+MAX_INBOUND_CIDRS = 50
+
+
 class IngressConfig(ConfigSection):
-    """The ALB in front of the app. `tags` are added to the stack's tags on the ALB."""
+    """The ALB in front of the app. `tags` are added to the stack's tags on the ALB;
+    `inbound_cidrs` are the IPv4 blocks its security group admits."""
 
     scheme: Literal["internet-facing", "internal"] = "internet-facing"
     tags: dict[str, str] = Field(default_factory=dict)
+    inbound_cidrs: tuple[str, ...] = ("0.0.0.0/0",)
+    # An internet-facing ALB open to every address is flagged by the security checks unless the
+    # stack says so.
+    acknowledge_open_to_internet: bool = False
+
+    @field_validator("inbound_cidrs")
+    @classmethod
+    def _cidrs_are_blocks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError(
+                "is empty, which would leave the ALB open to nobody; list the IPv4 blocks that may reach it, "
+                "such as <your address>/32, or leave the app out with deployTestApp: false"
+            )
+        if len(value) > MAX_INBOUND_CIDRS:
+            raise ValueError(f"lists {len(value)} blocks; at most {MAX_INBOUND_CIDRS} fit the ALB's security group")
+        for cidr in value:
+            try:
+                if "/" not in str(cidr):
+                    raise ValueError(cidr)
+                ipaddress.IPv4Network(cidr, strict=True)
+            except ValueError:
+                raise ValueError(
+                    f"{str(cidr)[:64]!r} is not an IPv4 CIDR block: an address and a prefix length, such as "
+                    "<your address>/32"
+                ) from None
+        if len(set(value)) != len(value):
+            raise ValueError("lists a block twice")
+        return value
+
+    @property
+    def open_to_internet(self) -> bool:
+        """Whether anyone on the internet reaches the ALB."""
+        return self.scheme == "internet-facing" and any(
+            ipaddress.IPv4Network(cidr).prefixlen == 0 for cidr in self.inbound_cidrs
+        )
 
     @field_validator("tags")
     @classmethod

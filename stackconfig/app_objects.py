@@ -30,6 +30,9 @@ MANIFEST_FILES = (
 NAME_LABEL = "app.kubernetes.io/name"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 ALB_ANNOTATION_PREFIX = "alb.ingress.kubernetes.io/"
+# On the Ingress, for the security checks, which see objects, not the stack configuration: "true"
+# when the stack accepts an internet-facing ALB open to every address.
+OPEN_TO_INTERNET_ANNOTATION = "eks-autoscaling/app.ingress.acknowledgeOpenToInternet"
 # The safe loader, in its C implementation when PyYAML was built with libyaml.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -122,6 +125,9 @@ def _ingress(obj: dict, app: AppConfig, tags: Mapping[str, str]) -> dict:
     _name_and_labels(obj, app)
     annotations = obj["metadata"]["annotations"]
     annotations[ALB_ANNOTATION_PREFIX + "scheme"] = app.ingress.scheme
+    annotations[ALB_ANNOTATION_PREFIX + "inbound-cidrs"] = ",".join(app.ingress.inbound_cidrs)
+    if app.ingress.acknowledge_open_to_internet:
+        annotations[OPEN_TO_INTERNET_ANNOTATION] = "true"
     annotations[ALB_ANNOTATION_PREFIX + "healthcheck-path"] = app.health_check_path
     if tags:
         annotations[ALB_ANNOTATION_PREFIX + "tags"] = alb_tags_annotation(tags)

@@ -113,7 +113,12 @@ def plan_for(config: Any, zones: Sequence[str] = ()) -> CapacityPlan:
 def peak_nodes(config: Any, plan: CapacityPlan) -> list[tuple[str, int]]:
     """(instance type, pods on the VPC network) of every node at peak: the system node group at
     maxSize with the system pods spread over it, then the planned fleet with its pods and the
-    configured DaemonSets (the EKS DaemonSets use the host's network and take no address)."""
+    configured DaemonSets (the EKS DaemonSets use the host's network and take no address).
+
+    The system nodes' taint keeps a `capacity.daemonSets` entry off them unless its DaemonSet
+    tolerates it; the entries say nothing of tolerations, so they are counted there too, an upper
+    bound of the addresses. The planned fleet is Karpenter's alone: no workload without the
+    toleration lands on the system nodes, so the plan leaves them out."""
     group = config.node_group
     system_pod_count = sum(pod.replicas for pod in system_pods(config.addons, config.monitoring))
     per_system_node = math.ceil(system_pod_count / group.max_size)

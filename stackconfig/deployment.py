@@ -45,6 +45,29 @@ class Deployment:
     warnings: tuple[str, ...] = ()
 
 
+def check_aws_auth_sign_in(authentication_mode: str, sign_in: KubeconfigSignIn, stack_keys: bool = True) -> None:
+    """StackConfigError for `API_AND_CONFIG_MAP` with AWS CLI files of the stack's own: pulumi-eks
+    writes the aws-auth ConfigMap through a Kubernetes provider of its own, whose kubeconfig
+    runs `aws eks get-token` without AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE, so the
+    profile or credentials in those files are not found and `pulumi up` fails there."""
+    if authentication_mode != "API_AND_CONFIG_MAP" or not sign_in.environment:
+        return
+    names = (
+        {"config_file": "`aws:sharedConfigFiles`", "credentials_file": "`aws:sharedCredentialsFiles`"}
+        if stack_keys
+        else {"config_file": "`awsSharedConfigFile`", "credentials_file": "`awsSharedCredentialsFile`"}
+    )
+    given = " and ".join(name for field, name in names.items() if getattr(sign_in, field))
+    raise StackConfigError(
+        [
+            f"`cluster.authenticationMode` API_AND_CONFIG_MAP cannot be combined with {given}: pulumi-eks writes "
+            "the aws-auth ConfigMap through a Kubernetes provider of its own, which signs in without the AWS CLI "
+            "files, so `pulumi up` would fail there. Use authenticationMode API (access entries, the default), "
+            "or leave the files unset and keep the profile in the default ~/.aws/config and ~/.aws/credentials"
+        ]
+    )
+
+
 def check_api_endpoint(config: StackConfig, *, existing_vpc: bool = False) -> None:
     """StackConfigError unless the program can reach the API server it creates: Helm releases and
     Kubernetes objects are applied from where `pulumi up` runs, right after the cluster exists.
@@ -159,12 +182,16 @@ def kubeconfig_sign_in(args: Mapping[str, Any]) -> KubeconfigSignIn:
                 problems.append(f"`{to_camel(name)}`: {error}")
     if problems:
         raise StackConfigError(problems)
-    return KubeconfigSignIn(
+    sign_in = KubeconfigSignIn(
         profile=args.get("aws_profile"),
         role_arn=args.get("aws_role_arn"),
         config_file=args.get("aws_shared_config_file"),
         credentials_file=args.get("aws_shared_credentials_file"),
     )
+    cluster = args.get("cluster") or {}
+    if isinstance(cluster, Mapping):
+        check_aws_auth_sign_in(str(cluster.get("authentication_mode", "API")), sign_in, stack_keys=False)
+    return sign_in
 
 
 def check_existing_vpc(args: Mapping[str, Any]) -> bool:

@@ -16,6 +16,12 @@ SUPPORTED_KUBERNETES_VERSIONS = ("1.33", "1.34", "1.35", "1.36")
 CONTROL_PLANE_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 INSTANCE_TYPE_PATTERN = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 CLUSTER_NAME_PATTERN = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]*$")
+# The system nodes' taint, as EKS and the Karpenter chart name it: only pods that tolerate it run
+# there (the add-ons, coredns and the EKS DaemonSets do; a workload without the toleration does
+# not). The node group takes the EKS API's effect name; Kubernetes shows it as NoSchedule.
+SYSTEM_NODE_TAINT_KEY = "CriticalAddonsOnly"
+SYSTEM_NODE_TAINT = {"key": SYSTEM_NODE_TAINT_KEY, "value": "true", "effect": "NO_SCHEDULE"}
+SYSTEM_NODE_TOLERATIONS = ({"key": SYSTEM_NODE_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},)
 MAX_CLUSTER_NAME_LENGTH = 40  # leaves room for the derived IAM role names (64 characters at most)
 # The values CloudWatch Logs accepts for a log group's retention; 0 keeps events forever.
 LOG_RETENTION_DAYS = (
@@ -100,7 +106,9 @@ class NetworkConfig(ConfigSection):
                 "would replace every public and private subnet with their route tables and NAT gateways, and with "
                 "them the system node group, the load balancers and every node, and EKS refuses to move the "
                 "cluster to subnets in other zones, so it would fail half-way. Keep availabilityZones at "
-                f"{len(self.zone_ids)}; for another number of zones, create a new stack"
+                f"{len(self.zone_ids)}; for another number of zones, create a new stack. (`make up` writes the "
+                "whole list in one step; a list written by hand, or by an older version one zone at a time and "
+                "interrupted, may be short: then compare it with the VPC's zones and complete it)"
             )
         return self
 

@@ -53,6 +53,16 @@ class RegionZones:
     def available_names(self) -> list[str]:
         return sorted(zone.name for zone in self.zones if zone.available)
 
+    def why_unsupported(self, zone: Zone) -> str | None:
+        """Why no VPC of a cluster may have subnets in `zone`, or None."""
+        if zone.zone_id in EKS_UNSUPPORTED_ZONE_IDS.get(self.region, ()):
+            return "EKS does not support cluster subnets there"
+        return None
+
+    def missing_types(self, zone: Zone) -> list[str]:
+        """The node group's instance types EC2 does not offer in `zone`."""
+        return [name for name in self.instance_types if name not in zone.offered]
+
     def why_unusable(self, zone: Zone) -> str | None:
         """Why the stack's VPC may not use `zone`, or None. A zone that is not `available` at
         the moment is a reason not to choose it, not to leave a pinned one."""
@@ -106,7 +116,9 @@ def choose_zones(region_zones: RegionZones, count: int) -> VpcZones:
 def pinned_zones(region_zones: RegionZones, zone_ids: Sequence[str]) -> VpcZones:
     """The pinned zones by name, in the pinned order; StackConfigError for an ID the region does
     not have or cannot use. A pinned zone that is not available at the moment stays (its subnets
-    exist), with a warning."""
+    exist), with a warning. So does one that lacks some of `nodeGroup.instanceTypes` (a zone read
+    back from an older stack's VPC, where the node group already runs; or a type offered since the
+    zones were chosen): the node group launches the offered ones there, and at least one must be."""
     problems, warnings = [], []
     for zone_id in zone_ids:
         zone = region_zones.by_id.get(zone_id)
@@ -117,10 +129,22 @@ def pinned_zones(region_zones: RegionZones, zone_ids: Sequence[str]) -> VpcZones
                 f"in this account (its zones: {known})"
             )
             continue
-        reason = region_zones.why_unusable(zone)
+        reason = region_zones.why_unsupported(zone)
+        missing = region_zones.missing_types(zone)
+        if reason is None and missing and len(missing) == len(region_zones.instance_types):
+            reason = (
+                f"EC2 offers none of nodeGroup.instanceTypes ({', '.join(missing)}) there; list at least one "
+                "type offered in every zone of network.zoneIds"
+            )
         if reason is not None:
             problems.append(f"`network.zoneIds`: {region_zones.describe(zone)} cannot hold the VPC: {reason}")
-        elif not zone.available:
+            continue
+        if missing:
+            warnings.append(
+                f"zone {region_zones.describe(zone)} of network.zoneIds lacks {', '.join(missing)} of "
+                "nodeGroup.instanceTypes: the system node group launches only the other types there"
+            )
+        if not zone.available:
             warnings.append(
                 f"zone {region_zones.describe(zone)} of network.zoneIds is not available at the moment: its "
                 "subnets stay, but nodes may fail to launch there until it is"
@@ -147,9 +171,10 @@ def vpc_zones(region_zones: RegionZones, count: int, zone_ids: Sequence[str]) ->
         warnings=(
             f"the VPC's zones are not pinned: chose {', '.join(chosen.zone_ids)} ({', '.join(chosen.names)}). "
             "Pin them before anything depends on them, so that a zone leaving the region's list never "
-            "re-addresses the subnets: `make up` does it for a stack of this project, or "
-            + " && ".join(
-                f"pulumi config set --path 'eks-autoscaling:network.zoneIds[{index}]' {zone_id}"
+            "re-addresses the subnets: `make up` does it for a stack of this project, or, in one write of the "
+            "whole list, pulumi config set-all --path "
+            + " ".join(
+                f"--plaintext 'eks-autoscaling:network.zoneIds[{index}]={zone_id}'"
                 for index, zone_id in enumerate(chosen.zone_ids)
             )
             + "; a program that uses the component sets its input network.zoneIds to them",

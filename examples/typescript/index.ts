@@ -9,6 +9,11 @@ const autoscaling = new eksAutoscaling.EksAutoscaling("autoscaling", {
         // to your own addresses for anything but a short-lived test cluster.
         acknowledgeOpenEndpoint: true,
     },
+    app: {
+        // The test app's ALB is open to every address for a short-lived test; list your
+        // addresses in inboundCidrs (or set scheme: "internal") to narrow it.
+        ingress: { acknowledgeOpenToInternet: true },
+    },
     capacity: {
         // On-demand Linux price of m5.large in Tokyo: the bundled catalog has us-east-1 prices only.
         priceOverrides: { "m5.large": 0.124 },

@@ -245,11 +245,19 @@ def test_managed_node_group_without_imdsv2_is_refused():
 
 
 def test_a_launch_template_must_require_tokens():
-    required = {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2, "httpEndpoint": "enabled"}}
+    required = {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 1, "httpEndpoint": "enabled"}}
     assert validate(IMDS, LAUNCH_TEMPLATE, required) == []
     (violation,) = validate(IMDS, LAUNCH_TEMPLATE, changed(required, metadataOptions__httpTokens="optional"))
     assert "'optional', not 'required'" in violation
     assert validate(IMDS, LAUNCH_TEMPLATE, {"imageId": "ami-1"}) != []
+
+
+def test_a_launch_template_keeps_pods_from_the_metadata_service():
+    two_hops = {"metadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2}}
+    (violation,) = validate(IMDS, LAUNCH_TEMPLATE, two_hops)
+    assert "httpPutResponseHopLimit is 2" in violation
+    # Unset, EC2 answers one hop away.
+    assert validate(IMDS, LAUNCH_TEMPLATE, {"metadataOptions": {"httpTokens": "required"}}) == []
 
 
 def test_a_node_group_needs_a_launch_template():
@@ -327,3 +335,28 @@ def test_a_key_must_be_a_kms_arn_covering_secrets():
         SECRETS, EKS_CLUSTER, changed(CLUSTER, encryptionConfig={"provider": {"keyArn": KEY_ARN}, "resources": []})
     )
     assert "not secrets" in violation
+
+
+# ingress-not-open-to-internet
+
+OPEN_INGRESS = "ingress-not-open-to-internet"
+INGRESS = "kubernetes:networking.k8s.io/v1:Ingress"
+
+
+def _ingress(**annotations):
+    return {"metadata": {"name": "test-app", "annotations": dict(annotations)}}
+
+
+def test_an_open_internet_facing_alb_needs_the_acknowledgement():
+    scheme = {"alb.ingress.kubernetes.io/scheme": "internet-facing"}
+    (violation,) = validate(OPEN_INGRESS, INGRESS, _ingress(**scheme))
+    assert "open to 0.0.0.0/0" in violation and "unset" in violation
+    assert validate(
+        OPEN_INGRESS, INGRESS, _ingress(**scheme, **{"alb.ingress.kubernetes.io/inbound-cidrs": "0.0.0.0/0"})
+    )
+    acknowledged = {**scheme, "eks-autoscaling/app.ingress.acknowledgeOpenToInternet": "true"}
+    assert validate(OPEN_INGRESS, INGRESS, _ingress(**acknowledged)) == []
+    limited = {**scheme, "alb.ingress.kubernetes.io/inbound-cidrs": "198.51.100.7/32"}
+    assert validate(OPEN_INGRESS, INGRESS, _ingress(**limited)) == []
+    # Without a scheme the controller makes an internal ALB.
+    assert validate(OPEN_INGRESS, INGRESS, _ingress()) == []

@@ -46,14 +46,16 @@ drain_karpenter_nodes() {
     role_arn=$(pulumi config get --path 'aws:assumeRoles[0].roleArn' --stack "$stack" 2>/dev/null) || role_arn=""
     if cluster=$(pulumi stack output clusterName --stack "$stack" 2>/dev/null) && [ -n "$cluster" ]; then
         has_outputs=1
+        vpc=$(pulumi stack output vpcId --stack "$stack" 2>/dev/null) || vpc=""
     else
+        vpc=""
         has_outputs=0
         cluster=$(pulumi config get eks-autoscaling:clusterName --stack "$stack" 2>/dev/null) || cluster=$DEFAULT_CLUSTER_NAME
         echo "note: stack '$stack' has no outputs: its 'up' failed or never finished."
     fi
     if ! command -v kubectl >/dev/null 2>&1; then
         echo "note: no kubectl on PATH, so the NodePools cannot be deleted before the stack."
-        print_leftover_checks "$cluster" "$region" "$profile"
+        print_leftover_checks "$cluster" "$region" "$profile" "$vpc"
         return 0
     fi
 
@@ -62,7 +64,7 @@ drain_karpenter_nodes() {
         || ! kubectl --kubeconfig "$kubeconfig" --request-timeout=20s get namespace kube-system -o name >/dev/null 2>&1; then
         rm -f "$kubeconfig"
         echo "note: cannot reach the API server of cluster '$cluster' (or it does not exist), so the NodePools cannot be deleted before the stack."
-        print_leftover_checks "$cluster" "$region" "$profile"
+        print_leftover_checks "$cluster" "$region" "$profile" "$vpc"
         return 0
     fi
     kube() { kubectl --kubeconfig "$kubeconfig" --request-timeout=20s "$@"; }
@@ -187,9 +189,16 @@ stack_logs() {
     fi
 }
 
-# print_leftover_checks CLUSTER REGION [PROFILE]: how to find, by tag, what Karpenter may have left in AWS.
+# print_leftover_checks CLUSTER REGION [PROFILE] [VPC]: how to find, by tag, what Karpenter may have
+# left in AWS, and the network interfaces that would keep the VPC from being deleted (VPC: its id, when
+# the stack's outputs have it; otherwise the command that finds it by the stack's tag).
 print_leftover_checks() {
     region_option=${2:+ --region $2}${3:+ --profile $3}
+    if [ -n "${4:-}" ]; then
+        vpc_id=$4
+    else
+        vpc_id="\$(aws ec2 describe-vpcs$region_option --filters Name=tag:eks-autoscaling:cluster,Values=$1 --query 'Vpcs[].VpcId' --output text)"
+    fi
     cat <<EOF
 Instances Karpenter launched are not in the stack's state. If the cluster ever ran Karpenter's
 nodes, check AWS for leftovers once the destroy has run (docs/teardown.md, "Leftovers in AWS",
@@ -199,6 +208,15 @@ says how to delete them):
   aws iam list-instance-profiles${3:+ --profile $3} --path-prefix "/karpenter/${2:-<region>}/$1/" --query 'InstanceProfiles[].InstanceProfileName' --output text
   aws ec2 describe-security-groups$region_option --filters "Name=tag:karpenter.sh/discovery,Values=$1" --query 'SecurityGroups[].GroupId' --output text
   aws resourcegroupstaggingapi get-resources$region_option --tag-filters "Key=eks-autoscaling:cluster,Values=$1" --query 'ResourceTagMappingList[].ResourceARN'
+Network interfaces left in the VPC keep it, its subnets and security groups from being deleted: the
+VPC CNI's (tagged with the cluster's name), and those of endpoints another service put there (such
+as GuardDuty's, with its own security group). List them by VPC and by tag:
+  aws ec2 describe-network-interfaces$region_option --filters "Name=vpc-id,Values=$vpc_id" --query 'NetworkInterfaces[].[NetworkInterfaceId,Status,InterfaceType,Description]' --output text
+  aws ec2 describe-network-interfaces$region_option --filters "Name=tag:cluster.k8s.amazonaws.com/name,Values=$1" --query 'NetworkInterfaces[].[NetworkInterfaceId,Status,Description]' --output text
+Delete each one that is "available":
+  aws ec2 delete-network-interface$region_option --network-interface-id <eni id>
+One that is "in-use" belongs to something that still exists: delete that instead (a VPC endpoint:
+aws ec2 delete-vpc-endpoints$region_option --vpc-endpoint-ids <endpoint id>, then its security group).
 Continuing with pulumi destroy.
 EOF
 }

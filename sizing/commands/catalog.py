@@ -1,7 +1,7 @@
 """`python -m sizing catalog`: list instance types with Karpenter's allocatable, or refresh a region's catalog.
 
 python -m sizing catalog [--catalog FILE] [--region R] [--requirements FILE] [--json]
-python -m sizing catalog refresh --region R [--output FILE]
+python -m sizing catalog refresh [--region R] [--stack NAME] [--profile NAME] [--output FILE]
 """
 
 from __future__ import annotations
@@ -70,7 +70,22 @@ def register(subparsers: Any) -> None:
             "records it."
         ),
     )
-    refresh.add_argument("--region", dest="refresh_region", required=True, help="the region to refresh")
+    refresh.add_argument(
+        "--region", dest="refresh_region", help="the region to refresh (default: the stack's aws:region with --stack)"
+    )
+    refresh.add_argument(
+        "--stack",
+        dest="refresh_stack",
+        metavar="NAME",
+        help=(
+            "sign in as stack NAME's AWS provider does: aws:profile, the role of aws:assumeRoles and the files of "
+            "aws:sharedConfigFiles / aws:sharedCredentialsFiles from Pulumi.NAME.yaml in the current folder; "
+            "its aws:region is the default region"
+        ),
+    )
+    refresh.add_argument(
+        "--profile", dest="refresh_profile", metavar="NAME", help="the AWS profile to sign in with (over the stack's)"
+    )
     refresh.add_argument(
         "--output", dest="refresh_output", type=Path, metavar="FILE", help="file to write (default catalog-REGION.json)"
     )
@@ -81,8 +96,16 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) == "refresh":
         extra = [flag for flag, used in _listing_flags(args) if used]
         if extra:
-            raise SizingInputError(f"catalog refresh takes only --region and --output, not {', '.join(extra)}")
-        return _refresh(validate_region(args.refresh_region), args.refresh_output)
+            raise SizingInputError(
+                f"catalog refresh takes only --region, --stack, --profile and --output, not {', '.join(extra)}"
+            )
+        region, sign_in = args.refresh_region, None
+        if args.refresh_stack is not None or args.refresh_profile is not None:
+            stack_region, sign_in = refresh_sign_in(args.refresh_stack, args.refresh_profile, Path("."))
+            region = region or stack_region
+        if region is None:
+            raise SizingInputError("catalog refresh needs --region R, or --stack NAME whose stack file sets aws:region")
+        return _refresh(validate_region(region), args.refresh_output, sign_in)
     if args.refresh:
         extra = [flag for flag, used in _listing_flags(args) if used]
         if extra:
@@ -115,16 +138,73 @@ def _listing_flags(args: argparse.Namespace) -> list[tuple[str, object]]:
     return [("--json", args.json), ("--requirements", args.requirements), ("--catalog", args.catalog)]
 
 
-def _refresh(region: str, output: Path | None) -> int:
-    from sizing.karpenter.catalog_refresh import refresh_catalog
+# The stack file's keys that say how its AWS provider signs in.
+STACK_AWS_KEYS = ("aws:region", "aws:profile", "aws:assumeRoles", "aws:sharedConfigFiles", "aws:sharedCredentialsFiles")
+
+
+def refresh_sign_in(stack: str | None, profile: str | None, directory: Path) -> tuple[str | None, Any]:
+    """(the stack's aws:region or None, AwsSignIn) for `catalog refresh --stack/--profile`: the profile,
+    role and files of Pulumi.<stack>.yaml in `directory`, with `profile` over the stack's."""
+    from sizing.karpenter.catalog_refresh import AwsSignIn
+
+    settings: dict[str, Any] = {}
+    if stack is not None:
+        if not stack or len(stack) > 100 or "/" in stack or stack.startswith("."):
+            raise SizingInputError(f"--stack {stack[:100]!r} is not a stack name such as dev")
+        path = directory / f"Pulumi.{stack}.yaml"
+        where = f"--stack {stack}: {path}"
+        documents = [d for d in load_documents(read_text(path, where), where) if d is not None]
+        config = documents[0].get("config") if len(documents) == 1 and isinstance(documents[0], dict) else None
+        if not isinstance(config, dict):
+            raise SizingInputError(f"{where}: has no `config:` mapping, so no AWS settings")
+        settings = {key: config[key] for key in STACK_AWS_KEYS if key in config}
+    roles = settings.get("aws:assumeRoles") or []
+    files = {key: settings.get(key) or [] for key in ("aws:sharedConfigFiles", "aws:sharedCredentialsFiles")}
+    checked = {"aws:assumeRoles": roles, **files}
+    for key, value in checked.items():
+        if not isinstance(value, list) or len(value) > 1:
+            raise SizingInputError(
+                f"--stack {stack}: `{key}` must be a list of at most one entry, as the program accepts"
+            )
+    role = roles[0].get("roleArn") if roles and isinstance(roles[0], dict) else None
+    for key, value in (
+        ("aws:region", settings.get("aws:region")),
+        ("aws:profile", settings.get("aws:profile")),
+        ("aws:assumeRoles[0].roleArn", role),
+    ):
+        if value is not None and not isinstance(value, str):
+            raise SizingInputError(f"--stack {stack}: `{key}` must be text, got {str(value)[:80]!r}")
+    config_files, credentials_files = files["aws:sharedConfigFiles"], files["aws:sharedCredentialsFiles"]
+    sign_in = AwsSignIn(
+        profile=profile or settings.get("aws:profile"),
+        role_arn=role,
+        config_file=str(config_files[0]) if config_files else None,
+        credentials_file=str(credentials_files[0]) if credentials_files else None,
+    )
+    return settings.get("aws:region"), sign_in
+
+
+def _refresh(region: str, output: Path | None, sign_in: Any = None) -> int:
+    from sizing.karpenter.catalog_refresh import aws_session, refresh_catalog, with_zone_ids, zone_ids_by_name
 
     path = output if output is not None else Path(f"catalog-{region}.json")
     # Checked before the AWS calls, which take a while; written through a file of its own beside it,
     # so that a FIFO or a folder at `path` is never opened and a failed write leaves the old file.
     check_output(path, "--output")
-    refreshed = refresh_catalog(region)
+    if sign_in is None:
+        refreshed = refresh_catalog(region)
+        zone_ids: dict[str, str] = {}
+    else:
+        session = aws_session(sign_in)
+        print(f"signing in with {sign_in.describe()}", file=sys.stderr)
+        refreshed = refresh_catalog(region, session=session)
+        # Names hold in the signed-in account only: its zone IDs go into the file's source line.
+        zone_ids = zone_ids_by_name(session.client("ec2", region_name=region), region)
+        refreshed = with_zone_ids(refreshed, zone_ids)
     write_atomically(path, refreshed.text(), "--output")
     print(f"wrote {path}: {refreshed.summary()}")
+    if zone_ids:
+        print("zones of this account: " + ", ".join(f"{name} ({zone_ids[name]})" for name in sorted(zone_ids)))
     for gap in refreshed.info.gaps:
         print(f"warning: {gap}", file=sys.stderr)
     return 0

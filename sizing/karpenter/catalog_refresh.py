@@ -443,3 +443,103 @@ def refresh_catalog(
         gaps=tuple(gaps),
     )
     return RefreshedCatalog(tuple(instances[name] for name in sorted(instances)), info)
+
+
+# -- signing in as a stack does, and the account's zone IDs -------------------------------------
+
+# A role session lasts this long: the refresh takes a minute or two.
+ROLE_SESSION_NAME = "eks-autoscaling-catalog"
+
+
+@dataclass(frozen=True)
+class AwsSignIn:
+    """How a refresh signs in: as a stack's AWS provider does, with its profile, the role it
+    assumes and the AWS CLI's files (None: as the environment says)."""
+
+    profile: str | None = None
+    role_arn: str | None = None
+    config_file: str | None = None
+    credentials_file: str | None = None
+
+    def describe(self) -> str:
+        parts = [
+            f"{label} {value}"
+            for label, value in (
+                ("profile", self.profile),
+                ("role", self.role_arn),
+                ("config file", self.config_file),
+                ("credentials file", self.credentials_file),
+            )
+            if value
+        ]
+        return ", ".join(parts) or "the environment's credentials"
+
+
+def aws_session(sign_in: AwsSignIn, sts_client: Any = None) -> Any:
+    """A boto3 Session that signs in as `sign_in` says; SizingInputError for a profile the files
+    lack, or a role that cannot be assumed. sts_client: a ready STS client (tests)."""
+    boto3 = _require_boto3()
+    import os
+
+    import botocore.session
+    from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
+
+    core = botocore.session.Session()
+    for variable, path in (("config_file", sign_in.config_file), ("credentials_file", sign_in.credentials_file)):
+        if path:
+            core.set_config_variable(variable, os.path.expanduser(path))
+    try:
+        session = boto3.session.Session(botocore_session=core, profile_name=sign_in.profile)
+    except ProfileNotFound:
+        raise SizingInputError(
+            f"catalog refresh: profile {sign_in.profile!r} is in none of the AWS CLI's files "
+            f"({sign_in.config_file or '~/.aws/config'}, {sign_in.credentials_file or '~/.aws/credentials'})"
+        ) from None
+    if not sign_in.role_arn:
+        return session
+    try:
+        sts = sts_client or session.client("sts")
+        credentials = sts.assume_role(RoleArn=sign_in.role_arn, RoleSessionName=ROLE_SESSION_NAME)["Credentials"]
+    except (ClientError, BotoCoreError) as error:
+        raise SizingInputError(f"catalog refresh: cannot assume role {sign_in.role_arn}: {error}") from None
+    return boto3.session.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+
+
+def zone_ids_by_name(ec2_client: Any, region: str) -> dict[str, str]:
+    """Zone name -> zone ID of the region's availability zones in the signed-in account: names map to
+    different physical zones in each account, IDs (use1-az1) to the same one. Empty when
+    DescribeAvailabilityZones is denied."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        page = ec2_client.describe_availability_zones(Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}])
+    except ClientError as error:
+        if _error_code(error) in DENIED_CODES:
+            return {}
+        raise SizingInputError(f"catalog refresh: DescribeAvailabilityZones failed in {region}: {error}") from None
+    except BotoCoreError as error:
+        raise SizingInputError(f"catalog refresh: DescribeAvailabilityZones failed in {region}: {error}") from None
+    return {
+        zone["ZoneName"]: zone["ZoneId"]
+        for zone in page.get("AvailabilityZones", [])
+        if str(zone.get("ZoneName", "")).startswith(region) and zone.get("ZoneId")
+    }
+
+
+def with_zone_ids(
+    refreshed: RefreshedCatalog, zone_ids: Mapping[str, str], account: str | None = None
+) -> RefreshedCatalog:
+    """The catalog with its zones' IDs in the account that refreshed it recorded in its source line:
+    the file keys offerings and spot prices by zone name, which holds for that account only."""
+    if not zone_ids:
+        return refreshed
+    from dataclasses import replace
+
+    shown = ", ".join(f"{name}={zone_ids[name]}" for name in sorted(zone_ids))
+    whose = f"account {account}" if account else "the account that refreshed it"
+    source = f"{refreshed.info.source} Zone names are {whose}'s: {shown}."
+    return RefreshedCatalog(refreshed.instance_types, replace(refreshed.info, source=source))

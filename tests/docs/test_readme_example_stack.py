@@ -53,3 +53,14 @@ def test_without_its_endpoint_setting_the_example_fails_the_gates(project_with):
     results = {result.gate: result for result in run_gates(run_program("example", project_dir=project))}
     assert not results["policy-pack-rules"].passed
     assert any("eks-cluster-endpoint-restricted" in finding for finding in results["policy-pack-rules"].findings)
+
+
+def test_without_its_inbound_cidrs_the_example_fails_the_gates(project_with):
+    """So is the test app's: with the default ALB, open to every address, the stack fails the gates."""
+    (text,) = STACK_EXAMPLES
+    document = yaml.safe_load(text)
+    del document["config"]["eks-autoscaling:app"]
+    project = project_with(yaml.safe_dump(document))
+    results = {result.gate: result for result in run_gates(run_program("example", project_dir=project))}
+    assert not results["policy-pack-rules"].passed
+    assert any("ingress-not-open-to-internet" in finding for finding in results["policy-pack-rules"].findings)

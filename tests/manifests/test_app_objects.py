@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from policies.eks_autoscaling_rules import OPEN_TO_INTERNET_ANNOTATION
 from stackconfig.app import AppConfig
 from stackconfig.app_objects import (
     MANIFEST_DIR,
@@ -254,10 +255,24 @@ def test_service_ingress_and_selectors_agree():
     assert path["backend"]["service"] == {"name": service["metadata"]["name"], "port": {"name": "http"}}
     assert ingress["metadata"]["annotations"] == {
         "alb.ingress.kubernetes.io/scheme": "internet-facing",
+        "alb.ingress.kubernetes.io/inbound-cidrs": "0.0.0.0/0",
         "alb.ingress.kubernetes.io/target-type": "ip",
         "alb.ingress.kubernetes.io/healthcheck-path": "/status/200",
         "alb.ingress.kubernetes.io/tags": "eks-autoscaling:cluster=karpenter-test",
     }
+
+
+def test_the_alb_admits_the_listed_blocks_and_says_when_it_is_open_by_choice():
+    limited = AppConfig.model_validate_json('{"ingress": {"inboundCidrs": ["198.51.100.7/32", "203.0.113.0/24"]}}')
+    annotations = _objects(app=limited)["Ingress"]["metadata"]["annotations"]
+    assert annotations["alb.ingress.kubernetes.io/inbound-cidrs"] == "198.51.100.7/32,203.0.113.0/24"
+    assert "eks-autoscaling/app.ingress.acknowledgeOpenToInternet" not in annotations
+    assert not limited.ingress.open_to_internet
+    open_by_choice = AppConfig.model_validate_json('{"ingress": {"acknowledgeOpenToInternet": true}}')
+    annotations = _objects(app=open_by_choice)["Ingress"]["metadata"]["annotations"]
+    assert annotations["eks-autoscaling/app.ingress.acknowledgeOpenToInternet"] == "true"
+    # The policy pack reads the same annotation.
+    assert OPEN_TO_INTERNET_ANNOTATION in annotations
 
 
 def test_disruption_budget_never_blocks_a_drain():

@@ -35,6 +35,8 @@ def test_defaults_are_the_reference_workload():
     assert app.max_surge_percent == 100
     assert app.health_check_path == "/status/200"
     assert (app.ingress.scheme, app.ingress.tags) == ("internet-facing", {})
+    assert app.ingress.inbound_cidrs == ("0.0.0.0/0",) and app.ingress.open_to_internet
+    assert app.ingress.acknowledge_open_to_internet is False
 
 
 @pytest.mark.parametrize(
@@ -99,6 +101,24 @@ def test_equal_request_and_limit_in_other_units_is_accepted():
         ({"healthCheckPath": "/status 200"}, "healthCheckPath", ["is not an HTTP path"]),
         ({"ingress": {"tags": {"team": "a,b"}}}, "ingress.tags", ["contains ',' or '='", "k1=v1,k2=v2"]),
         ({"ingress": {"tags": {"aws:owner": "me"}}}, "ingress.tags", ["'aws:owner' is not allowed"]),
+        ({"ingress": {"inboundCidrs": []}}, "ingress.inboundCidrs", ["is empty", "open to nobody", "deployTestApp"]),
+        (
+            {"ingress": {"inboundCidrs": ["198.51.100.7"]}},
+            "ingress.inboundCidrs",
+            ["'198.51.100.7' is not an IPv4 CIDR"],
+        ),
+        ({"ingress": {"inboundCidrs": ["198.51.100.7/24"]}}, "ingress.inboundCidrs", ["is not an IPv4 CIDR block"]),
+        ({"ingress": {"inboundCidrs": ["2001:db8::/32"]}}, "ingress.inboundCidrs", ["is not an IPv4 CIDR block"]),
+        (
+            {"ingress": {"inboundCidrs": ["10.0.0.0/8", "10.0.0.0/8"]}},
+            "ingress.inboundCidrs",
+            ["lists a block twice"],
+        ),
+        (
+            {"ingress": {"inboundCidrs": [f"10.0.{n}.0/24" for n in range(51)]}},
+            "ingress.inboundCidrs",
+            ["lists 51 blocks", "at most 50"],
+        ),
     ],
 )
 def test_bad_values_are_refused_with_a_message(config, key, fragments):

@@ -211,7 +211,7 @@ def test_a_reviewer_sees_what_matters_before_up(plan_dir):
     assert nodes["inputs"]["instanceTypes"] == ["m5.large"]
     template = _resource_file(plan_dir, "aws:ec2/launchTemplate:LaunchTemplate", "cluster-system-nodes")["inputs"]
     assert template["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 20
-    assert template["metadataOptions"]["httpPutResponseHopLimit"] == 2
+    assert template["metadataOptions"]["httpPutResponseHopLimit"] == 1
     assert nodes["inputs"]["nodeRole"] == {"resource": "aws:iam/role:Role::cluster-system-node-role"}
     assert "eks:index:Cluster::cluster-eks" in nodes["dependsOn"]
     vpc = _resource_file(plan_dir, "awsx:ec2:Vpc", "network-vpc")["inputs"]

@@ -125,6 +125,11 @@ BAD_INPUTS = [
     ),
     pytest.param({"node_group": {"min_sise": 3}}, ["unknown key `nodeGroup.min_sise`"], id="unknown-key"),
     pytest.param(
+        {"cluster": {"authentication_mode": "API_AND_CONFIG_MAP"}, "aws_shared_config_file": "/etc/aws/config"},
+        ["`cluster.authenticationMode` API_AND_CONFIG_MAP cannot be combined with `awsSharedConfigFile`"],
+        id="config-map-auth-with-a-config-file",
+    ),
+    pytest.param(
         {"deploy_test_app": False}, ["deployTestApp is false and capacity.workloads is empty"], id="nothing-to-plan"
     ),
     pytest.param(

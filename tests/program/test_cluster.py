@@ -55,6 +55,14 @@ def test_restricted_private_endpoint_settings():
     assert eks.input("authenticationMode") == "API_AND_CONFIG_MAP"
 
 
+def test_a_cluster_version_change_reaches_the_system_node_group():
+    # The system nodes have a launch template of their own, so pulumi-eks leaves their version
+    # unset: the program passes it, and the upgrade rolls the nodes too.
+    recording = run_program("dev", {"cluster": {"version": "1.36"}})
+    assert recording.one("eks:index:Cluster").input("version") == "1.36"
+    assert recording.one("eks:index:ManagedNodeGroup").input("version") == "1.36"
+
+
 def test_private_only_endpoint():
     recording = run_program("dev", {"cluster": {"endpointPublicAccess": False, "deployFromInsideVpc": True}})
     eks = recording.one("eks:index:Cluster")
@@ -128,6 +136,7 @@ def test_system_node_group(dev):
     assert nodes.input("amiType") == "AL2023_x86_64_STANDARD"
     assert nodes.input("labels") == {"node-role": "system"}
     assert nodes.input("subnetIds") == dev.outputs["privateSubnetIds"]
+    assert nodes.input("version") == dev.one("eks:index:Cluster").input("version") == "1.35"
     assert system_root_volume(dev)["volumeSize"] == 20
     # A reference to a remote component records no edge, so the wiring is asserted on the input.
     assert nodes.input("cluster").urn == dev.one("eks:index:Cluster").urn
@@ -183,13 +192,13 @@ def system_root_volume(recording) -> dict:
     return mapping["ebs"]
 
 
-def test_the_system_nodes_answer_imds_two_hops_away(dev):
-    # Pods are one hop past their node; under Pod Identity Karpenter reads its region from IMDS.
+def test_the_system_nodes_answer_imds_one_hop_away(dev):
+    # Pods are one hop past their node: they do not reach the node role's credentials.
     template = dev.one(LAUNCH_TEMPLATE, "cluster-system-nodes")
     assert template.input("metadataOptions") == {
         "httpEndpoint": "enabled",
         "httpTokens": "required",
-        "httpPutResponseHopLimit": 2,
+        "httpPutResponseHopLimit": 1,
     }
     nodes = dev.one("eks:index:ManagedNodeGroup")
     assert nodes.input("launchTemplate.id").startswith("lt-") and nodes.input("launchTemplate.version") == "1"
@@ -375,8 +384,15 @@ def test_the_vpc_cni_enforces_network_policies(dev):
     # v1.14, the first with the network policy agent.
     assert vpc_cni.input("addonVersion", None) is None
     for addon in dev.of_type("aws:eks/addon:Addon"):
-        if addon is not vpc_cni:
+        if addon.input("addonName") not in ("vpc-cni", "coredns"):
             assert addon.input("configurationValues", None) is None, addon
+
+
+def test_coredns_tolerates_the_system_nodes_taint(dev):
+    (coredns,) = [addon for addon in dev.of_type("aws:eks/addon:Addon") if addon.input("addonName") == "coredns"]
+    assert json.loads(coredns.input("configurationValues")) == {
+        "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists", "effect": "NoSchedule"}]
+    }
 
 
 def test_pulumi_eks_signs_in_as_the_aws_provider_does_too():

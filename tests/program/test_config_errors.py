@@ -105,6 +105,24 @@ BAD_INPUTS = [
     pytest.param({"tags": {"aws:owner": "x"}}, ["tags", "aws:"], id="reserved-tag"),
     pytest.param({"aws:region": DELETE}, ["aws:region", "pulumi config set aws:region"], id="missing-region"),
     pytest.param(
+        {"cluster": {"authenticationMode": "API_AND_CONFIG_MAP"}, "aws:sharedConfigFiles": ["/etc/aws/config"]},
+        [
+            "`cluster.authenticationMode` API_AND_CONFIG_MAP cannot be combined with `aws:sharedConfigFiles`",
+            "aws-auth ConfigMap",
+            "Use authenticationMode API",
+        ],
+        id="config-map-auth-with-a-config-file",
+    ),
+    pytest.param(
+        {
+            "cluster": {"authenticationMode": "API_AND_CONFIG_MAP"},
+            "aws:profile": "work",
+            "aws:sharedCredentialsFiles": ["/etc/aws/credentials"],
+        },
+        ["API_AND_CONFIG_MAP cannot be combined with `aws:sharedCredentialsFiles`", "~/.aws/credentials"],
+        id="config-map-auth-with-a-credentials-file",
+    ),
+    pytest.param(
         {"cluster": {"secretsEncryption": {"enabled": True, "kmsKeyArn": "alias/mine"}}},
         ["cluster.secretsEncryption.kmsKeyArn", "alias/mine", "KMS key ARN"],
         id="bad-kms-key",

@@ -59,9 +59,10 @@ def test_unpinned_zones_are_chosen_and_the_warning_says_how_to_pin_them(dev):
     (warning,) = [warning for warning in dev.warnings if ZONE_WARNING in warning]
     assert "chose apne1-az4, apne1-az1 (ap-northeast-1a, ap-northeast-1c)" in warning
     assert "`make up` does it" in warning
+    # One command, so that an interruption never leaves part of the list.
     assert (
-        "pulumi config set --path 'eks-autoscaling:network.zoneIds[0]' apne1-az4 && "
-        "pulumi config set --path 'eks-autoscaling:network.zoneIds[1]' apne1-az1"
+        "pulumi config set-all --path --plaintext 'eks-autoscaling:network.zoneIds[0]=apne1-az4' "
+        "--plaintext 'eks-autoscaling:network.zoneIds[1]=apne1-az1'"
     ) in warning
 
 
@@ -142,8 +143,21 @@ def test_pinned_zones_the_vpc_cannot_use_are_refused(stack, zone_ids, fragments)
     assert not failure.value.recording.of_type("awsx:ec2:Vpc")
 
 
-def test_a_pinned_zone_without_the_system_nodes_types_is_refused(monkeypatch):
+def test_a_pinned_zone_lacking_one_of_the_system_nodes_types_is_kept_with_a_warning(monkeypatch):
+    # Pinned from an older stack's VPC, where the node group already runs: it launches the other type there.
     monkeypatch.setattr(offline.mocks, "NOT_OFFERED", {"use1-az6": {"m6i.large"}})
+    recording = run_program("prod", {"network": {"zoneIds": ["use1-az2", "use1-az4", "use1-az6"]}})
+    assert recording.one("awsx:ec2:Vpc").input("availabilityZoneNames") == ["us-east-1a", "us-east-1b", "us-east-1d"]
+    (warning,) = [w for w in recording.warnings if "lacks" in w]
+    assert "zone use1-az6 (us-east-1d) of network.zoneIds lacks m6i.large of nodeGroup.instanceTypes" in warning
+
+
+def test_a_pinned_zone_offering_none_of_the_system_nodes_types_is_refused(monkeypatch):
+    monkeypatch.setattr(offline.mocks, "NOT_OFFERED", {"use1-az6": {"m6i.large", "m5.large"}})
     with pytest.raises(ProgramFailed) as failure:
         run_program("prod", {"network": {"zoneIds": ["use1-az2", "use1-az4", "use1-az6"]}})
-    assert "use1-az6 (us-east-1d) cannot hold the VPC: EC2 does not offer m6i.large" in str(failure.value)
+    assert (
+        "use1-az6 (us-east-1d) cannot hold the VPC: EC2 offers none of nodeGroup.instanceTypes (m6i.large, m5.large)"
+        in str(failure.value)
+    )
+    assert not failure.value.recording.of_type("awsx:ec2:Vpc")

@@ -65,29 +65,31 @@ def test_dry_run_prints_the_commands_and_reads_nothing(grafana_env, fakes, state
     assert result.stdout.splitlines() == [
         f"cd {PROJECT_DIR}",
         f"PULUMI_BACKEND_URL=file://{state_dir} pulumi stack output monitoringNamespace --stack prod",
-        f"PULUMI_BACKEND_URL=file://{state_dir} pulumi stack output grafanaAdminPassword --show-secrets --stack prod",
         "kubectl port-forward --address 127.0.0.1 --namespace '<monitoringNamespace>' service/grafana 3001:80",
     ]
     assert calls(fakes, "pulumi") == [] and calls(fakes, "kubectl") == []
 
 
-def test_forwards_loopback_to_grafana_and_prints_the_password(grafana_env, fakes, state_dir, tmp_path):
+def test_forwards_loopback_to_grafana_and_says_how_to_see_the_password(grafana_env, fakes, state_dir, tmp_path):
     fake_pulumi(fakes, _outputs("observability"))
     kubeconfig = tmp_path / "kube config"
     kubeconfig.write_text("{}")
     result = run(GRAFANA_SCRIPT, ["--kubeconfig", str(kubeconfig), "--port=3002"], grafana_env)
     assert result.returncode == 0, result.stderr
-    assert calls(fakes, "pulumi") == [
-        f"stack output monitoringNamespace --stack dev | file://{state_dir}",
-        f"stack output grafanaAdminPassword --show-secrets --stack dev | file://{state_dir}",
-    ]
+    # The password is not read, so never printed: the script says how to see it.
+    assert calls(fakes, "pulumi") == [f"stack output monitoringNamespace --stack dev | file://{state_dir}"]
     assert calls(fakes, "kubectl") == [
         f"--kubeconfig {kubeconfig} port-forward --address 127.0.0.1 --namespace observability service/grafana 3002:80"
     ]
     lines = result.stdout.splitlines()
     assert "Grafana of stack 'dev': http://localhost:3002" in lines
-    assert "  user:     admin" in lines and f"  password: {PASSWORD}" in lines
-    # The password is printed for the user, never passed on a command line.
+    assert "  user:     admin" in lines
+    assert PASSWORD not in result.stdout and PASSWORD not in result.stderr
+    assert "  password: not shown here; where it is safe to see it, run:" in lines
+    assert (
+        f"    PULUMI_BACKEND_URL=file://{state_dir} pulumi --cwd {PROJECT_DIR} stack output grafanaAdminPassword "
+        "--show-secrets --stack dev" in lines
+    )
     assert PASSWORD not in "".join(calls(fakes, "kubectl"))
 
 

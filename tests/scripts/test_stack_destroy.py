@@ -57,6 +57,9 @@ def env(tmp_path, fakes):
     }
 
 
+VPC_ID = "vpc-0123456789abcdef0"
+
+
 def fake_pulumi(fakes: Path, *, outputs: bool = True, config: dict[str, str] | None = None) -> None:
     """Answers `stack output`, `config get` (unset keys fail, as with the real CLI) and succeeds
     at everything else."""
@@ -70,6 +73,7 @@ if [ "$1 $2" = "stack output" ]; then
     [ {int(outputs)} -eq 1 ] || {{ echo "error: current stack does not have output property '$3'" >&2; exit 255; }}
     case "$3" in
         clusterName) echo karpenter-test ;;
+        vpcId) echo {VPC_ID} ;;
         kubeconfig) echo '{KUBECONFIG}' ;;
         *) exit 255 ;;
     esac
@@ -216,6 +220,10 @@ def test_an_unreachable_cluster_names_what_to_check_and_the_destroy_goes_on(env,
     assert result.returncode == 0, result.stderr
     assert "cannot reach the API server of cluster 'karpenter-test'" in result.stdout
     assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
+    # The stack's outputs name its VPC.
+    assert network_interfaces_by_vpc(result.stdout).startswith(
+        f'aws ec2 describe-network-interfaces --region ap-northeast-1 --filters "Name=vpc-id,Values={VPC_ID}"'
+    )
     log = calls(fakes)
     assert not any("delete" in line for line in log if line.startswith("kubectl"))
     assert DESTROYED in log
@@ -274,6 +282,12 @@ def test_after_a_failed_up_without_a_cluster_the_destroy_goes_on(env, fakes):
     assert "stack 'dev' has no outputs" in result.stdout
     # No clusterName in the stack file: the default name.
     assert_leftover_checks(result.stdout, "karpenter-test", "ap-northeast-1")
+    # No outputs, so no VPC id: the command finds the VPC by the stack's tag.
+    assert (
+        '"Name=vpc-id,Values=$(aws ec2 describe-vpcs --region ap-northeast-1 --filters '
+        "Name=tag:eks-autoscaling:cluster,Values=karpenter-test --query 'Vpcs[].VpcId' --output text)\""
+        in network_interfaces_by_vpc(result.stdout)
+    )
     assert DESTROYED in calls(fakes)
 
 
@@ -330,7 +344,18 @@ def assert_leftover_checks(stdout: str, cluster: str, region: str) -> None:
     assert f'--filters "Name=tag:karpenter.sh/discovery,Values={cluster}"' in stdout
     assert f'--path-prefix "/karpenter/{region}/{cluster}/"' in stdout
     assert f'"Key=eks-autoscaling:cluster,Values={cluster}"' in stdout
+    # The network interfaces that would keep the VPC, by tag and with the command that deletes them.
+    assert (
+        f'aws ec2 describe-network-interfaces --region {region} --filters "Name=tag:cluster.k8s.amazonaws.com/name,Values={cluster}"'
+        in stdout
+    )
+    assert f"aws ec2 delete-network-interface --region {region} --network-interface-id <eni id>" in stdout
     assert "Continuing with pulumi destroy." in stdout
+
+
+def network_interfaces_by_vpc(stdout: str) -> str:
+    (line,) = [line for line in stdout.splitlines() if '--filters "Name=vpc-id,Values=' in line]
+    return line.strip()
 
 
 # --- it asks first ---------------------------------------------------------------------------

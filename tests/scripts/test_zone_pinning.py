@@ -4,6 +4,7 @@ fake `pulumi` and `aws` that answer from files and log every call."""
 from __future__ import annotations
 
 import json
+import re
 import stat
 from pathlib import Path
 
@@ -43,7 +44,12 @@ echo "pulumi $*" >> "{self.calls}"
 case "$1 $2" in
     "config --show-secrets") cat "{directory}/config.json" ;;
     "stack export") cat "{directory}/state.json" ;;
-    "config set") ;;
+    "config set"|"config set-all")
+        # A write of the stack file: the INTERRUPT_AT-th one is interrupted (Ctrl-C) before it saves.
+        writes=$(($(cat "{directory}/write-count" 2>/dev/null || echo 0) + 1))
+        echo "$writes" > "{directory}/write-count"
+        if [ "$writes" = "${{INTERRUPT_AT:-0}}" ]; then echo "interrupted" >&2; exit 130; fi
+        echo "$*" >> "{directory}/saved" ;;
     *) echo "unexpected: pulumi $*" >&2; exit 2 ;;
 esac
 """,
@@ -56,6 +62,13 @@ case "$*" in
     *"sts assume-role"*) cat "{directory}/assume-role.json" ;;
     *"ec2 describe-availability-zones"*) cat "{directory}/zones.json" ;;
     *"ec2 describe-instance-type-offerings"*) cat "{directory}/offerings.json" ;;
+    *"iam get-role --role-name AWSServiceRoleForEC2Spot"*)
+        if [ -f "{directory}/spot-role.json" ]; then cat "{directory}/spot-role.json"; exit 0; fi
+        if [ -f "{directory}/iam-denied" ]; then
+            echo "An error occurred (AccessDenied) when calling the GetRole operation: not authorized" >&2; exit 254
+        fi
+        echo "An error occurred (NoSuchEntity) when calling the GetRole operation: The role with name AWSServiceRoleForEC2Spot cannot be found." >&2
+        exit 254 ;;
     *) echo "unexpected: aws $*" >&2; exit 2 ;;
 esac
 """,
@@ -94,7 +107,19 @@ esac
         return self.calls.read_text().splitlines() if self.calls.exists() else []
 
     def pinned(self) -> list[list[str]]:
-        return [line.split()[4:6] for line in self.log() if line.startswith("pulumi config set")]
+        """[key, value] of every item a write command was given, in order (saved or not)."""
+        return [
+            item.split("=", 1)
+            for line in self.log()
+            if line.startswith("pulumi config set-all")
+            for item in re.findall(r"--plaintext (\S+)", line)
+        ]
+
+    def saved(self) -> list[str]:
+        """The zone IDs the stack file holds after the writes that were saved."""
+        path = self.directory / "saved"
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [item.split("=", 1)[1] for line in lines for item in re.findall(r"--plaintext (\S+)", line)]
 
 
 @pytest.fixture
@@ -202,7 +227,9 @@ def test_pinned_zones_that_differ_from_the_vpc_stop_the_update(fakes, capsys):
         "use1-az2, use1-az4, use1-az6",
         "replacing those subnets with their route tables and NAT gateways",
         "it would fail half-way",
-        "pulumi config set --path 'eks-autoscaling:network.zoneIds[1]' use1-az4 --stack dev",
+        "pulumi config set-all --path --plaintext 'eks-autoscaling:network.zoneIds[0]=use1-az2' --plaintext "
+        "'eks-autoscaling:network.zoneIds[1]=use1-az4' --plaintext 'eks-autoscaling:network.zoneIds[2]=use1-az6' "
+        "--stack dev",
         "create a new stack",
     ):
         assert fragment in error, error
@@ -253,3 +280,64 @@ def test_a_vpc_whose_subnets_do_not_exist_yet_pins_nothing_from_the_state():
         "use1-az4",
         "use1-az2",
     )
+
+
+def test_the_whole_list_is_written_in_one_step(fakes, capsys):
+    fakes.config(prod_like())
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    writes = [line for line in fakes.log() if line.startswith("pulumi config set")]
+    assert len(writes) == 1 and writes[0].startswith("pulumi config set-all --path ")
+    assert fakes.saved() == ["use1-az2", "use1-az4", "use1-az6"]
+
+
+@pytest.mark.parametrize("interrupt_at", [1, 2, 3])
+def test_an_interrupted_pin_leaves_all_of_the_list_or_none(fakes, capsys, monkeypatch, interrupt_at):
+    # Ctrl-C lands on one of the writes: before it, the stack file is as it was; after it, complete.
+    fakes.config(prod_like())
+    monkeypatch.setenv("INTERRUPT_AT", str(interrupt_at))
+    result = zones.main(["pin", "--stack", "dev"])
+    assert fakes.saved() in ([], ["use1-az2", "use1-az4", "use1-az6"])
+    if result != 0:
+        assert fakes.saved() == []
+        error = capsys.readouterr().err
+        assert "holds all of it or none: run `make up` again" in error
+
+
+# --- the spot service-linked role ----------------------------------------------------------------
+
+SPOT = {"eks-autoscaling:addons": {"karpenter": {"createSpotServiceLinkedRole": True}}}
+
+
+def test_a_spot_role_the_account_has_stops_make_up_before_anything_is_written(fakes, capsys):
+    fakes.config({**prod_like(), **SPOT})
+    (fakes.directory / "spot-role.json").write_text(json.dumps({"Role": {"RoleName": "AWSServiceRoleForEC2Spot"}}))
+    assert zones.main(["pin", "--stack", "dev"]) == 1
+    error = capsys.readouterr().err
+    assert "`eks-autoscaling:addons.karpenter.createSpotServiceLinkedRole` is true" in error
+    assert "already has the role AWSServiceRoleForEC2Spot" in error and "Set it to false in Pulumi.dev.yaml" in error
+    assert fakes.pinned() == []
+
+
+def test_a_spot_role_the_account_lacks_is_left_to_the_stack(fakes, capsys):
+    fakes.config({**prod_like(), **SPOT})
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    assert any("iam get-role --role-name AWSServiceRoleForEC2Spot" in line for line in fakes.log())
+    assert [value for _, value in fakes.pinned()] == ["use1-az2", "use1-az4", "use1-az6"]
+
+
+def test_a_spot_role_this_stack_holds_is_not_looked_up(fakes, capsys):
+    fakes.config({**prod_like(zoneIds=["use1-az2", "use1-az4", "use1-az6"]), **SPOT})
+    state = state_with_vpc({"us-east-1a": "use1-az2", "us-east-1b": "use1-az4", "us-east-1d": "use1-az6"})
+    state["deployment"]["resources"].append({"type": "aws:iam/serviceLinkedRole:ServiceLinkedRole", "urn": "x"})
+    fakes.state(state)
+    (fakes.directory / "spot-role.json").write_text("{}")
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    assert not any(line.startswith("aws ") for line in fakes.log())
+
+
+def test_a_spot_role_that_cannot_be_looked_up_is_said_and_make_up_goes_on(fakes, capsys):
+    fakes.config({**prod_like(zoneIds=["use1-az2", "use1-az4", "use1-az6"]), **SPOT})
+    (fakes.directory / "iam-denied").write_text("")
+    assert zones.main(["pin", "--stack", "dev"]) == 0
+    said = capsys.readouterr().out
+    assert "could not check whether the account has AWSServiceRoleForEC2Spot" in said and "AccessDenied" in said

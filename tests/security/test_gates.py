@@ -30,8 +30,13 @@ KARPENTER_ROLE = "identities-karpenter-role"
 def test_every_gate_passes_on_the_real_stack(recording_of, stack):
     results = run_gates(recording_of(stack))
     assert [result.gate for result in results if not result.passed] == [], [r.findings for r in results]
-    # Each gate looked at something: a gate that examines nothing would pass vacuously.
-    assert [result.gate for result in results if result.examined.startswith("0 ")] == []
+    # Each gate looked at something: a gate that examines nothing would pass vacuously. prod
+    # deploys no test app, so the program makes no pod of its own there for the pod gates.
+    vacuous = {"pod-security-restricted", "image-pull-policy"} if stack == "prod" else set()
+    assert [result.gate for result in results if result.examined.startswith("0 ") and result.gate not in vacuous] == []
+    for result in results:
+        if result.gate in vacuous:
+            assert result.examined.startswith("0 "), result
 
 
 def _with_policy(recording, name, statement):

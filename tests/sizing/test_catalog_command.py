@@ -191,7 +191,7 @@ def write(tmp_path, name, text):
         (lambda p: ["--output", str(p / "x.json")], "--output is only used with catalog refresh"),
         (
             lambda p: ["--json", "refresh", "--region", "us-east-1"],
-            "catalog refresh takes only --region and --output, not --json",
+            "catalog refresh takes only --region, --stack, --profile and --output, not --json",
         ),
         (lambda p: ["refresh", "--region", "Tokyo"], "region must be an AWS region name"),
         (lambda p: ["--refresh"], "--refresh needs --output FILE"),
