@@ -178,7 +178,8 @@ def _description_example() -> str:
 # What a placeholder file of a command stands for: (path relative to the working folder, its text).
 # Objects of a region the bundled catalog has no prices for: an m5 NodePool of two sizes (the
 # prices the guide passes with --price) and the sample Deployment on it.
-SAMPLE_OBJECTS = """\
+SAMPLE_OBJECTS = (
+    """\
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: test-app}
@@ -190,7 +191,9 @@ spec:
         - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large, m5.xlarge]}
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 ---
-""" + SAMPLE_DEPLOYMENT
+"""
+    + SAMPLE_DEPLOYMENT
+)
 
 PLACEHOLDERS = {
     "objects.yaml": lambda: SAMPLE_OBJECTS,
