@@ -23,7 +23,7 @@ import yaml
 
 from offline.recording import Recording, Registered
 from offline.wire import ResourceRef, Secret, Unknown, reveal
-from sizing.interrupts import undo_on_stop
+from sizing.interrupts import process_alive, undo_on_stop
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 ROLE = "aws:iam/role:Role"
@@ -138,7 +138,7 @@ def remove_stale_scratch(directory: Path) -> list[Path]:
         if match is None or entry.is_symlink() or not entry.is_dir():
             continue
         kind, pid = match.group(1), match.group(2)
-        if pid is not None and _alive(int(pid)):
+        if pid is not None and process_alive(int(pid)):
             continue
         if pid is None and any(entry.iterdir()) and not (entry / MARKER).is_file() and kind != "old":
             continue
@@ -148,18 +148,6 @@ def remove_stale_scratch(directory: Path) -> list[Path]:
         shutil.rmtree(entry)
         removed.append(entry)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def check_writable(directory: Path) -> None:

@@ -90,3 +90,17 @@ def undo_on_stop(action: Callable[[], None]) -> Iterator[None]:
             if handler.undo[index] is action:
                 del handler.undo[index]
                 break
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process `pid` still runs (this one does): the scratch files of a run whose process
+    is gone may be removed by the next run."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from sizing.errors import SizingInputError
-from sizing.interrupts import undo_on_stop
+from sizing.interrupts import process_alive, undo_on_stop
 
 # What the report writes, and the plain characters it falls back to.
 PLAIN_CHARACTERS = {"█": "#", "░": ".", "×": "x", "…": "...", "←": "<-", "≤": "<=", "µ": "u"}
@@ -124,7 +124,7 @@ def remove_stale_scratch(target: Path) -> list[Path]:
     removed = []
     for entry in sorted(target.parent.iterdir()):
         match = pattern.fullmatch(entry.name)
-        if match is None or not entry.is_file() or entry.is_symlink() or _alive(int(match.group(1))):
+        if match is None or not entry.is_file() or entry.is_symlink() or process_alive(int(match.group(1))):
             continue
         try:
             entry.unlink()
@@ -132,15 +132,3 @@ def remove_stale_scratch(target: Path) -> list[Path]:
             continue
         removed.append(entry)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -16,6 +16,7 @@ Units: time in seconds.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing.errors import SizingInputError
@@ -70,7 +71,8 @@ class HpaScaleDown:
             raise SizingInputError(f"{where}.stabilizationWindowSeconds must be from 0 to 3600, got {window!r}")
 
 
-def _replicas_at(history: list[tuple[int, int]], moment: int) -> int:
+def replicas_at(history: Sequence[tuple[int, int]], moment: int) -> int:
+    """The replicas at `moment` (seconds) of a history of (seconds, replicas) steps in time order."""
     value = history[0][1]
     for time, replicas in history:
         if time > moment:
@@ -92,7 +94,7 @@ def scale_down_steps(current: int, target: int, behaviour: HpaScaleDown) -> list
     while replicas > target:
         proposals = []
         for policy in behaviour.policies:
-            start = _replicas_at(history, moment - policy.period_seconds)
+            start = replicas_at(history, moment - policy.period_seconds)
             if policy.type == "Pods":
                 proposals.append(start - policy.value)
             else:

@@ -61,6 +61,7 @@ from sizing.karpenter.simulation import (
     simulate,
 )
 from sizing.karpenter.simulation.model import DEFAULT_POOL, ZONE, Placement
+from sizing.kube.hpa_scale_down import replicas_at
 from sizing.kube.resources import Resources
 from sizing.planning.decisions import Change, Decisions, changes, decisions, same
 from sizing.planning.side_by_side import run_side_by_side
@@ -132,15 +133,6 @@ class HpaScaleUp:
             raise SizingInputError(f"HPA scaleUp.stabilizationWindowSeconds must be from 0 to 3600, got {window!r}")
 
 
-def _replicas_at(history: Sequence[tuple[int, int]], moment: int) -> int:
-    value = history[0][1]
-    for time, replicas in history:
-        if time > moment:
-            break
-        value = replicas
-    return value
-
-
 def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) -> list[tuple[int, int]]:
     """(seconds after the load arrives, replicas) for each HPA step, starting with (0, min).
 
@@ -160,7 +152,7 @@ def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) ->
     while current < max_replicas:
         limits = []
         for policy in scale_up.policies:
-            base = _replicas_at(history, moment - policy.period_seconds)
+            base = replicas_at(history, moment - policy.period_seconds)
             if policy.type == "Pods":
                 limits.append(base + policy.value)
             else:
@@ -549,8 +541,8 @@ def run_ramp(setup: ScenarioSetup, limits: Mapping[str, int]) -> ScenarioRun:
     for index, moment in enumerate(moments):
         counts = _pending_counts(fleet.pending)
         for group, ramp in zip(setup.peak_groups, setup.ramps, strict=False):
-            before = _replicas_at(ramp, moment - 1) if moment > 0 else 0
-            added = _replicas_at(ramp, moment) - before
+            before = replicas_at(ramp, moment - 1) if moment > 0 else 0
+            added = replicas_at(ramp, moment) - before
             if added > 0:
                 counts[group.workload] = counts.get(group.workload, 0) + added
         fleet.settle(counts, limits, moment, counted_at, moments[index + 1] if index + 1 < len(moments) else None)
