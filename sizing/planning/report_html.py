@@ -494,7 +494,7 @@ def _way_down(data: Mapping[str, Any]) -> str:
         ]
     ]
     optimal = way_down["optimal"]
-    gap = ""
+    gap = " The plan holds no optimal fleet for the pods at rest."
     if optimal is not None:
         rest_rows.append(
             [
