@@ -429,7 +429,7 @@ def _way_down_chart(data: Mapping[str, Any]) -> str:
     _style(cost_ax, "Cost of the fleet", "time (seconds)", unit, from_zero=True)
     for ax in (pods_ax, nodes_ax, cost_ax):
         ax.set_xlim(0, end * 1.04 + 1)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _svg(figure, "chart-way-down", "The way down: pods, nodes and cost over time")
 
 
