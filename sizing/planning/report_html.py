@@ -39,6 +39,8 @@ RAMP_SCENARIOS = ("hpa-ramp", "peak")
 # Top-level JSON keys the page renders in a section of its own; any other is shown as JSON.
 KNOWN_KEYS = frozenset(
     {
+        "neverRunning",
+        "wayDown",
         "region",
         "priceUnit",
         "priceBasis",
@@ -61,6 +63,16 @@ KNOWN_KEYS = frozenset(
         "notes",
     }
 )
+# Events of the way down listed one row each, and nodes at rest with the reason each stays.
+MAX_WAY_DOWN_ROWS = 300
+# Marker and colour per kind of Karpenter command on the way-down timeline; the HPA's steps are
+# drawn as the pods' own steps.
+COMMAND_STYLE = {
+    "emptiness": (PALETTE[2], "v"),
+    "single-node consolidation": (PALETTE[1], "D"),
+    "multi-node consolidation": (PALETTE[3], "s"),
+}
+OTHER_COMMAND_STYLE = (PALETTE[7], "X")
 # Decimals shown per op; the tests hold the page to the JSON within these.
 DECIMALS = {"value": 4, "cores": 3, "gib": 2, "percent": 1, "sum": 4}
 
@@ -244,6 +256,20 @@ def _limit_lines(axes: Any, data: Mapping[str, Any], key: str, vertical: bool) -
 def _attention(data: Mapping[str, Any]) -> str:
     items: list[str] = []
     rec = data["recommendation"]
+    never = data.get("neverRunning") or []
+    if never:
+        items.append(
+            f"<li><strong>Pods left pending:</strong> "
+            f"{_fig(data, ('neverRunning',), 'sum', where={}, field='pods')} pods of "
+            f"{_fig(data, ('neverRunning',), 'count', where={})} workloads never run; they are left out of "
+            "the plan, and Karpenter leaves them pending.</li>"
+        )
+    for index in range(len(never)):
+        base_never: Path = ("neverRunning", index)
+        items.append(
+            f"<li><strong>Never runs:</strong> {_fig(data, (*base_never, 'pods'))} pods of "
+            f"{_fig(data, (*base_never, 'workload'))}: {_fig(data, (*base_never, 'reason'))}</li>"
+        )
     items.append(f"<li><strong>Recommendation:</strong> {_fig(data, ('recommendation', 'summary'))}</li>")
     if data["limits"].get("spec"):
         spec = " and ".join(
@@ -290,17 +316,245 @@ def _attention(data: Mapping[str, Any]) -> str:
         items.append(f"<li><strong>Warning:</strong> {_fig(data, ('warnings', index, 'message'))}: {names}</li>")
     for index, _ in enumerate(data["notes"]):
         items.append(f"<li>{_fig(data, ('notes', index))}</li>")
+    items += _way_down_attention(data)
     below = data["limits"].get("below", {})
     for key, found in below.items():
         for index, _ in enumerate(found["changes"]):
             text = _fig(data, ("limits", "below", key, "changes", index, "text"))
             items.append(f"<li>With a smaller {_esc(key)} limit ({_esc(found['scenario'])}): {text}</li>")
-    needs = bool(fleet["pending"] or data["findings"] or data["warnings"])
+    way_down = data.get("wayDown")
+    needs = bool(fleet["pending"] or data["findings"] or data["warnings"] or never)
+    needs = needs or bool(way_down and (way_down["limitsRaised"] or _current_blocks(way_down)))
     needs = needs or (current is not None and not current["keepsDecisions"])
     needs = needs or rec["chosen"]["kind"] != "current"
     calm = "" if needs else ' class="calm"'
     heading = "What needs attention" if needs else "Nothing needs attention"
     return f'<section id="attention"{calm}><h2>{heading}</h2><ul>{"".join(items)}</ul></section>'
+
+
+def _current_blocks(way_down: Mapping[str, Any]) -> bool:
+    """Whether the NodePool's current limits make the way down decide otherwise."""
+    current = way_down.get("current")
+    return current is not None and not current["keepsDecisions"]
+
+
+def _way_down_attention(data: Mapping[str, Any]) -> list[str]:
+    """What the way down asks of the limits: raised for a replacement, or current ones that block."""
+    way_down = data.get("wayDown")
+    if not way_down:
+        return []
+    items = []
+    raised = way_down["limitsRaised"]
+    if raised:
+        shown = " and ".join(
+            f"{_esc(key)} to {_fig(data, ('wayDown', 'limitsRaised', key), 'cores' if key == 'cpu' else 'gib')} "
+            f"{'cores' if key == 'cpu' else 'GiB'}"
+            for key in sorted(raised)
+        )
+        items.append(
+            f"<li><strong>Limits raised for the way down:</strong> {shown}, so that a replacement can launch "
+            "while the nodes it replaces still run.</li>"
+        )
+    current = way_down["current"]
+    if current is not None:
+        if current["keepsDecisions"]:
+            items.append(
+                "<li>On the way down, the NodePool's current limits change none of Karpenter's decisions.</li>"
+            )
+        for index in range(min(len(current["changes"]), MAX_WAY_DOWN_ROWS)):
+            text = _fig(data, ("wayDown", "current", "changes", index))
+            items.append(f"<li><strong>The current limits block consolidation on the way down:</strong> {text}</li>")
+    return items
+
+
+def _pods_at(way_down: Mapping[str, Any], run: Mapping[str, Any], seconds: int) -> int:
+    """Pods running after `seconds`: those at rest plus those the HPA deletes later."""
+    later = sum(e["podsDeleted"] for e in run["timeline"] if e["kind"] == "scale-in" and e["time"] > seconds)
+    return int(sum(way_down["podsAtRest"].values()) + later)
+
+
+def _way_down_chart(data: Mapping[str, Any]) -> str:
+    way_down = data["wayDown"]
+    run = way_down["planned"]
+    timeline = run["timeline"]
+    unit = data["priceUnit"]
+    end = max([run["atRest"]["seconds"], *(e["time"] for e in timeline)])
+    times = sorted({0, *(e["time"] for e in timeline)})
+    pods = [_pods_at(way_down, run, t) for t in times]
+    node_times, node_counts, costs = [0], [run["start"]["nodes"]], [run["start"]["cost"]]
+    for event in timeline:
+        if event["kind"] != "scale-in":
+            node_times.append(event["time"])
+            node_counts.append(event["nodes"])
+            costs.append(event["cost"])
+    figure, axes = _new_figure(9, 6.4, 3, 1)
+    pods_ax, nodes_ax, cost_ax = axes[0][0], axes[1][0], axes[2][0]
+    pods_ax.plot([*times, end], [*pods, pods[-1]], drawstyle="steps-post", color=PALETTE[0], label="pods")
+    pods_ax.plot(
+        [e["time"] for e in timeline if e["kind"] == "scale-in"],
+        [_pods_at(way_down, run, e["time"]) for e in timeline if e["kind"] == "scale-in"],
+        linestyle="none",
+        marker="o",
+        color=PALETTE[0],
+        label="HPA scale-in",
+    )
+    _style(pods_ax, "Pods", "time (seconds)", "pods", from_zero=True)
+    nodes_ax.plot(
+        [*node_times, end], [*node_counts, node_counts[-1]], drawstyle="steps-post", color=PALETTE[1], label="nodes"
+    )
+    cost_ax.plot([*node_times, end], [*costs, costs[-1]], drawstyle="steps-post", color=PALETTE[4], label="cost")
+    optimal = way_down["optimal"]
+    if optimal is not None:
+        cost_ax.axhline(optimal["cost"], color=PALETTE[2], linestyle="--", linewidth=1.5, label="optimal at rest")
+    seen: set[str] = set()
+    for event in timeline:
+        if event["kind"] == "scale-in":
+            continue
+        colour, marker = COMMAND_STYLE.get(event["kind"], OTHER_COMMAND_STYLE)
+        label = event["kind"] + (" (replace)" if event["launched"] is not None else "")
+        for ax, value in ((nodes_ax, event["nodes"]), (cost_ax, event["cost"])):
+            ax.axvline(event["time"], color=colour, linestyle=":", linewidth=1)
+            ax.plot(
+                [event["time"]],
+                [value],
+                linestyle="none",
+                marker=marker,
+                markersize=7,
+                color=colour,
+                markerfacecolor="white" if event["launched"] is not None else colour,
+                label=label if (ax is nodes_ax and label not in seen) else None,
+            )
+        seen.add(label)
+    _style(nodes_ax, "Nodes, and Karpenter's commands", "time (seconds)", "nodes", from_zero=True)
+    _style(cost_ax, "Cost of the fleet", "time (seconds)", unit, from_zero=True)
+    for ax in (pods_ax, nodes_ax, cost_ax):
+        ax.set_xlim(0, end * 1.04 + 1)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _svg(figure, "chart-way-down", "The way down: pods, nodes and cost over time")
+
+
+def _event_cells(data: Mapping[str, Any], base: Path, event: Mapping[str, Any]) -> list[str]:
+    if event["kind"] == "scale-in":
+        what = (
+            f"HPA deletes {_fig(data, (*base, 'podsDeleted'))} pods of {_fig(data, (*base, 'workload'))} "
+            f"({_fig(data, (*base, 'workloadPods'))} left)"
+        )
+        return [_fig(data, (*base, "time")), "HPA scale-in", what, "—", "—"]
+    removed = ", ".join(_fig(data, (*base, "removed", i)) for i in range(len(event["removed"])))
+    what = f"{_fig(data, (*base, 'reason'))}: removes {removed}"
+    if event["launched"] is not None:
+        what += (
+            f" for one {_fig(data, (*base, 'launched', 'capacityType'))} "
+            f"{_fig(data, (*base, 'launched', 'instanceType'))} at {_fig(data, (*base, 'launched', 'price'))}"
+        )
+    what += f"; {_fig(data, (*base, 'podsMoved'))} pods moved"
+    return [
+        _fig(data, (*base, "time")),
+        _fig(data, (*base, "kind")),
+        what,
+        _fig(data, (*base, "nodes")),
+        _fig(data, (*base, "cost")),
+    ]
+
+
+def _way_down(data: Mapping[str, Any]) -> str:
+    """The way down: its timeline chart and table, the fleet at rest against the optimal one, why
+    each node stays, and what the planned and current limits do."""
+    way_down = data.get("wayDown")
+    if not way_down:
+        return ""
+    unit = data["priceUnit"]
+    run = way_down["planned"]
+    base_run: Path = ("wayDown", "planned")
+    svg = _way_down_chart(data)
+    timeline = run["timeline"]
+    rows = [
+        _event_cells(data, (*base_run, "timeline", i), timeline[i])
+        for i in range(min(len(timeline), MAX_WAY_DOWN_ROWS))
+    ]
+    more = ""
+    if len(timeline) > MAX_WAY_DOWN_ROWS:
+        more = f" The table lists the first {_bound(MAX_WAY_DOWN_ROWS)} events."
+    table = _table(
+        "The way down, event by event (nodes and cost after each of Karpenter's commands)",
+        ["time (s)", "who", "what", "nodes", f"cost ({unit})"],
+        rows,
+        [True, False, False, True, True],
+    )
+    targets = (
+        ", ".join(f"{_esc(name)} to {_fig(data, ('wayDown', 'targets', name))}" for name in way_down["targets"])
+        or "no HPA"
+    )
+    rest = (*base_run, "atRest")
+    rest_rows = [
+        [
+            "Karpenter at rest",
+            _fig(data, (*rest, "nodes")),
+            _fig(data, (*rest, "cost")),
+        ]
+    ]
+    optimal = way_down["optimal"]
+    gap = " The plan holds no optimal fleet for the pods at rest."
+    if optimal is not None:
+        rest_rows.append(
+            [
+                "optimal for the same pods",
+                _fig(data, ("wayDown", "optimal", "nodes")),
+                _fig(data, ("wayDown", "optimal", "cost")),
+            ]
+        )
+        gap_cost = run["atRest"]["cost"] - optimal["cost"]
+        gap = (
+            f" At rest the fleet costs {_fig(data, (*rest, 'cost'))} {_esc(unit)} on {_fig(data, (*rest, 'nodes'))} "
+            f"nodes; the optimal fleet for the same pods {_fig(data, ('wayDown', 'optimal', 'cost'))} "
+            f"{_esc(unit)} on {_fig(data, ('wayDown', 'optimal', 'nodes'))} nodes"
+            + (": Karpenter keeps more than it needs." if gap_cost > 1e-9 else ": no gap.")
+        )
+    rest_table = _table(
+        f"The fleet at rest ({unit})", ["fleet", "nodes", f"cost ({unit})"], rest_rows, [False, True, True]
+    )
+    stays = list(run["stays"])
+    stay_rows = [[_esc(name), _fig(data, (*base_run, "stays", name))] for name in stays[:MAX_WAY_DOWN_ROWS]]
+    stay_table = _table("Nodes left, and why Karpenter keeps each", ["node", "why it stays"], stay_rows, [False, False])
+    limits = run["limits"]
+    limit_text = ""
+    if limits:
+        limit_text = (
+            f" It runs under limits of {_fig(data, (*base_run, 'limits', 'cpu'), 'cores')} cores and "
+            f"{_fig(data, (*base_run, 'limits', 'memory'), 'gib')} GiB"
+            + (" (raised for it)." if way_down["limitsRaised"] else ".")
+            if "cpu" in limits and "memory" in limits
+            else ""
+        )
+    current = way_down["current"]
+    current_text = ""
+    if current is not None:
+        if current["keepsDecisions"]:
+            current_text = "<p>Under the NodePool's current limits the way down decides the same.</p>"
+        else:
+            changes = "".join(
+                f"<li>{_fig(data, ('wayDown', 'current', 'changes', i))}</li>"
+                for i in range(min(len(current["changes"]), MAX_WAY_DOWN_ROWS))
+            )
+            current_text = (
+                "<p>Under the NodePool's current limits the way down decides otherwise: they block a "
+                f"replacement or a consolidation.</p><ul>{changes}</ul><p>At rest under them: "
+                f"{_fig(data, ('wayDown', 'current', 'atRest', 'nodes'))} nodes, "
+                f"{_fig(data, ('wayDown', 'current', 'atRest', 'cost'))} {_esc(unit)}.</p>"
+            )
+    title = "The way down: pods, nodes and cost over time"
+    caption = (
+        f"Load drops at the start; the HPAs scale in ({targets}); from "
+        f"{_fig(data, (*base_run, 'start', 'nodes'))} nodes at {_fig(data, (*base_run, 'start', 'cost'))} "
+        f"{_esc(unit)} to {_fig(data, (*rest, 'nodes'))} nodes after {_fig(data, (*rest, 'seconds'))} s. Dots mark "
+        "the HPA's steps; dotted vertical lines and markers Karpenter's commands (hollow: a replacement is "
+        f"launched); the dashed line is the optimal fleet's cost at rest.{limit_text}{gap}{more}"
+    )
+    return (
+        f'<section id="way-down"><h2>{_esc(title)}</h2><figure>{svg}<figcaption>{caption}</figcaption></figure>'
+        f"<details open><summary>The figures as tables</summary>{table}{rest_table}{stay_table}</details>"
+        f"{current_text}</section>"
+    )
 
 
 def _ramp(data: Mapping[str, Any]) -> str:
@@ -642,6 +896,7 @@ def render_html(data: Mapping[str, Any]) -> str:
             _scenarios(data),
             _fleet(data),
             _nodes(data),
+            _way_down(data),
             _extra(data),
         ]
     )

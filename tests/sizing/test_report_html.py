@@ -170,9 +170,9 @@ def test_the_same_plan_gives_the_same_bytes_in_another_process(attention, tmp_pa
 def test_a_section_the_page_does_not_know_is_shown_as_json_and_a_missing_one_is_left_out(attention):
     _, data, _ = attention
     newer = copy.deepcopy(data)
-    newer["wayDown"] = {"steps": [{"nodes": 3, "cost": 1.5}]}
+    newer["laterSection"] = {"steps": [{"nodes": 3, "cost": 1.5}]}
     page = render_html(newer)
-    assert "<summary>wayDown</summary>" in page and mismatches(newer, page) == []
+    assert "<summary>laterSection</summary>" in page and mismatches(newer, page) == []
     older = copy.deepcopy(data)
     for scenario in older["scenarios"].values():
         del scenario["timeline"]

@@ -91,3 +91,30 @@ def test_the_checker_sees_a_console_error_and_a_request(chromium, tmp_path):
     check = check_page(page, chromium)
     assert any("boom" in error for error in check.errors)
     assert "https://example.com/x.png" in check.requests
+
+
+@pytest.mark.parametrize("case", ["never-running", "dev-way-down", "replacement"])
+def test_chromium_shows_never_running_workloads_and_the_way_down(chromium, capsys, tmp_path, case):
+    from sizing.planning.report_html import render_html
+    from tests.sizing.html_plans import dev_way_down, never_running, replacement
+
+    if case == "never-running":
+        data = never_running(capsys, tmp_path)
+    elif case == "dev-way-down":
+        data = dev_way_down(capsys)
+    else:
+        data = replacement()
+    page = tmp_path / "capacity.html"
+    page.write_text(render_html(data), encoding="utf-8")
+    check = check_page(page, chromium)
+    assert check.errors == [] and check.requests == []
+    assert check.png.startswith(b"\x89PNG") and _not_blank(check.png)
+    assert mismatches(data, check.dom) == []
+    shown = figure_paths(check.dom)
+    if case == "never-running":
+        assert data["neverRunning"] and ("neverRunning", 0, "reason") in shown
+        assert 'id="chart-way-down"' not in check.dom
+    else:
+        assert 'id="chart-way-down"' in check.dom
+        assert ("wayDown", "planned", "atRest", "cost") in shown
+        assert ("wayDown", "planned", "timeline", 0, "time") in shown
