@@ -245,13 +245,8 @@ class NodePool(TypedDict, total=False):
     """1 to 100; higher weights are tried first when several NodePools fit."""
 
 
-# Kubernetes names the local-disk request with a hyphen, which no Python attribute can carry: the
-# key is declared the functional way and inherited, so the input keeps Kubernetes' name.
-_PodStorageRequest = TypedDict("_PodStorageRequest", {"ephemeral-storage": str}, total=False)
-
-
-class PodRequests(_PodStorageRequest, total=False):
-    """Requests of one pod, as Kubernetes quantities. `ephemeral-storage`: local disk of one pod, such as 10Gi."""
+class PodRequests(TypedDict, total=False):
+    """Requests of one pod, as Kubernetes quantities."""
 
     cpu: str
     """cpu of one pod, such as 250m or 1."""

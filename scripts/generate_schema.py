@@ -45,32 +45,22 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def property_description(name: str, prop: dict, type_description: str = "") -> str:
-    """A property's description; one whose name no Python attribute can spell (`ephemeral-storage`)
-    is described in its type's docstring, as "`name`: what it is." """
-    if prop.get("description") or name.isidentifier():
-        return str(prop.get("description", ""))
-    found = re.search(rf"`{re.escape(name)}`: ([^`]*?\.)(?:\s|$)", type_description)
-    return found.group(1) if found else ""
-
-
 def input_rows(schema: dict, nested: bool) -> list[tuple[str, str, str]]:
     """(path, type, description) of every input; with nested, the fields of object inputs too,
     written as dotted paths (`nodeGroup.minSize`, `nodePool.requirements[].key`)."""
     types = schema["types"]
     rows: list[tuple[str, str, str]] = []
 
-    def walk(properties: dict, prefix: str, type_description: str = "") -> None:
+    def walk(properties: dict, prefix: str) -> None:
         for name, prop in properties.items():
             path = f"{prefix}{name}"
-            rows.append((path, type_name(prop), property_description(name, prop, type_description)))
+            rows.append((path, type_name(prop), prop.get("description", "")))
             if not nested:
                 continue
             target = prop.get("$ref") or prop.get("items", {}).get("$ref")
             if target and target.startswith(TYPE_PREFIX):
                 suffix = "[]." if "items" in prop else "."
-                spec = types[target[len(TYPE_PREFIX) :]]
-                walk(spec["properties"], path + suffix, spec.get("description", ""))
+                walk(types[target[len(TYPE_PREFIX) :]]["properties"], path + suffix)
 
     walk(schema["resources"][COMPONENT]["inputProperties"], "")
     return rows
