@@ -252,6 +252,8 @@ class PodRequests(TypedDict, total=False):
     """cpu of one pod, such as 250m or 1."""
     memory: str
     """memory of one pod, such as 512Mi or 2Gi."""
+    ephemeral_storage: str
+    """local disk of one pod, such as 10Gi (`ephemeral-storage` in a stack file, as Kubernetes names it)."""
 
 
 class CapacityWorkload(TypedDict, total=False):

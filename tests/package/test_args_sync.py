@@ -86,7 +86,13 @@ def _schema_kind(prop: dict) -> tuple[str, Any]:
 def mismatches(model: type[BaseModel], properties: dict, prefix: str = "") -> list[str]:
     problems = []
     # A field excluded from dumps is a retired key, kept only to refuse it with a clear message.
-    fields = {field.alias or name: field for name, field in model.model_fields.items() if not field.exclude}
+    # A key Kubernetes spells with a hyphen (`ephemeral-storage`) is no identifier in any Pulumi
+    # language: the input takes the field's own name, camel-cased, which the model also accepts.
+    fields = {
+        (field.alias if field.alias and "-" not in field.alias else None) or _camel(name): field
+        for name, field in model.model_fields.items()
+        if not field.exclude
+    }
     if model is StackConfig:
         fields.pop("region")
         properties = {k: v for k, v in properties.items() if k not in {_camel(n) for n in COMPONENT_ONLY_INPUTS}}
@@ -134,3 +140,17 @@ def test_a_missing_input_or_a_wrong_type_is_reported():
 def test_a_stack_and_the_inputs_made_from_it_are_the_same_configuration(stack):
     config = load_stack_file(PROJECT_DIR / f"Pulumi.{stack}.yaml")
     assert config_from_args(args_from_config(config), config.region) == config
+
+
+def test_a_storage_request_given_as_an_input_reaches_the_plan_as_in_a_stack_file():
+    # The SDKs hand a nested input over under its Python name; the stack file spells it as
+    # Kubernetes does. Both reach the same configuration.
+    workload = {"name": "scratch", "max_replicas": 2}
+    from_input = config_from_args(
+        {"capacity": {"workloads": [{**workload, "requests": {"cpu": "1", "ephemeral_storage": "10Gi"}}]}}, "us-east-1"
+    )
+    from_file = config_from_args(
+        {"capacity": {"workloads": [{**workload, "requests": {"cpu": "1", "ephemeral-storage": "10Gi"}}]}}, "us-east-1"
+    )
+    assert from_input == from_file
+    assert args_from_config(from_input)["capacity"]["workloads"][0]["requests"]["ephemeral_storage"] == "10Gi"
