@@ -1102,7 +1102,7 @@ def _fleet_types_limits(
 
 
 def _way_down(
-    plan_input: PlanInput, setup: ScenarioSetup, search: LimitSearch, probe: LimitProbe
+    plan_input: PlanInput, setup: ScenarioSetup, search: LimitSearch, probe: LimitProbe, workers: int
 ) -> tuple[LimitSearch, WayDownPlan]:
     settings = plan_input.way_down
     assert settings is not None
@@ -1113,7 +1113,9 @@ def _way_down(
     }
     spec = plan_input.node_pool.limits
     current = parse_limits(spec) if spec and {"cpu", "memory"} & set(spec) else None
-    return keep_way_down(setup, search, probe.runner, settings, min_replicas, plan_input.headroom_percent, current)
+    return keep_way_down(
+        setup, search, probe.runner, settings, min_replicas, plan_input.headroom_percent, current, workers
+    )
 
 
 def _limit_search(probe: LimitProbe, headroom_percent: float, progress: Progress, beside_tasks: bool) -> LimitSearch:
@@ -1287,7 +1289,7 @@ def plan_capacity(plan_input: PlanInput, progress: Progress | None = None, worke
     )
     way_down = None
     if plan_input.way_down is not None:
-        search, way_down = _way_down(plan_input, setup, search, probe)
+        search, way_down = _way_down(plan_input, setup, search, probe, workers)
     fleet = search.planned[ROLLOUT].result
     groups = _solver_groups(context, fleet)
     demand = _requested(groups)

@@ -21,6 +21,7 @@ Units: cpu in millicores, memory in MiB, time in seconds, prices per hour.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,6 +50,7 @@ from sizing.kube.hpa_scale_down import HpaScaleDown, scale_down_steps
 from sizing.kube.resources import Resources
 from sizing.planning.fleet import optimal_fleet
 from sizing.planning.scenarios import PEAK, LimitSearch, ScenarioRunner, ScenarioSetup
+from sizing.planning.side_by_side import run_around
 
 MAX_LEVEL_PERCENT = 100.0
 WAY_DOWN = "way-down"
@@ -294,21 +296,36 @@ def keep_way_down(
     min_replicas: Mapping[str, int],
     headroom_percent: float,
     current_limits: Mapping[str, int] | None,
+    workers: int = 1,
 ) -> tuple[LimitSearch, WayDownPlan]:
     """The way down from the planned peak fleet, and the planned limits raised where they would
     change its decisions: to the smallest whole cores and GiB (plus headroom) between the other
     scenarios' minimum and the way down's demand that keep them; the planned scenarios then run
     again under the raised limits, and the way down from their peak is checked again."""
     raised: dict[str, int] = {}
+    # The runs of the current peak by (cpu, memory): the last check is the way down as planned.
+    runs: dict[tuple[int, int], WayDown] = {}
     for _ in range(MAX_RAISES + 1):
         peak = search.planned[PEAK].result
-        unlimited = run_way_down(setup, peak, settings, min_replicas, {})
+        limits = search.limits
+        # With a second worker, the way down under the limits runs in a forked child beside the
+        # one without: the first check below then only compares them.
+        unlimited, beside = run_around(
+            functools.partial(run_way_down, setup, peak, settings, min_replicas, {}),
+            [functools.partial(run_way_down, setup, peak, settings, min_replicas, limits.for_simulation())],
+            workers,
+        )
+        runs.clear()
+        if beside is not None:
+            runs[(limits.cpu_millicores, limits.memory_mib)] = beside[0]
 
         def keeps(cpu: int, memory: int, peak: ProvisioningResult = peak, unlimited: WayDown = unlimited) -> bool:
-            run = run_way_down(setup, peak, settings, min_replicas, {"cpu": cpu, "memory": memory})
+            run = runs.get((cpu, memory)) or run_way_down(
+                setup, peak, settings, min_replicas, {"cpu": cpu, "memory": memory}
+            )
+            runs[(cpu, memory)] = run
             return run.result.decisions == unlimited.result.decisions
 
-        limits = search.limits
         if keeps(limits.cpu_millicores, limits.memory_mib):
             break
         need = demand(unlimited)
@@ -346,7 +363,10 @@ def keep_way_down(
         )
     else:
         raise SizingInputError("the way down's limits did not settle; plan without way_down")
-    planned = compared(run_way_down(setup, peak, settings, min_replicas, search.limits.for_simulation()), unlimited)
+    limits = search.limits
+    already = runs.get((limits.cpu_millicores, limits.memory_mib))
+    as_planned = already or run_way_down(setup, peak, settings, min_replicas, limits.for_simulation())
+    planned = compared(as_planned, unlimited)
     current = None
     if current_limits is not None:
         current_peak = runner.run(PEAK, current_limits).result
