@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Installs one of Debian's packages for a tool the tests need (sourced by scripts/install-*.sh).
 # install_debian_package PACKAGE WHAT SKIPPED HINT: PACKAGE is the package, WHAT names the tool in
 # messages, SKIPPED says which tests are skipped without it, HINT how to install it by hand. Exits

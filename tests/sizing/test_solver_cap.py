@@ -65,7 +65,10 @@ def test_the_command_returns_by_the_cap_on_an_instance_that_runs_long(tmp_path):
     assert result["status"] == "feasible"
     assert result["lowerBound"]["bins"] < result["binCount"]
     assert result["work"] < HUGE_WORK
-    assert result["seconds"] <= cap + 1.0
+    # How closely the cap holds on an idle machine is a benchmark's figure (docs/benchmarks.md: 10.0
+    # to 10.1 s under a 10 s cap); with test workers sharing the cores, a phase between two checks
+    # of the clock runs slower, so the test allows some seconds more.
+    assert result["seconds"] <= cap + 3.0
     # Start-up (imports) on a loaded machine is generous; a search that ignored the cap is not.
     assert wall < cap + 60
 
