@@ -208,3 +208,19 @@ def test_entries_that_accept_nothing_are_reported():
     used, stale = _ignore({"ec2:CreateSecurityGroup"}), _ignore({"ec2:CreateTags"})
     _, accepted = apply_ignores([_finding({"ec2:CreateSecurityGroup"})], [used, stale])
     assert unused_ignores([used, stale], accepted) == [stale]
+
+
+def test_custom_resources_alone_give_checkov_nothing_to_check_and_that_is_no_error(tmp_path):
+    from security.checkov_scan import CheckovError, _built_in, parse_checkov_report
+
+    empty = '{"passed": 0, "failed": 0, "skipped": 0, "parsing_errors": 0, "resource_count": 0}'
+    assert parse_checkov_report(empty, expected_resources=0).resource_count == 0
+    with pytest.raises(CheckovError, match="no kubernetes results"):
+        parse_checkov_report(empty, expected_resources=1)
+    pool = tmp_path / "pool.yaml"
+    pool.write_text("apiVersion: karpenter.sh/v1\nkind: NodePool\n")
+    deployment = tmp_path / "deployment.yaml"
+    deployment.write_text("apiVersion: apps/v1\nkind: Deployment\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n")
+    assert [_built_in(path) for path in (pool, deployment, policy)] == [False, True, True]
