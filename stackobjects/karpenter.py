@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from stackconfig.ami import check_ami_alias
-from stackconfig.app_objects import load_manifest
 from stackconfig.foundation import check_node_class_tags
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
+from stackobjects.app import load_manifest
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "manifests" / "karpenter"
 NODE_CLASS_GROUP = "karpenter.k8s.aws"

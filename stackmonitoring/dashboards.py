@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from stackconfig.karpenter_dashboards import DASHBOARDS_DIR, check_karpenter_dashboards_bundled, karpenter_minor
-from stackconfig.monitoring_plan import LIMIT_UNITS, PlannedFigures
-from stackconfig.monitoring_rules import number, prometheus_duration
+from stackmonitoring.figures import LIMIT_UNITS, PlannedFigures
+from stackmonitoring.rules import number, prometheus_duration
 
 KARPENTER_DASHBOARD_FILES = ("karpenter-capacity-dashboard.json", "karpenter-performance-dashboard.json")
 PLAN_DASHBOARD_FILE = "eks-autoscaling-capacity-plan.json"
