@@ -12,9 +12,9 @@ from components.aws_provider import look_up_account, stack_aws_provider
 from components.eks_autoscaling import EksAutoscaling
 from components.eks_autoscaling_args import EksAutoscalingArgs
 from stackconfig.aws_provider import parse_aws_settings
-from stackconfig.deployment import args_from_config, check_api_endpoint, check_aws_auth_sign_in, plan_deployment
 from stackconfig.errors import StackConfigError
 from stackconfig.load import load_from_pulumi, pulumi_config_values
+from stackplan.deployment import args_from_config, check_api_endpoint, check_aws_auth_sign_in, plan_deployment
 
 # Everything that can reject the configuration runs before the first resource is registered, but
 # for the checks that need the region's zones: they follow the AWS provider, which creates nothing.

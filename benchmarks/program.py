@@ -7,7 +7,7 @@ import time
 
 from offline import run_program
 from offline.program import PROJECT_DIR
-from stackconfig import capacity
+from stackplan import capacity
 
 ROUNDS = 5
 

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from stackconfig.aws_provider import AwsProviderSettings
-from stackconfig.zones import RegionZones, region_zones_from
+from stackplan.zones import RegionZones, region_zones_from
 
 # Availability Zones only: Local and Wavelength Zones cannot hold an EKS cluster's subnets.
 AVAILABILITY_ZONES_ONLY = [aws.GetAvailabilityZonesFilterArgs(name="zone-type", values=["availability-zone"])]

@@ -24,18 +24,18 @@ from components.karpenter import (
 from components.monitoring import Monitoring, MonitoringArgs
 from components.network import Network, NetworkArgs
 from components.workload import Workload, WorkloadArgs
-from stackconfig.capacity import capacity_warnings, plan_summary
-from stackconfig.deployment import (
+from stackconfig.errors import StackConfigError
+from stackmonitoring.dashboards import PLAN_DASHBOARD_FILE, karpenter_dashboards, plan_dashboard_json
+from stackmonitoring.figures import planned_figures
+from stackmonitoring.rules import alert_rules
+from stackplan.capacity import capacity_warnings, plan_summary
+from stackplan.deployment import (
     EXISTING_VPC_INPUTS,
     check_existing_vpc,
     config_from_args,
     kubeconfig_sign_in,
     plan_deployment,
 )
-from stackconfig.errors import StackConfigError
-from stackconfig.monitoring_dashboards import PLAN_DASHBOARD_FILE, karpenter_dashboards, plan_dashboard_json
-from stackconfig.monitoring_plan import planned_figures
-from stackconfig.monitoring_rules import alert_rules
 
 TYPE_TOKEN = "eks-autoscaling:index:EksAutoscaling"
 

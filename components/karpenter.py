@@ -20,7 +20,7 @@ from iam.interruption import (
 )
 from iam.karpenter import node_role_managed_policy_arns
 from iam.trust import ec2_trust_policy
-from stackconfig.karpenter_objects import DEFAULT_NODE_CLASS_NAME, ec2_node_class
+from stackobjects.karpenter import DEFAULT_NODE_CLASS_NAME, ec2_node_class
 
 
 @dataclass(frozen=True)

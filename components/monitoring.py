@@ -20,8 +20,8 @@ from stackconfig.monitoring import (
     KUBE_STATE_METRICS_RESOURCES,
     MonitoringConfig,
 )
-from stackconfig.monitoring_dashboards import DATASOURCE_UID
-from stackconfig.monitoring_rules import KARPENTER_JOB, KUBE_STATE_METRICS_JOB
+from stackmonitoring.dashboards import DATASOURCE_UID
+from stackmonitoring.rules import KARPENTER_JOB, KUBE_STATE_METRICS_JOB
 
 PROMETHEUS_REPOSITORY = "https://prometheus-community.github.io/helm-charts"
 GRAFANA_REPOSITORY = "https://grafana-community.github.io/helm-charts"

@@ -10,9 +10,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from stackconfig.app import AppConfig
-from stackconfig.app_objects import app_objects
-from stackconfig.karpenter_objects import node_pool
 from stackconfig.nodepool import NodePoolConfig
+from stackobjects.app import app_objects
+from stackobjects.karpenter import node_pool
 
 KINDS = {
     ("v1", "Namespace"): k8s.core.v1.Namespace,

@@ -24,8 +24,8 @@ def capacity_reports_for(stack: str, recording):
 
     def plan():
         if not plans:
-            from stackconfig.capacity import plan_for
             from stackconfig.load import load_stack_file
+            from stackplan.capacity import plan_for
 
             config = load_stack_file(PROJECT_DIR / f"Pulumi.{stack}.yaml")
             zones = recording.one("awsx:ec2:Vpc").input("availabilityZoneNames")

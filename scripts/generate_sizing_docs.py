@@ -43,7 +43,7 @@ FENCE = re.compile(r"^```[^\n`]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 @functools.cache
 def _stack_plan(stack: str) -> Any:
     from sizing.planning.planner import plan_capacity
-    from stackconfig.capacity import plan_input_for_stack
+    from stackplan.capacity import plan_input_for_stack
 
     return plan_capacity(plan_input_for_stack(stack, PROJECT_DIR))
 

@@ -10,7 +10,7 @@ those zones whatever the region's list of zones does. Which zones:
 
 - a stack whose state already holds its VPC (created before zones were pinned, or by a first `up`
   that failed later on) keeps the zones of that VPC, read from the state (`pulumi stack export`);
-- a new stack gets the zones the program would choose (stackconfig/zones.py), looked up with the
+- a new stack gets the zones the program would choose (stackplan/zones.py), looked up with the
   AWS CLI as the stack's AWS provider signs in (its profile, role and files).
 
 A stack with pinned zones is checked against its state instead: zones that differ from those of
@@ -34,11 +34,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stackconfig.aws_provider import AwsProviderSettings, parse_aws_settings
-from stackconfig.deployment import check_api_endpoint
 from stackconfig.errors import StackConfigError
 from stackconfig.load import PROJECT, parse_stack_config
 from stackconfig.model import StackConfig
-from stackconfig.zones import choose_zones, region_zones_from
+from stackplan.deployment import check_api_endpoint
+from stackplan.zones import choose_zones, region_zones_from
 
 VPC_TYPE = "awsx:ec2:Vpc"
 SERVICE_LINKED_ROLE_TYPE = "aws:iam/serviceLinkedRole:ServiceLinkedRole"

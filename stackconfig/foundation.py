@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from sizing.karpenter.crd_rules import check_part
 from stackconfig.base import ConfigSection
 from stackconfig.system_pods import check_architecture, check_instance_types_known
 
@@ -67,6 +69,15 @@ def validate_tags(tags: dict) -> dict:
         if len(value) > 256:
             raise ValueError(f"tag {key!r} has a value longer than 256 characters")
     return tags
+
+
+def check_node_class_tags(tags: Mapping[str, str]) -> None:
+    """Tags the EC2NodeClass CRD's rules take (no empty key, none of the tags Karpenter sets on every
+    node itself), with string values."""
+    check_part(dict(tags), ("spec", "tags"), "tags", kind="EC2NodeClass")
+    for key, value in tags.items():
+        if not isinstance(value, str):
+            raise ValueError(f"the value of tag {key!r} must be a string, got {value!r}")
 
 
 ZONE_ID_PATTERN = re.compile(r"^[a-z]+[0-9]+-az[0-9]+$")

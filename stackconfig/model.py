@@ -15,12 +15,12 @@ from stackconfig.foundation import (
     ClusterConfig,
     NetworkConfig,
     NodeGroupConfig,
+    check_node_class_tags,
     validate_cluster_name,
     validate_tags,
 )
-from stackconfig.karpenter_objects import check_node_class_tags
+from stackconfig.karpenter_dashboards import check_karpenter_dashboards_bundled
 from stackconfig.monitoring import MonitoringConfig
-from stackconfig.monitoring_dashboards import check_karpenter_dashboards_bundled
 from stackconfig.nodepool import NodePoolConfig, validate_zones
 from stackconfig.regions import check_region
 from stackconfig.system_pods import check_system_nodes_hold_their_pods

@@ -8,9 +8,9 @@
 Each FILE is read whole and told apart by what it holds: one YAML map without `kind` is a
 workload description (docs/sizing-input.md); anything else is Kubernetes objects. `-` reads
 stdin, once, told apart the same way. `--stack` reads the Pulumi stack configuration through
-the `stackconfig` package, with the checks the stack program runs. `--catalog` plans with a
-catalog file (such as one `catalog refresh` wrote) and `--spot-discount` prices spot that many
-percent below on-demand, by every door; both win over the stack's capacity.catalog and
+the `stackconfig` and `stackplan` packages, with the checks the stack program runs. `--catalog`
+plans with a catalog file (such as one `catalog refresh` wrote) and `--spot-discount` prices spot
+that many percent below on-demand, by every door; both win over the stack's capacity.catalog and
 capacity.spotDiscountPercent. `--output FILE` writes the report (or the JSON) to FILE whole,
 through a scratch file renamed over it, instead of to stdout.
 """
@@ -228,13 +228,13 @@ def register(subparsers: Any) -> None:
 
 def _stack_input(stack_name: str, project_dir: Path, way_down: bool = False, level: float | None = None) -> Any:
     try:
-        from stackconfig.capacity import plan_input_for_stack
         from stackconfig.errors import StackConfigError
-        from stackconfig.way_down import plan_input_with_way_down
+        from stackplan.capacity import plan_input_for_stack
+        from stackplan.way_down import plan_input_with_way_down
     except ModuleNotFoundError as error:
-        if error.name in ("stackconfig", "stackconfig.capacity", "stackconfig.errors", "stackconfig.way_down"):
+        if error.name in ("stackconfig", "stackconfig.errors", "stackplan", "stackplan.capacity", "stackplan.way_down"):
             raise SizingInputError(
-                f"{STACK_SUPPORT_MISSING}: the stackconfig.capacity module is missing; plan from a description FILE"
+                f"{STACK_SUPPORT_MISSING}: the stackplan.capacity module is missing; plan from a description FILE"
             ) from error
         raise
     try:

@@ -18,6 +18,9 @@ PACKAGES = (
     "security",
     "sizing",
     "stackconfig",
+    "stackmonitoring",
+    "stackobjects",
+    "stackplan",
 )
 
 

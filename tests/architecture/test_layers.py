@@ -23,22 +23,52 @@ SIZING_LAYERS = {
     "sizing": 5,
 }
 
-# Which top-level packages each package may import (besides itself).
+# Which top-level packages each package may import (besides itself). The stack's packages, bottom
+# up: its configuration; the Kubernetes objects and the monitoring content built from it; its
+# capacity plan and whole-stack checks; the components above all.
+STACK_CONFIG_PACKAGES = ("stackconfig", "stackplan")
 ALLOWED_PACKAGES = {
-    "__main__": {"components", "stackconfig", "sizing", "iam"},
-    "components": {"stackconfig", "iam", "sizing"},
+    "__main__": {"components", "stackconfig", "stackplan", "sizing", "iam"},
+    "components": {"stackconfig", "stackobjects", "stackmonitoring", "stackplan", "iam", "sizing"},
+    "stackplan": {"stackconfig", "stackobjects", "stackmonitoring", "iam", "sizing"},
+    "stackobjects": {"stackconfig", "iam", "sizing"},
+    "stackmonitoring": {"stackconfig", "sizing"},
     "stackconfig": {"iam", "sizing"},
     "iam": set(),
     "sizing": set(),
-    "offline": {"stackconfig", "sizing", "components", "iam"},
+    "offline": {"stackconfig", "stackplan", "sizing", "components", "iam"},
     "security": {"iam", "offline", "policies", "stackconfig", "sizing"},
     "policies": {"security"},
-    "benchmarks": {"sizing", "stackconfig", "offline"},
-    "scripts": {"sizing", "stackconfig", "components"},
+    "benchmarks": {"sizing", "stackconfig", "stackplan", "offline"},
+    "scripts": {"sizing", "stackconfig", "stackplan", "components"},
     "provider": {"components"},
 }
-# The `plan --stack` command reads a stack file through the config layer.
+# The `plan --stack` command reads a stack file through the configuration and the stack's plan.
 SIZING_CONFIG_READERS = {"sizing.commands.plan"}
+STACK_PACKAGES = ("stackconfig", "stackobjects", "stackmonitoring", "stackplan", "components")
+# Arrows that must never be, whatever ALLOWED_PACKAGES says: the configuration knows nothing built
+# from it, what is built from it knows nothing of the plan or the components, and sizing knows
+# nothing of the stack (but for SIZING_CONFIG_READERS, which may read STACK_CONFIG_PACKAGES).
+FORBIDDEN_PACKAGES = {
+    "stackconfig": {"stackobjects", "stackmonitoring", "stackplan", "components"},
+    "stackobjects": {"stackplan", "components"},
+    "stackmonitoring": {"stackplan", "components"},
+    "sizing": set(STACK_PACKAGES),
+}
+
+
+def forbidden_imports(graph: dict[str, list[tuple[str, int]]]) -> list[str]:
+    """The imports of `graph` that FORBIDDEN_PACKAGES forbids, one line each."""
+    found = []
+    for source, targets in graph.items():
+        package = source.split(".")[0]
+        for target, line in targets:
+            target_package = target.split(".")[0]
+            if source in SIZING_CONFIG_READERS and target_package in STACK_CONFIG_PACKAGES:
+                continue
+            if target_package in FORBIDDEN_PACKAGES.get(package, ()):
+                found.append(f"{source} imports {target} on line {line}")
+    return found
 
 
 def _graph():
@@ -80,11 +110,51 @@ def test_packages_import_only_what_their_layer_allows():
             target_package = target.split(".")[0]
             if target_package == package:
                 continue
-            if source in SIZING_CONFIG_READERS and target_package == "stackconfig":
+            if source in SIZING_CONFIG_READERS and target_package in STACK_CONFIG_PACKAGES:
                 continue
             if target_package not in ALLOWED_PACKAGES[package]:
                 wrong.append(f"{source} imports {target} on line {line}")
     assert wrong == []
+
+
+def test_no_package_imports_what_must_never_be_imported():
+    _, graph = _graph()
+    assert forbidden_imports(graph) == []
+
+
+def test_no_allowed_arrow_is_a_forbidden_one():
+    assert {
+        (package, target)
+        for package, allowed in ALLOWED_PACKAGES.items()
+        for target in allowed & FORBIDDEN_PACKAGES.get(package, set())
+    } == set()
+
+
+@pytest.mark.parametrize(
+    "source, target",
+    [
+        (f"{package}.module", f"{target}.module")
+        for package, targets in sorted(FORBIDDEN_PACKAGES.items())
+        for target in sorted(targets)
+    ]
+    + [("sizing.commands.plan", "stackobjects.planned"), ("sizing.commands.plan", "components.workload")],
+)
+def test_a_forbidden_arrow_is_found(source, target):
+    # Beside an arrow every package may draw, which is not reported.
+    graph = {source: [(target, 7), ("sizing.kube.resources", 8)]}
+    assert forbidden_imports(graph) == [f"{source} imports {target} on line 7"]
+
+
+def test_only_the_stack_reader_of_sizing_may_read_the_stack_configuration_and_plan():
+    graph = {
+        "sizing.commands.plan": [("stackconfig.errors", 1), ("stackplan.capacity", 2)],
+        "sizing.commands.other": [("stackconfig.errors", 3)],
+        "sizing.planning.planner": [("stackplan.capacity", 4)],
+    }
+    assert forbidden_imports(graph) == [
+        "sizing.commands.other imports stackconfig.errors on line 3",
+        "sizing.planning.planner imports stackplan.capacity on line 4",
+    ]
 
 
 @pytest.mark.parametrize("forbidden", ["pulumi", "pulumi_aws", "pulumi_kubernetes", "pulumi_eks", "pulumi_awsx"])
@@ -110,6 +180,9 @@ def test_the_import_graph_sees_known_edges():
     assert any(t == "sizing.binpack.instance" for t, _ in graph["sizing.binpack.solver"])
     assert any(t.startswith("sizing.karpenter") for t, _ in graph["sizing.planning.planner"])
     assert any(t.startswith("stackconfig") for t, _ in graph["__main__"])
+    assert any(t.startswith("stackconfig") for t, _ in graph["stackobjects.karpenter"])
+    assert any(t.startswith("stackobjects") for t, _ in graph["stackplan.capacity"])
+    assert any(t.startswith("stackmonitoring") for t, _ in graph["components.eks_autoscaling"])
 
 
 def test_the_cycle_finder_finds_a_cycle():

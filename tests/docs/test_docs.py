@@ -256,7 +256,7 @@ def test_config_key_walk_and_extraction():
 @pytest.fixture(scope="module")
 def dev_plan():
     from sizing.planning.planner import plan_capacity
-    from stackconfig.capacity import plan_input_for_stack
+    from stackplan.capacity import plan_input_for_stack
 
     return plan_capacity(plan_input_for_stack("dev", PROJECT_DIR))
 
@@ -286,7 +286,7 @@ def test_sizing_guide_quotes_the_current_prod_fleet_and_limits():
     """The trimmed prod example, solver included: the solver is bounded by work, not time, so its
     fleet and bound are the same on every machine and are quoted too."""
     from sizing.planning.planner import plan_capacity
-    from stackconfig.capacity import plan_input_for_stack
+    from stackplan.capacity import plan_input_for_stack
 
     plan = plan_capacity(plan_input_for_stack("prod", PROJECT_DIR))
     text = (PROJECT_DIR / "docs" / "sizing.md").read_text()

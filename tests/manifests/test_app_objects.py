@@ -9,7 +9,7 @@ import pytest
 
 from policies.eks_autoscaling_rules import OPEN_TO_INTERNET_ANNOTATION
 from stackconfig.app import AppConfig
-from stackconfig.app_objects import (
+from stackobjects.app import (
     MANIFEST_DIR,
     MANIFEST_FILES,
     alb_tags_annotation,

@@ -12,15 +12,15 @@ from sizing.karpenter.crd_rules import crd_rules, rule_violations
 from sizing.karpenter.labels import AWS_WELL_KNOWN
 from sizing.karpenter.requirements import filter_instance_types, parse_requirements
 from stackconfig.ami import DEFAULT_AMI_ALIAS
-from stackconfig.app_objects import load_manifest
-from stackconfig.karpenter_objects import (
+from stackconfig.nodepool import NodePoolConfig
+from stackobjects.app import load_manifest
+from stackobjects.karpenter import (
     MANIFEST_DIR,
     NODEPOOL_PRESETS,
     ec2_node_class,
     node_pool,
     node_pool_to_plan,
 )
-from stackconfig.nodepool import NodePoolConfig
 
 REFERENCE_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
 REFERENCE_LIMITS = {"cpu": "8", "memory": "32Gi"}
@@ -378,7 +378,7 @@ def test_ec2_node_class_refuses_bad_arguments(overrides, message):
 
 
 def test_node_class_selects_given_subnets_by_id():
-    from stackconfig.karpenter_objects import ec2_node_class
+    from stackobjects.karpenter import ec2_node_class
 
     base = dict(name="default", role_name="r", cluster_name="c", ami_alias="al2023@v20260714", tags={})
     assert ec2_node_class(**base, subnet_ids=["subnet-1", "subnet-2"])["spec"]["subnetSelectorTerms"] == [

@@ -19,11 +19,11 @@ import yaml
 
 from stackconfig.ami import DEFAULT_AMI_ALIAS
 from stackconfig.app import AppConfig
-from stackconfig.app_objects import MANIFEST_DIR as TEST_APP_DIR
-from stackconfig.app_objects import MANIFEST_FILES, app_objects, load_manifest
-from stackconfig.karpenter_objects import MANIFEST_DIR as KARPENTER_DIR
-from stackconfig.karpenter_objects import NODEPOOL_PRESETS, ec2_node_class, node_pool
 from stackconfig.nodepool import NodePoolConfig
+from stackobjects.app import MANIFEST_DIR as TEST_APP_DIR
+from stackobjects.app import MANIFEST_FILES, app_objects, load_manifest
+from stackobjects.karpenter import MANIFEST_DIR as KARPENTER_DIR
+from stackobjects.karpenter import NODEPOOL_PRESETS, ec2_node_class, node_pool
 from tests import schemas
 
 KUBERNETES_VERSION = "1.35.0"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from offline.program import PROJECT_DIR
-from stackconfig.monitoring_dashboards import (
+from stackconfig.karpenter_dashboards import (
     DASHBOARDS_DIR,
     bundled_karpenter_minors,
     check_karpenter_dashboards_bundled,

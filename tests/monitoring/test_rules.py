@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stackconfig.monitoring_rules import number, prometheus_duration
+from stackmonitoring.rules import number, prometheus_duration
 from tests.harness import run_program
 from tests.monitoring.recorded import alert_rules
 

@@ -11,13 +11,13 @@ import pytest
 from pydantic import BaseModel
 
 from offline.program import PROJECT_DIR
-from stackconfig.deployment import (
+from stackconfig.load import load_stack_file
+from stackconfig.model import StackConfig
+from stackplan.deployment import (
     COMPONENT_ONLY_INPUTS,
     args_from_config,
     config_from_args,
 )
-from stackconfig.load import load_stack_file
-from stackconfig.model import StackConfig
 from tests.package.schema_checks import SCHEMA, TYPE_PREFIX, component
 
 

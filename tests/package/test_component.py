@@ -234,8 +234,8 @@ def test_bad_inputs_stop_before_any_child_resource(tmp_path, inputs, fragments):
 
 
 def test_region_from_the_provider_is_named_as_its_setting():
-    from stackconfig.deployment import config_from_args
     from stackconfig.errors import StackConfigError
+    from stackplan.deployment import config_from_args
 
     with pytest.raises(StackConfigError) as failure:
         config_from_args({}, "us-east-7")

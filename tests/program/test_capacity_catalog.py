@@ -4,7 +4,7 @@ import pytest
 
 from offline.program import DELETE
 from sizing.karpenter.catalog import read_catalog
-from stackconfig.capacity import plan_input_for_stack
+from stackplan.capacity import plan_input_for_stack
 from tests.catalogs import refreshed
 from tests.catalogs import write_catalog as write_types
 from tests.harness import ProgramFailed, run_program

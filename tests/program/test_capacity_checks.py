@@ -7,7 +7,7 @@ import time
 import pytest
 
 from sizing.karpenter.catalog import catalog_by_name, load_catalog
-from stackconfig.vpc_capacity import (
+from stackplan.vpc_capacity import (
     DEFAULT_STANDARD_VCPU_QUOTA,
     node_addresses,
     private_subnet_sizes,
@@ -96,8 +96,8 @@ def test_the_stacks_plan_refuses_a_peak_the_vpc_cannot_address_before_simulating
 def test_the_stack_output_summary_has_no_float_noise():
     from offline.program import PROJECT_DIR
     from sizing.planning.report import plan_data
-    from stackconfig.capacity import plan_for, plan_summary
     from stackconfig.load import load_stack_file
+    from stackplan.capacity import plan_for, plan_summary
 
     # prod's fleet costs 5 × 0.6912 + 0.612, which binary floats sum to 4.0680000000000005.
     config = load_stack_file(PROJECT_DIR / "Pulumi.prod.yaml")

@@ -670,9 +670,9 @@ def test_bad_monitoring_input_stops_before_any_resource(monitoring, fragments):
 
 
 def test_a_karpenter_version_without_bundled_dashboards_is_refused_with_monitoring(monkeypatch):
-    from stackconfig import monitoring_dashboards
+    from stackconfig import karpenter_dashboards
 
-    monkeypatch.setattr(monitoring_dashboards, "bundled_karpenter_minors", lambda: ("1.13",))
+    monkeypatch.setattr(karpenter_dashboards, "bundled_karpenter_minors", lambda: ("1.13",))
     with pytest.raises(ProgramFailed) as failure:
         run_program("dev")
     assert "Karpenter's dashboards are bundled for Karpenter 1.13 only" in str(failure.value)

@@ -7,12 +7,12 @@ import pytest
 from offline.program import PROJECT_DIR
 from sizing.kube.objects import read_objects
 from sizing.planning.description import daemon_set, workload
-from stackconfig.app_objects import app_objects
-from stackconfig.capacity import plan_for, plan_input_for_stack, plan_source
 from stackconfig.errors import StackConfigError
-from stackconfig.karpenter_objects import node_pool
 from stackconfig.load import load_stack_file, parse_stack_config
-from stackconfig.planned_objects import planned_objects
+from stackobjects.app import app_objects
+from stackobjects.karpenter import node_pool
+from stackobjects.planned import planned_objects
+from stackplan.capacity import plan_for, plan_input_for_stack, plan_source
 
 DEV_ZONES = ["ap-northeast-1a", "ap-northeast-1c"]
 

@@ -18,7 +18,7 @@ from sizing.kube.objects import read_parsed_objects
 from sizing.kube.scheduling import Taint, Toleration, tolerates_all
 from sizing.kube.workloads import Workload
 from stackconfig.load import parse_stack_config
-from stackconfig.planned_objects import planned_objects
+from stackobjects.planned import planned_objects
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 # The EKS API's taint effects, as Kubernetes shows them on the node.

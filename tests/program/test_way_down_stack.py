@@ -8,7 +8,7 @@ import pytest
 from sizing.karpenter.simulation.disruption import EMPTINESS, WHEN_EMPTY, WHEN_EMPTY_OR_UNDERUTILIZED
 from sizing.planning.planner import plan_capacity
 from stackconfig.errors import StackConfigError
-from stackconfig.way_down import duration_seconds, plan_input_with_way_down
+from stackplan.way_down import duration_seconds, plan_input_with_way_down
 
 TOKYO = (
     "config:\n  aws:region: ap-northeast-1\n  eks-autoscaling:capacity:\n    priceOverrides:\n      m5.large: 0.124\n"

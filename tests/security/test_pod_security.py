@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from security.pod_security import restricted_violations
-from stackconfig.app_objects import MANIFEST_DIR
+from stackobjects.app import MANIFEST_DIR
 
 RESTRICTED_POD = {
     "automountServiceAccountToken": False,

@@ -240,7 +240,7 @@ def test_a_negative_quantity_is_refused_naming_the_field(spec, field):
 
 
 def test_the_stack_output_carries_the_same_warnings():
-    from stackconfig.capacity import plan_summary
+    from stackplan.capacity import plan_summary
 
     plan = _plan([Workload("cache", 0, 512, replicas=2), Workload("web", 100, 64, replicas=2)])
     assert (

@@ -12,11 +12,11 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sizing.karpenter.crd_rules import check_part
 from stackconfig.ami import check_ami_alias
-from stackconfig.app_objects import load_manifest
+from stackconfig.foundation import check_node_class_tags
 from stackconfig.nodepool import ZONE_KEY, NodePoolConfig
 from stackconfig.nodepool_presets import NODEPOOL_PRESETS
+from stackobjects.app import load_manifest
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "manifests" / "karpenter"
 NODE_CLASS_GROUP = "karpenter.k8s.aws"
@@ -166,12 +166,3 @@ def ec2_node_class(
             raise ValueError(f"kubelet: unknown fields {unknown}; allowed fields are {list(KUBELET_FIELDS)}")
         spec["kubelet"] = copy.deepcopy(dict(kubelet))
     return obj
-
-
-def check_node_class_tags(tags: Mapping[str, str]) -> None:
-    """Tags the EC2NodeClass CRD's rules take (no empty key, none of the tags Karpenter sets on every
-    node itself), with string values."""
-    check_part(dict(tags), ("spec", "tags"), "tags", kind="EC2NodeClass")
-    for key, value in tags.items():
-        if not isinstance(value, str):
-            raise ValueError(f"the value of tag {key!r} must be a string, got {value!r}")

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sizing.planning.description_model import DaemonSetEntry, WorkloadEntry
-from stackconfig.app_objects import NAME_LABEL, app_objects
-from stackconfig.karpenter_objects import DEFAULT_NODE_CLASS_NAME, ec2_node_class, node_pool_to_plan
+from stackobjects.app import NAME_LABEL, app_objects
+from stackobjects.karpenter import DEFAULT_NODE_CLASS_NAME, ec2_node_class, node_pool_to_plan
 
 # The node role is named by AWS when it is created. The plan reads the class's AMI and kubelet
 # settings, which decide what a node can hold; the role changes nothing there.

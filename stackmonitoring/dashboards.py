@@ -6,13 +6,12 @@ and the plan dashboard, generated from the capacity plan's figures.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-from stackconfig.monitoring_plan import LIMIT_UNITS, PlannedFigures
-from stackconfig.monitoring_rules import number, prometheus_duration
+from stackconfig.karpenter_dashboards import DASHBOARDS_DIR, check_karpenter_dashboards_bundled, karpenter_minor
+from stackmonitoring.figures import LIMIT_UNITS, PlannedFigures
+from stackmonitoring.rules import number, prometheus_duration
 
-DASHBOARDS_DIR = Path(__file__).resolve().parent.parent / "monitoring" / "dashboards"
 KARPENTER_DASHBOARD_FILES = ("karpenter-capacity-dashboard.json", "karpenter-performance-dashboard.json")
 PLAN_DASHBOARD_FILE = "eks-autoscaling-capacity-plan.json"
 PLAN_DASHBOARD_UID = "eks-autoscaling-capacity-plan"
@@ -24,25 +23,10 @@ TEXT_HEIGHT = 5
 GRAPH_HEIGHT = 8
 
 
-def bundled_karpenter_minors() -> tuple[str, ...]:
-    """The Karpenter minor versions ("1.14") whose dashboards are bundled."""
-    return tuple(sorted(path.name.removeprefix("karpenter-") for path in DASHBOARDS_DIR.glob("karpenter-*")))
-
-
-def check_karpenter_dashboards_bundled(karpenter_version: str) -> None:
-    minor = _minor(karpenter_version)
-    if minor not in bundled_karpenter_minors():
-        raise ValueError(
-            f"monitoring.enabled: Karpenter's dashboards are bundled for Karpenter "
-            f"{', '.join(bundled_karpenter_minors())} only, and addons.karpenter.version is {karpenter_version}; "
-            f"add its dashboards under monitoring/dashboards/karpenter-{minor}/ or set monitoring.enabled: false"
-        )
-
-
 def karpenter_dashboards(karpenter_version: str) -> dict[str, str]:
     """File name -> JSON text of Karpenter's dashboards for `karpenter_version`, as published."""
     check_karpenter_dashboards_bundled(karpenter_version)
-    folder = DASHBOARDS_DIR / f"karpenter-{_minor(karpenter_version)}"
+    folder = DASHBOARDS_DIR / f"karpenter-{karpenter_minor(karpenter_version)}"
     return {name: (folder / name).read_text() for name in KARPENTER_DASHBOARD_FILES}
 
 
@@ -186,7 +170,3 @@ def _timeseries(
         },
         "options": {"legend": {"displayMode": "list", "placement": "bottom"}, "tooltip": {"mode": "multi"}},
     }
-
-
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])

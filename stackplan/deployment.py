@@ -15,11 +15,11 @@ from pydantic.alias_generators import to_camel
 
 from sizing.planning.planner import CapacityPlan
 from stackconfig.aws_provider import AwsProviderSettings, KubeconfigSignIn, check_credential_file_path
-from stackconfig.capacity import node_pool_limits, plan_for
 from stackconfig.errors import StackConfigError
 from stackconfig.load import PROJECT, REGION_KEY, parse_stack_config
 from stackconfig.model import StackConfig
-from stackconfig.zones import RegionZones, vpc_zones
+from stackplan.capacity import node_pool_limits, plan_for
+from stackplan.zones import RegionZones, vpc_zones
 
 # Inputs of the component that are not keys of the stack configuration: the region comes from
 # `aws:region` in a stack, and a stack always builds its own VPC.
@@ -102,7 +102,7 @@ def plan_deployment(config: StackConfig, region_zones: RegionZones, *, existing_
     region cannot host it, the API server would be out of reach, or the plan refuses it.
 
     The VPC takes the pinned `network.zoneIds`, or else the first usable zones by name
-    (stackconfig/zones.py). With an existing VPC the NodePool may use every available zone of
+    (stackplan/zones.py). With an existing VPC the NodePool may use every available zone of
     the region unless `nodePool.zones` narrows it: Karpenter only launches into the private
     subnets it is given anyway."""
     check_api_endpoint(config, existing_vpc=existing_vpc)

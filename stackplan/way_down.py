@@ -19,9 +19,9 @@ from sizing.karpenter.simulation.disruption import Budget, DisruptionPolicy
 from sizing.kube.hpa_scale_down import HpaScaleDown, ScaleDownPolicy
 from sizing.planning.planner import PlanInput
 from sizing.planning.way_down import WayDownSettings
-from stackconfig.capacity import plan_input_for_stack
 from stackconfig.errors import StackConfigError
 from stackconfig.load import parse_stack_config, read_stack_file
+from stackplan.capacity import plan_input_for_stack
 
 _PART = re.compile(r"([0-9]+)(h|m|s)")
 _SECONDS = {"h": 3600, "m": 60, "s": 1}

@@ -1,5 +1,5 @@
 """The capacity plan of a stack: the planner's input read from the Kubernetes objects the stack
-deploys (`stackconfig.planned_objects`), as `python -m sizing plan` reads manifest files, with the
+deploys (`stackobjects.planned`), as `python -m sizing plan` reads manifest files, with the
 planning settings of `capacity`. A stack and its deployed manifests are planned the same way.
 """
 
@@ -27,9 +27,9 @@ from sizing.planning.report import plan_data
 from stackconfig.aws_provider import parse_aws_settings
 from stackconfig.errors import StackConfigError
 from stackconfig.load import parse_stack_config, read_stack_file, stack_file
-from stackconfig.planned_objects import planned_objects
 from stackconfig.system_pods import system_pods
-from stackconfig.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
+from stackobjects.planned import planned_objects
+from stackplan.vpc_capacity import check_fleet_fits, check_pods_fit, fleet_demand, quota_warnings
 
 OBJECTS_SOURCE = "the stack's Kubernetes objects"
 CATALOG_KEY = "capacity.catalog"

@@ -1,7 +1,7 @@
 """The figures of a stack's capacity plan that monitoring checks in the live cluster.
 
-The alerts (`stackconfig.monitoring_rules`) and the plan dashboard
-(`stackconfig.monitoring_dashboards`) are both generated from one `PlannedFigures`, so an alert
+The alerts (`stackmonitoring.rules`) and the plan dashboard
+(`stackmonitoring.dashboards`) are both generated from one `PlannedFigures`, so an alert
 and the panel that shows it speak of the same numbers.
 """
 

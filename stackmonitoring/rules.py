@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from stackconfig.monitoring_plan import LIMIT_UNITS, PlannedFigures
+from stackmonitoring.figures import LIMIT_UNITS, PlannedFigures
 
 GROUP_NAME = "eks-autoscaling-capacity-plan"
 KARPENTER_JOB = "karpenter"

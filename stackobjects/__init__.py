@@ -1,0 +1,1 @@
+"""The Kubernetes objects and Helm values built from the stack configuration."""
