@@ -27,7 +27,10 @@ def _ids(paths: list[Path]) -> list[str]:
 
 def _ignored(path: str) -> bool:
     """A path git ignores, or a file in it, is made at run time (a virtualenv, a build folder)."""
-    return subprocess.run(["git", "check-ignore", "-q", path.rstrip("/") + "/x"], cwd=PROJECT_DIR, check=False).returncode == 0
+    return (
+        subprocess.run(["git", "check-ignore", "-q", path.rstrip("/") + "/x"], cwd=PROJECT_DIR, check=False).returncode
+        == 0
+    )
 
 
 def _module_file(parts: list[str]) -> Path | None:
