@@ -15,21 +15,11 @@ from collections.abc import Mapping, Sequence
 from sizing.errors import NeverRuns, SizingInputError
 from sizing.karpenter.catalog import InstanceType
 from sizing.karpenter.labels import LabelRequirement, pool_admits
-from sizing.karpenter.requirements import (
-    CAPACITY_TYPE_KEY,
-    INSTANCE_KEYS,
-    ZONE_KEY,
-)
-from sizing.karpenter.simulation import (
-    NodeOption,
-    PodGroup,
-)
+from sizing.karpenter.requirements import CAPACITY_TYPE_KEY, INSTANCE_KEYS, ZONE_KEY
+from sizing.karpenter.simulation import NodeOption, PodGroup
 from sizing.kube.workloads import DaemonSet, Workload
 from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PoolView, is_custom_key, unmodelled_key
-from sizing.planning.pool_options import (
-    NODEPOOL_KEY,
-    ports_of,
-)
+from sizing.planning.pool_options import NODEPOOL_KEY, ports_of
 
 
 def check_host_ports(

@@ -18,28 +18,14 @@ from types import MappingProxyType
 from typing import Any
 
 from sizing.karpenter.limits import NodePoolLimits, parse_limits
-from sizing.karpenter.simulation import (
-    NodeOption,
-    PodGroup,
-    ProvisioningResult,
-)
+from sizing.karpenter.simulation import NodeOption, PodGroup, ProvisioningResult
 from sizing.kube.resources import Resources
 from sizing.planning.decisions import Change, changes
 from sizing.planning.fleet import solved_fleet
-from sizing.planning.plan_types import (
-    Finding,
-    LimitsCheck,
-    PlanInput,
-)
+from sizing.planning.plan_types import Finding, LimitsCheck, PlanInput
 from sizing.planning.progress import Progress
-from sizing.planning.recommendation import (
-    Outcome,
-    likely_restrictions,
-    outcome_on,
-)
-from sizing.planning.resolution import (
-    PlanContext,
-)
+from sizing.planning.recommendation import Outcome, likely_restrictions, outcome_on
+from sizing.planning.resolution import PlanContext
 from sizing.planning.scenario_setup import workload_scale_up
 from sizing.planning.scenarios import (
     LimitProbe,

@@ -22,26 +22,16 @@ from sizing.karpenter.allocatable import DEFAULT_EBS_VOLUME_BYTES, KubeletConfig
 from sizing.karpenter.ami_families import DEFAULT_AMI_FAMILY
 from sizing.karpenter.catalog import CatalogInfo, InstanceType
 from sizing.karpenter.limits import NodePoolLimits
-from sizing.karpenter.offerings import (
-    OfferingsCheck,
-)
+from sizing.karpenter.offerings import OfferingsCheck
 from sizing.karpenter.pricing import PriceTable, SpotDiscount
-from sizing.karpenter.simulation import (
-    NodeOption,
-    ProvisioningResult,
-)
+from sizing.karpenter.simulation import NodeOption, ProvisioningResult
 from sizing.kube.scheduling import Taint
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload, check_ceilings
 from sizing.planning.ceilings import check_node_pool
 from sizing.planning.decisions import Change
 from sizing.planning.fleet import OptimalFleet
-from sizing.planning.recommendation import (
-    Recommendation,
-)
-from sizing.planning.scenarios import (
-    HpaScaleUp,
-    ScenarioRun,
-)
+from sizing.planning.recommendation import Recommendation
+from sizing.planning.scenarios import HpaScaleUp, ScenarioRun
 from sizing.planning.way_down import WayDownPlan, WayDownSettings
 
 # The getting-started NodePool of the Karpenter docs, used when a description names no requirements.

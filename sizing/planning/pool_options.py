@@ -19,11 +19,7 @@ from sizing.karpenter.ami_families import launchable
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, read_catalog
 from sizing.karpenter.crd_rules import TEMPLATE_LABELS_PATH, check_part
 from sizing.karpenter.labels import WELL_KNOWN, LabelRequirement, merged, pool_admits, restriction, shown
-from sizing.karpenter.offerings import (
-    PoolOfferings,
-    node_offerings,
-    offered_types,
-)
+from sizing.karpenter.offerings import PoolOfferings, node_offerings, offered_types
 from sizing.karpenter.pricing import PriceTable
 from sizing.karpenter.requirements import (
     CAPACITY_TYPE_KEY,
@@ -35,16 +31,11 @@ from sizing.karpenter.requirements import (
     filter_instance_types,
     parse_requirements,
 )
-from sizing.karpenter.simulation import (
-    NodeOption,
-)
+from sizing.karpenter.simulation import NodeOption
 from sizing.kube.resources import Resources
 from sizing.kube.scheduling import LabelExpression, PodScheduling, tolerates_all
 from sizing.kube.workloads import DaemonSet
-from sizing.planning.plan_types import (
-    NodePoolSpec,
-    PlanInput,
-)
+from sizing.planning.plan_types import NodePoolSpec, PlanInput
 from sizing.planning.pod_groups import UNMODELLED_WELL_KNOWN, PoolView, is_custom_key
 
 NODEPOOL_KEY = "karpenter.sh/nodepool"

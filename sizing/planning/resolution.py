@@ -18,26 +18,13 @@ from sizing.errors import NeverRuns, SizingInputError
 from sizing.karpenter.catalog import CatalogInfo, InstanceType, catalog_by_name, load_catalog
 from sizing.karpenter.labels import LabelRequirement
 from sizing.karpenter.limits import parse_limits
-from sizing.karpenter.offerings import (
-    OfferingsCheck,
-    PoolOfferings,
-    offerings_recorded,
-)
+from sizing.karpenter.offerings import OfferingsCheck, PoolOfferings, offerings_recorded
 from sizing.karpenter.pricing import PriceTable, check_catalog_region, price_table
-from sizing.karpenter.simulation import (
-    NodeOption,
-    NodePoolModel,
-    PodGroup,
-    RunningNode,
-)
+from sizing.karpenter.simulation import NodeOption, NodePoolModel, PodGroup, RunningNode
 from sizing.kube.workloads import ExistingNode, Workload
 from sizing.planning.ceilings import check_topology
 from sizing.planning.input_checks import check_reachable, check_selector
-from sizing.planning.plan_types import (
-    NeverRunning,
-    NodePoolSpec,
-    PlanInput,
-)
+from sizing.planning.plan_types import NeverRunning, NodePoolSpec, PlanInput
 from sizing.planning.pod_groups import PodGroupBuilder, PoolView, is_custom_key
 from sizing.planning.pool_options import (
     NODEPOOL_KEY,

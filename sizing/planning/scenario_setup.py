@@ -12,23 +12,11 @@ from types import MappingProxyType
 from typing import Any
 
 from sizing.errors import SizingInputError
-from sizing.karpenter.simulation import (
-    NodeOption,
-    NodePoolModel,
-)
+from sizing.karpenter.simulation import NodeOption, NodePoolModel
 from sizing.kube.workloads import Workload
-from sizing.planning.plan_types import (
-    PlanInput,
-)
-from sizing.planning.resolution import (
-    PlanContext,
-)
-from sizing.planning.scenarios import (
-    HpaScaleUp,
-    ScalingPolicy,
-    ScenarioSetup,
-    replica_steps,
-)
+from sizing.planning.plan_types import PlanInput
+from sizing.planning.resolution import PlanContext
+from sizing.planning.scenarios import HpaScaleUp, ScalingPolicy, ScenarioSetup, replica_steps
 
 
 def node_pools(context: PlanContext, options: Sequence[NodeOption]) -> tuple[NodePoolModel, ...]:
