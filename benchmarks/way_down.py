@@ -20,8 +20,9 @@ from dataclasses import replace
 
 from benchmarks.scale import POD_COUNTS, ZONES, workloads
 from sizing.karpenter.simulation.disruption import WHEN_EMPTY, WHEN_EMPTY_OR_UNDERUTILIZED, DisruptionPolicy
-from sizing.planning import planner
 from sizing.planning.planner import PlanInput, plan_capacity
+from sizing.planning.resolution import resolve
+from sizing.planning.scenario_setup import scenario_setup
 from sizing.planning.scenarios import PEAK
 from sizing.planning.side_by_side import available_workers
 from sizing.planning.way_down import WayDownSettings, run_way_down
@@ -44,8 +45,8 @@ def run(options: Sequence[str]) -> int:
         started = time.perf_counter()
         plan = plan_capacity(base, workers=workers)
         without = time.perf_counter() - started
-        context = planner._resolve(base)
-        setup = planner._scenario_setup(base, context, context.options)
+        context = resolve(base)
+        setup = scenario_setup(base, context, context.options)
         peak = plan.scenarios[PEAK].result
         minimum = {w.name: 1 for w in base.workloads}
         for policy in (WHEN_EMPTY, WHEN_EMPTY_OR_UNDERUTILIZED):

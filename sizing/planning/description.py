@@ -38,7 +38,7 @@ from sizing.planning.description_model import (
     WorkloadEntry,
 )
 from sizing.planning.objects import InputFile, check_unmodelled, not_planned_notes, objects_of, read_inputs
-from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS, NodePoolSpec, PlanInput
+from sizing.planning.plan_types import GETTING_STARTED_REQUIREMENTS, NodePoolSpec, PlanInput
 from sizing.planning.zones import check_plan_zones
 
 

@@ -32,7 +32,7 @@ from sizing.kube.objects import ClusterObjects, NodeClassObject, ObjectCounter, 
 from sizing.kube.quantities import cpu_millicores, memory_mib, storage_bytes, storage_mib
 from sizing.kube.safe_yaml import decode_text, load_documents, read_file_bytes, read_stream_bytes
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
-from sizing.planning.planner import NodePoolSpec, PlanInput
+from sizing.planning.plan_types import NodePoolSpec, PlanInput
 from sizing.planning.zones import check_plan_zones
 
 KUBELET_KEYS = ("maxPods", "podsPerCore", "kubeReserved", "systemReserved", "evictionHard")

@@ -13,7 +13,7 @@ ignored and the objects not planned (they place no pods).
 
 from __future__ import annotations
 
-from sizing.planning.planner import CapacityPlan
+from sizing.planning.plan_types import CapacityPlan
 from sizing.planning.report_data import plan_data
 from sizing.planning.report_text import DEFAULT_NODE_ROWS, MAX_WARNING_NAMES, render_text
 

@@ -30,7 +30,7 @@ from sizing.kube.resources import Resources
 from sizing.kube.scheduling import ZONE_KEY
 from sizing.kube.workloads import Workload
 from sizing.planning.decisions import Change
-from sizing.planning.planner import CapacityPlan
+from sizing.planning.plan_types import CapacityPlan
 from sizing.planning.recommendation import Outcome
 from sizing.planning.report_way_down import way_down_data
 from sizing.planning.scenarios import ScenarioRun

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sizing.planning.planner import CapacityPlan
+from sizing.planning.plan_types import CapacityPlan
 from sizing.planning.way_down import WayDown
 
 MAX_ROWS = 20

@@ -12,7 +12,7 @@ from typing import Any
 
 from sizing.karpenter.regions import check_region, check_zone
 from sizing.kube.scheduling import LabelExpression
-from sizing.planning.planner import PlanInput
+from sizing.planning.plan_types import PlanInput
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 

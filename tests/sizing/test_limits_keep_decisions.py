@@ -22,8 +22,9 @@ from sizing.kube.scheduling import (
     TopologySpread,
 )
 from sizing.kube.workloads import Workload
-from sizing.planning import planner
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.resolution import resolve
+from sizing.planning.scenario_setup import scenario_setup
 from sizing.planning.scenarios import ScenarioRunner
 
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
@@ -116,8 +117,8 @@ def _decided(run):
 
 def _check(plan_input):
     plan = plan_capacity(plan_input)
-    context = planner._resolve(plan_input)
-    runner = ScenarioRunner(planner._scenario_setup(plan_input, context, context.options))
+    context = resolve(plan_input)
+    runner = ScenarioRunner(scenario_setup(plan_input, context, context.options))
     unlimited = runner.run_all({})
     planned = runner.run_all(plan.limits.for_simulation())
     for name, run in planned.items():
@@ -223,8 +224,8 @@ def test_limits_at_a_scenarios_demand_run_it_exactly_as_without_limits(plan_inpu
     """The scenario runner takes a scenario's run without limits, limits put in, for its run
     under limits at or above that run's `limit_demand`; it must be exactly what simulating the
     scenario under them gives (batches, ramp, rollout, drift; nodes, pods, what is left)."""
-    context = planner._resolve(plan_input)
-    setup = planner._scenario_setup(plan_input, context, context.options)
+    context = resolve(plan_input)
+    setup = scenario_setup(plan_input, context, context.options)
     runner = ScenarioRunner(setup)
     for name, unlimited in runner.run_all({}).items():
         demand = unlimited.result.limit_demand

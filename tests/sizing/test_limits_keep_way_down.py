@@ -21,8 +21,9 @@ from sizing.karpenter.simulation.disruption import (
 )
 from sizing.kube.hpa_scale_down import HpaScaleDown, ScaleDownPolicy
 from sizing.kube.workloads import Workload
-from sizing.planning import planner
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from sizing.planning.resolution import resolve
+from sizing.planning.scenario_setup import scenario_setup
 from sizing.planning.scenarios import PEAK, ScenarioRunner
 from sizing.planning.way_down import WayDownSettings, run_way_down
 
@@ -79,8 +80,8 @@ def _min_replicas(plan_input):
 
 def _kept(plan_input, limits):
     """Whether the way down from the peak under `limits` decides as without them."""
-    context = planner._resolve(plan_input)
-    setup = planner._scenario_setup(plan_input, context, context.options)
+    context = resolve(plan_input)
+    setup = scenario_setup(plan_input, context, context.options)
     peak = ScenarioRunner(setup).run(PEAK, limits).result
     minimum = _min_replicas(plan_input)
     under = run_way_down(setup, peak, plan_input.way_down, minimum, limits)

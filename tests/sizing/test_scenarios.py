@@ -167,11 +167,11 @@ def test_a_web_tier_on_a_wide_spot_pool_gets_limits_near_its_fleet_not_a_metal_m
 
 
 def test_the_stack_min_replicas_starts_the_ramp():
-    from sizing.planning.planner import _scale_up
+    from sizing.planning.scenario_setup import workload_scale_up
 
     workload = Workload("web", 100, 64, replicas=10)
-    assert _scale_up(workload, {}).min_replicas == 1
-    assert _scale_up(workload, {"web": HpaScaleUp(min_replicas=4)}).min_replicas == 4
+    assert workload_scale_up(workload, {}).min_replicas == 1
+    assert workload_scale_up(workload, {"web": HpaScaleUp(min_replicas=4)}).min_replicas == 4
     with pytest.raises(SizingInputError, match="HPA scale-up given for 'api', which is not a workload"):
         plan_capacity(PlanInput(workloads=(workload,), hpa_scale_up={"api": HpaScaleUp()}, solver_work_limit=None))
 

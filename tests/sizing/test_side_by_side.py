@@ -13,6 +13,7 @@ from sizing.cli import main
 from sizing.kube.scheduling import ZONE_KEY, LabelSelector, PodScheduling, TopologySpread
 from sizing.kube.workloads import Workload
 from sizing.planning import planner, side_by_side
+from sizing.planning.limit_search import EarlyFleet
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.recommendation import recommend
 from sizing.planning.report_data import plan_data
@@ -161,7 +162,7 @@ def test_early_results_for_other_pods_are_not_used(monkeypatch):
     """If the planned rollout placed other pods on new nodes than the run without limits, what
     was worked out beside the search is dropped and computed again: the plan stays the same."""
     one = plan_capacity(_wide_plan_input(), workers=1)
-    original = planner._EarlyFleet.__init__
+    original = EarlyFleet.__init__
     calls = []
 
     def other_pods(self, *args, **kwargs):
@@ -172,7 +173,7 @@ def test_early_results_for_other_pods_are_not_used(monkeypatch):
         calls.append(1)
         return side_by_side.run_beside(*args, **kwargs)
 
-    monkeypatch.setattr(planner._EarlyFleet, "__init__", other_pods)
+    monkeypatch.setattr(EarlyFleet, "__init__", other_pods)
     monkeypatch.setattr(planner, "run_beside", counted)
     two = plan_capacity(_wide_plan_input(), workers=2)
     assert calls == [1]

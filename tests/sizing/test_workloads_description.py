@@ -8,7 +8,7 @@ from sizing.errors import SizingInputError
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS
 from sizing.planning.description import plan_input_from_document, read_description
-from sizing.planning.planner import GETTING_STARTED_REQUIREMENTS
+from sizing.planning.plan_types import GETTING_STARTED_REQUIREMENTS
 
 FULL = """
 region: ap-northeast-1
