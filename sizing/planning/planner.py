@@ -80,10 +80,6 @@ __all__ = [
     "pool_types",
 ]
 
-# The resolution and the scenarios' setup by their former names here, which tests and docs reach for.
-_resolve = resolve
-_scenario_setup = scenario_setup
-
 SOLVER_MISSING_NOTE = (
     "the optimal fleet was not computed: the bin-packing solver (sizing.binpack.solver) is not installed"
 )

@@ -360,6 +360,8 @@ def test_the_wide_pool_example_quotes_the_batches_and_limits_of_its_plan():
     from sizing.kube.objects import read_objects
     from sizing.planning import planner
     from sizing.planning.objects import plan_input_from_objects
+    from sizing.planning.resolution import resolve
+    from sizing.planning.scenario_setup import scenario_setup
     from sizing.planning.scenarios import _simulate
 
     example = PROJECT_DIR / "docs" / "examples" / "cluster-objects.yaml"
@@ -373,8 +375,8 @@ def test_the_wide_pool_example_quotes_the_batches_and_limits_of_its_plan():
     peak = plan.scenarios["peak"]
     assert f"{peak.batches}\nbatches in all" in section or f"{peak.batches} batches in all" in section
     # One batch under the planned limits: 3 web NodeClaims launch and 9 web pods wait.
-    context = planner._resolve(plan_input)
-    setup = planner._scenario_setup(plan_input, context, context.options)
+    context = resolve(plan_input)
+    setup = scenario_setup(plan_input, context, context.options)
     first = _simulate(setup, setup.peak_groups, plan.limits.for_simulation(), setup.running)
     web = [node for node in first.new_nodes if node.pods.get("shop/web")]
     assert len(web) == 3 and first.pending_count == 9
