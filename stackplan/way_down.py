@@ -16,7 +16,8 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.simulation.disruption import Budget, DisruptionPolicy
-from sizing.kube.hpa_scale_down import HpaScaleDown, ScaleDownPolicy
+from sizing.kube.hpa_behavior import ScalingPolicy
+from sizing.kube.hpa_scale_down import HpaScaleDown
 from sizing.planning.planner import PlanInput
 from sizing.planning.way_down import WayDownSettings
 from stackconfig.errors import StackConfigError
@@ -51,7 +52,7 @@ def way_down_settings(config: Any, plan_input: PlanInput, level_percent: float |
         raise StackConfigError([f"`nodePool`: {error}"]) from None
     scale_down = config.app.hpa.scale_down
     behaviour = HpaScaleDown(
-        (ScaleDownPolicy("Percent", scale_down.percent, scale_down.period_seconds),),
+        (ScalingPolicy("Percent", scale_down.percent, scale_down.period_seconds),),
         "Max",
         scale_down.stabilization_window_seconds,
     )

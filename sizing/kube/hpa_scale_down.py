@@ -15,27 +15,12 @@ Units: time in seconds.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing.errors import SizingInputError
+from sizing.kube.hpa_behavior import HPA_SYNC_SECONDS, ScalingPolicy, check_behaviour, first_step_seconds, replicas_at
 
-HPA_SYNC_SECONDS = 15
-POLICY_TYPES = ("Pods", "Percent")
-SELECT_POLICIES = ("Max", "Min", "Disabled")
-
-
-@dataclass(frozen=True)
-class ScaleDownPolicy:
-    """One `behavior.scaleDown.policies` entry: remove `value` pods or percent per `period_seconds`."""
-
-    type: str
-    value: int
-    period_seconds: int
-
-
-DEFAULT_SCALE_DOWN_POLICIES = (ScaleDownPolicy("Percent", 100, 15),)
+DEFAULT_SCALE_DOWN_POLICIES = (ScalingPolicy("Percent", 100, 15),)
 
 
 @dataclass(frozen=True)
@@ -43,42 +28,12 @@ class HpaScaleDown:
     """A workload's HPA `behavior.scaleDown`; the defaults are Kubernetes' (autoscaling/v2):
     policies 100 % per 15 s, selectPolicy Max, stabilizationWindowSeconds 300."""
 
-    policies: tuple[ScaleDownPolicy, ...] = DEFAULT_SCALE_DOWN_POLICIES
+    policies: tuple[ScalingPolicy, ...] = DEFAULT_SCALE_DOWN_POLICIES
     select_policy: str = "Max"
     stabilization_window_seconds: int = 300
 
     def __post_init__(self) -> None:
-        where = "HPA behavior.scaleDown"
-        if self.select_policy not in SELECT_POLICIES:
-            raise SizingInputError(
-                f"{where}.selectPolicy must be one of {list(SELECT_POLICIES)}, got {self.select_policy!r}"
-            )
-        if self.select_policy != "Disabled" and not self.policies:
-            raise SizingInputError(f"{where}.policies is empty; list at least one policy or use selectPolicy Disabled")
-        for index, policy in enumerate(self.policies):
-            if policy.type not in POLICY_TYPES:
-                raise SizingInputError(
-                    f"{where}.policies[{index}].type must be one of {list(POLICY_TYPES)}, got {policy.type!r}"
-                )
-            if isinstance(policy.value, bool) or not isinstance(policy.value, int) or policy.value < 1:
-                raise SizingInputError(f"{where}.policies[{index}].value must be an integer >= 1, got {policy.value!r}")
-            if not isinstance(policy.period_seconds, int) or not 1 <= policy.period_seconds <= 1800:
-                raise SizingInputError(
-                    f"{where}.policies[{index}].periodSeconds must be from 1 to 1800, got {policy.period_seconds!r}"
-                )
-        window = self.stabilization_window_seconds
-        if isinstance(window, bool) or not isinstance(window, int) or not 0 <= window <= 3600:
-            raise SizingInputError(f"{where}.stabilizationWindowSeconds must be from 0 to 3600, got {window!r}")
-
-
-def replicas_at(history: Sequence[tuple[int, int]], moment: int) -> int:
-    """The replicas at `moment` (seconds) of a history of (seconds, replicas) steps in time order."""
-    value = history[0][1]
-    for time, replicas in history:
-        if time > moment:
-            break
-        value = replicas
-    return value
+        check_behaviour("HPA behavior.scaleDown", self.policies, self.select_policy, self.stabilization_window_seconds)
 
 
 def scale_down_steps(current: int, target: int, behaviour: HpaScaleDown) -> list[tuple[int, int]]:
@@ -88,8 +43,7 @@ def scale_down_steps(current: int, target: int, behaviour: HpaScaleDown) -> list
     history = [(0, current)]
     if behaviour.select_policy == "Disabled" or target >= current:
         return history
-    window = behaviour.stabilization_window_seconds
-    moment = max(HPA_SYNC_SECONDS, math.ceil(window / HPA_SYNC_SECONDS) * HPA_SYNC_SECONDS)
+    moment = first_step_seconds(behaviour.stabilization_window_seconds)
     replicas = current
     while replicas > target:
         proposals = []

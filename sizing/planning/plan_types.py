@@ -25,13 +25,14 @@ from sizing.karpenter.limits import NodePoolLimits
 from sizing.karpenter.offerings import OfferingsCheck
 from sizing.karpenter.pricing import PriceTable, SpotDiscount
 from sizing.karpenter.simulation import NodeOption, ProvisioningResult
+from sizing.kube.hpa_scale_up import HpaScaleUp
 from sizing.kube.scheduling import Taint
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, ExistingNode, Workload, check_ceilings
 from sizing.planning.ceilings import check_node_pool
 from sizing.planning.decisions import Change
 from sizing.planning.fleet import OptimalFleet
 from sizing.planning.recommendation import Recommendation
-from sizing.planning.scenarios import HpaScaleUp, ScenarioRun
+from sizing.planning.scenarios import ScenarioRun
 from sizing.planning.way_down import WayDownPlan, WayDownSettings
 
 # The getting-started NodePool of the Karpenter docs, used when a description names no requirements.

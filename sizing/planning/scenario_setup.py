@@ -13,10 +13,12 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.simulation import NodeOption, NodePoolModel
+from sizing.kube.hpa_behavior import ScalingPolicy
+from sizing.kube.hpa_scale_up import HpaScaleUp, replica_steps
 from sizing.kube.workloads import Workload
 from sizing.planning.plan_types import PlanInput
 from sizing.planning.resolution import PlanContext
-from sizing.planning.scenarios import HpaScaleUp, ScalingPolicy, ScenarioSetup, replica_steps
+from sizing.planning.scenarios import ScenarioSetup
 
 
 def node_pools(context: PlanContext, options: Sequence[NodeOption]) -> tuple[NodePoolModel, ...]:

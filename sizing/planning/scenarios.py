@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from sizing.errors import SizingInputError
 from sizing.karpenter.limits import (
     NodePoolLimits,
     smallest_limits,
@@ -61,7 +60,7 @@ from sizing.karpenter.simulation import (
     simulate,
 )
 from sizing.karpenter.simulation.model import DEFAULT_POOL, ZONE, Placement
-from sizing.kube.hpa_scale_down import replicas_at
+from sizing.kube.hpa_behavior import HPA_SYNC_SECONDS, replicas_at
 from sizing.kube.resources import Resources
 from sizing.planning.decisions import Change, Decisions, changes, decisions, same
 from sizing.planning.side_by_side import run_side_by_side
@@ -72,98 +71,10 @@ ROLLOUT = "rollout"
 DISRUPTION = "disruption"
 SCENARIO_NAMES = (PEAK, HPA_RAMP, ROLLOUT, DISRUPTION)
 
-HPA_SYNC_SECONDS = 15
 LAUNCH_SECONDS = 5
 # Batches a scenario step may take to settle; each must launch a node, so limits end it long before.
 MAX_BATCHES_PER_STEP = 200
 DEFAULT_BUDGET_PERCENT = 10
-POLICY_TYPES = ("Pods", "Percent")
-SELECT_POLICIES = ("Max", "Min", "Disabled")
-
-
-@dataclass(frozen=True)
-class ScalingPolicy:
-    """One HPA `behavior.scaleUp.policies` entry: add `value` pods or percent per `period_seconds`."""
-
-    type: str
-    value: int
-    period_seconds: int
-
-
-DEFAULT_SCALE_UP_POLICIES = (ScalingPolicy("Percent", 100, 15), ScalingPolicy("Pods", 4, 15))
-
-
-@dataclass(frozen=True)
-class HpaScaleUp:
-    """How a workload's HPA grows: from `min_replicas` under its `behavior.scaleUp`.
-
-    The defaults are Kubernetes' (autoscaling/v2): minReplicas 1, policies 100 % and
-    4 pods per 15 s, selectPolicy Max, stabilizationWindowSeconds 0.
-    """
-
-    min_replicas: int = 1
-    policies: tuple[ScalingPolicy, ...] = DEFAULT_SCALE_UP_POLICIES
-    select_policy: str = "Max"
-    stabilization_window_seconds: int = 0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.min_replicas, bool) or not isinstance(self.min_replicas, int) or self.min_replicas < 1:
-            raise SizingInputError(f"HPA minReplicas must be an integer >= 1, got {self.min_replicas!r}")
-        if self.select_policy not in SELECT_POLICIES:
-            raise SizingInputError(
-                f"HPA scaleUp.selectPolicy must be one of {list(SELECT_POLICIES)}, got {self.select_policy!r}"
-            )
-        if self.select_policy != "Disabled" and not self.policies:
-            raise SizingInputError(
-                "HPA scaleUp.policies is empty; list at least one policy or use selectPolicy Disabled"
-            )
-        for policy in self.policies:
-            if policy.type not in POLICY_TYPES:
-                raise SizingInputError(
-                    f"HPA scaleUp policy type must be one of {list(POLICY_TYPES)}, got {policy.type!r}"
-                )
-            if not isinstance(policy.value, int) or policy.value < 1:
-                raise SizingInputError(f"HPA scaleUp policy value must be an integer >= 1, got {policy.value!r}")
-            if not isinstance(policy.period_seconds, int) or not 1 <= policy.period_seconds <= 1800:
-                raise SizingInputError(
-                    f"HPA scaleUp policy periodSeconds must be from 1 to 1800, got {policy.period_seconds!r}"
-                )
-        window = self.stabilization_window_seconds
-        if not isinstance(window, int) or not 0 <= window <= 3600:
-            raise SizingInputError(f"HPA scaleUp.stabilizationWindowSeconds must be from 0 to 3600, got {window!r}")
-
-
-def replica_steps(min_replicas: int, max_replicas: int, scale_up: HpaScaleUp) -> list[tuple[int, int]]:
-    """(seconds after the load arrives, replicas) for each HPA step, starting with (0, min).
-
-    The load asks for max_replicas at once; every HPA sync (15 s) allows, per policy,
-    the replicas at the start of its period plus `value` pods or percent, and takes the
-    largest (Max) or smallest (Min) of those limits. A stabilization window delays the
-    first step until the window has seen only the high recommendation.
-    """
-    start = min(min_replicas, max_replicas)
-    history = [(0, start)]
-    if scale_up.select_policy == "Disabled" or start >= max_replicas:
-        return history
-    first = max(
-        HPA_SYNC_SECONDS, math.ceil(scale_up.stabilization_window_seconds / HPA_SYNC_SECONDS) * HPA_SYNC_SECONDS
-    )
-    moment, current = first, start
-    while current < max_replicas:
-        limits = []
-        for policy in scale_up.policies:
-            base = replicas_at(history, moment - policy.period_seconds)
-            if policy.type == "Pods":
-                limits.append(base + policy.value)
-            else:
-                limits.append(math.ceil(base * (100 + policy.value) / 100))
-        allowed = max(limits) if scale_up.select_policy == "Max" else min(limits)
-        target = min(max_replicas, max(allowed, current))
-        if target > current:
-            history.append((moment, target))
-            current = target
-        moment += HPA_SYNC_SECONDS
-    return history
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 import pytest
 
 from sizing.errors import SizingInputError
-from sizing.kube.hpa_scale_down import HpaScaleDown, ScaleDownPolicy, scale_down_steps
+from sizing.kube.hpa_behavior import ScalingPolicy
+from sizing.kube.hpa_scale_down import HpaScaleDown, scale_down_steps
 
 
 def test_default_behaviour_waits_five_minutes_then_drops_to_the_target():
@@ -12,7 +13,7 @@ def test_default_behaviour_waits_five_minutes_then_drops_to_the_target():
 
 
 def test_pods_policy_removes_at_most_value_per_period():
-    behaviour = HpaScaleDown((ScaleDownPolicy("Pods", 4, 60),), stabilization_window_seconds=0)
+    behaviour = HpaScaleDown((ScalingPolicy("Pods", 4, 60),), stabilization_window_seconds=0)
     steps = scale_down_steps(10, 1, behaviour)
     assert steps == [(0, 10), (15, 6), (75, 2), (135, 1)]
 
@@ -20,7 +21,7 @@ def test_pods_policy_removes_at_most_value_per_period():
 def test_percent_rounds_down_and_max_takes_the_larger_change():
     """Percent 50 against Pods 1 per 15 s: Max removes the most, Min the least."""
     behaviour = HpaScaleDown(
-        (ScaleDownPolicy("Percent", 50, 15), ScaleDownPolicy("Pods", 1, 15)), stabilization_window_seconds=0
+        (ScalingPolicy("Percent", 50, 15), ScalingPolicy("Pods", 1, 15)), stabilization_window_seconds=0
     )
     assert scale_down_steps(9, 1, behaviour) == [(0, 9), (15, 4), (30, 2), (45, 1)]
     least = HpaScaleDown(behaviour.policies, "Min", 0)
@@ -36,9 +37,9 @@ def test_disabled_keeps_the_replicas():
     [
         ({"select_policy": "Most"}, "selectPolicy"),
         ({"policies": ()}, "policies is empty"),
-        ({"policies": (ScaleDownPolicy("Nodes", 1, 15),)}, r"policies\[0\].type"),
-        ({"policies": (ScaleDownPolicy("Pods", 0, 15),)}, r"policies\[0\].value"),
-        ({"policies": (ScaleDownPolicy("Pods", 1, 0),)}, "periodSeconds"),
+        ({"policies": (ScalingPolicy("Nodes", 1, 15),)}, r"policies\[0\].type"),
+        ({"policies": (ScalingPolicy("Pods", 0, 15),)}, r"policies\[0\].value"),
+        ({"policies": (ScalingPolicy("Pods", 1, 0),)}, "periodSeconds"),
         ({"stabilization_window_seconds": 4000}, "stabilizationWindowSeconds"),
     ],
 )

@@ -19,7 +19,8 @@ from sizing.karpenter.simulation.disruption import (
     Budget,
     DisruptionPolicy,
 )
-from sizing.kube.hpa_scale_down import HpaScaleDown, ScaleDownPolicy
+from sizing.kube.hpa_behavior import ScalingPolicy
+from sizing.kube.hpa_scale_down import HpaScaleDown
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.resolution import resolve
@@ -31,7 +32,7 @@ TYPES = {
     "narrow": ("m5.large", "m5.xlarge"),
     "wide": ("m5.large", "m5.xlarge", "m5.2xlarge", "m5.8xlarge"),
 }
-FAST = HpaScaleDown((ScaleDownPolicy("Percent", 100, 15),), stabilization_window_seconds=0)
+FAST = HpaScaleDown((ScalingPolicy("Percent", 100, 15),), stabilization_window_seconds=0)
 
 
 def _pool(kind):

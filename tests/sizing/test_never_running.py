@@ -19,11 +19,11 @@ import pytest
 from sizing import cli
 from sizing.commands.plan import PENDING_EXIT_CODE
 from sizing.errors import SizingInputError
+from sizing.kube.hpa_scale_up import HpaScaleUp
 from sizing.kube.scheduling import HostPort, PodScheduling, Taint, Toleration
 from sizing.kube.workloads import DEFAULT_DAEMON_SETS, DaemonSet, Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.report import plan_data, render_report
-from sizing.planning.scenarios import HpaScaleUp
 
 M5 = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge"]},)
 GPU_TAINT = Taint("nvidia.com/gpu", "NoSchedule", "true")

@@ -101,7 +101,7 @@ def test_the_hpa_ramp_follows_the_hpa_objects_scale_up_behavior():
 @pytest.mark.parametrize(
     "behavior, message",
     [
-        ("policies: [{type: Cores, value: 1, periodSeconds: 15}]\n", "policy type must be one of"),
+        ("policies: [{type: Cores, value: 1, periodSeconds: 15}]\n", r"policies\[0\].type must be one of"),
         ("policies: [{type: Pods, value: 1}]\n", r"policies\[0\] lacks periodSeconds"),
         ("selectPolicy: Fastest\n", "selectPolicy must be one of"),
     ],

@@ -7,6 +7,8 @@ import pytest
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.simulation import NodeOption, PodGroup, TopologyRule
+from sizing.kube.hpa_behavior import ScalingPolicy
+from sizing.kube.hpa_scale_up import HpaScaleUp, replica_steps
 from sizing.kube.resources import Resources
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
@@ -15,11 +17,8 @@ from sizing.planning.scenarios import (
     HPA_RAMP,
     PEAK,
     ROLLOUT,
-    HpaScaleUp,
-    ScalingPolicy,
     ScenarioRunner,
     ScenarioSetup,
-    replica_steps,
     run_disruption,
 )
 
@@ -55,9 +54,12 @@ def test_disabled_scale_up_stays_at_min_replicas():
     [
         ({"min_replicas": 0}, "minReplicas must be an integer >= 1, got 0"),
         ({"select_policy": "Fastest"}, "selectPolicy must be one of"),
-        ({"policies": (ScalingPolicy("Cores", 1, 15),)}, "policy type must be one of"),
-        ({"policies": (ScalingPolicy("Pods", 0, 15),)}, "policy value must be an integer >= 1, got 0"),
+        ({"policies": (ScalingPolicy("Cores", 1, 15),)}, r"scaleUp.policies\[0\].type must be one of"),
+        ({"policies": (ScalingPolicy("Pods", 0, 15),)}, r"scaleUp.policies\[0\].value must be an integer >= 1, got 0"),
         ({"stabilization_window_seconds": 4000}, "stabilizationWindowSeconds must be from 0 to 3600"),
+        # YAML's `true` is no count of pods: both directions refuse it, with the policy's index.
+        ({"policies": (ScalingPolicy("Pods", 4, 15), ScalingPolicy("Pods", True, 15))}, r"policies\[1\].value"),
+        ({"stabilization_window_seconds": True}, "stabilizationWindowSeconds must be from 0 to 3600, got True"),
     ],
 )
 def test_bad_scale_up_behaviour_is_refused(fields, message):

@@ -9,13 +9,14 @@ from sizing.karpenter.simulation.disruption import (
     WHEN_EMPTY_OR_UNDERUTILIZED,
     DisruptionPolicy,
 )
-from sizing.kube.hpa_scale_down import HpaScaleDown, ScaleDownPolicy
+from sizing.kube.hpa_behavior import ScalingPolicy
+from sizing.kube.hpa_scale_down import HpaScaleDown
 from sizing.kube.workloads import Workload
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
 from sizing.planning.way_down import WAY_DOWN, WayDownSettings
 
 M5 = ({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large", "m5.xlarge", "m5.2xlarge"]},)
-WINDOW_60 = HpaScaleDown((ScaleDownPolicy("Percent", 100, 15),), stabilization_window_seconds=60)
+WINDOW_60 = HpaScaleDown((ScalingPolicy("Percent", 100, 15),), stabilization_window_seconds=60)
 
 
 def _plan(workloads, settings, pool=None, **kwargs):
