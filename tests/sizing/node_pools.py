@@ -17,3 +17,20 @@ def node_pool_yaml(*requirements: dict, name: str = "default") -> str:
     ]
     lines += [f"        - {json.dumps(requirement)}" for requirement in requirements]
     return "\n".join(lines) + "\n---\n"
+
+
+def node_class_yaml(alias: str = "al2023@latest", extra: str = "") -> str:
+    """The karpenter.k8s.aws/v1 EC2NodeClass `default` with an AMI alias; `extra` is appended to its
+    spec as written (lines indented by two spaces). Starts with `---`."""
+    lines = [
+        "---",
+        "apiVersion: karpenter.k8s.aws/v1",
+        "kind: EC2NodeClass",
+        "metadata: {name: default}",
+        "spec:",
+        f"  amiSelectorTerms: [{{alias: {alias}}}]",
+        "  role: KarpenterNodeRole-demo",
+        "  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]",
+        "  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]",
+    ]
+    return "\n".join(lines) + "\n" + extra

@@ -11,7 +11,7 @@ from sizing.kube.objects import read_objects
 from sizing.planning.description import plan_input_from_document
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import plan_capacity
-from tests.sizing.node_pools import node_pool_yaml
+from tests.sizing.node_pools import node_class_yaml, node_pool_yaml
 
 A1_ONLY = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["a1"]}]
 WORKLOAD = {"name": "web", "requests": {"cpu": "100m", "memory": "64Mi"}, "maxReplicas": 2}
@@ -28,17 +28,6 @@ OBJECTS = node_pool_yaml(
         spec:
           containers: [{name: web, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
 """)
-NODE_CLASS = textwrap.dedent("""
-    ---
-    apiVersion: karpenter.k8s.aws/v1
-    kind: EC2NodeClass
-    metadata: {name: default}
-    spec:
-      amiSelectorTerms: [{alias: ALIAS}]
-      role: KarpenterNodeRole-demo
-      subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-      securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-""")
 
 
 def _refusal(plan_input):
@@ -49,9 +38,7 @@ def _refusal(plan_input):
 
 def test_an_a1_only_node_pool_is_refused_the_same_way_through_both_doors():
     description = plan_input_from_document({"nodePool": {"requirements": A1_ONLY}, "workloads": [WORKLOAD]})
-    with_class = plan_input_from_objects(
-        read_objects([("objects", OBJECTS + NODE_CLASS.replace("ALIAS", "al2023@latest"))])
-    )
+    with_class = plan_input_from_objects(read_objects([("objects", OBJECTS + node_class_yaml("al2023@latest"))]))
     without_class = plan_input_from_objects(read_objects([("objects", OBJECTS)]))
     assert description.node_pool.ami_family == with_class.node_pool.ami_family == without_class.node_pool.ami_family
     expected = "no instance type is left that AMI family AL2023 can launch"
@@ -64,7 +51,7 @@ def test_another_family_launches_a1_through_both_doors():
     description = plan_input_from_document(
         {"nodePool": {"requirements": A1_ONLY, "amiFamily": "AL2"}, "workloads": [WORKLOAD]}
     )
-    objects = plan_input_from_objects(read_objects([("objects", OBJECTS + NODE_CLASS.replace("ALIAS", "al2@latest"))]))
+    objects = plan_input_from_objects(read_objects([("objects", OBJECTS + node_class_yaml("al2@latest"))]))
     for plan_input in (description, objects):
         plan = plan_capacity(plan_input)
         assert plan.node_pool_limits and all(node.instance_type.startswith("a1.") for node in plan.fleet.nodes)

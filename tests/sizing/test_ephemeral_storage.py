@@ -35,6 +35,7 @@ from sizing.planning.description import plan_input_from_document
 from sizing.planning.fleet import build_problem
 from sizing.planning.objects import plan_input_from_objects
 from sizing.planning.planner import NodePoolSpec, PlanInput, plan_capacity
+from tests.sizing.node_pools import node_class_yaml, node_pool_yaml
 
 GIB = 2**30
 MIB = 2**20
@@ -178,6 +179,13 @@ def test_a_negative_storage_request_is_named():
 # -- planning: Kubernetes objects ----------------------------------------------------------------------
 
 
+M5_ON_DEMAND = (
+    {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
+    {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge", "2xlarge"]},
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+)
+
+
 def objects(volume: str | None = "20Gi", storage: str = "15Gi", replicas: int = 5, extra: str = "") -> str:
     mappings = (
         f"  blockDeviceMappings:\n    - {{deviceName: /dev/xvda, rootVolume: true, ebs: {{volumeSize: {volume}}}}}\n"
@@ -185,29 +193,8 @@ def objects(volume: str | None = "20Gi", storage: str = "15Gi", replicas: int = 
         else ""
     )
     return (
-        textwrap.dedent("""\
-        apiVersion: karpenter.sh/v1
-        kind: NodePool
-        metadata: {name: general}
-        spec:
-          template:
-            spec:
-              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-              requirements:
-                - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}
-                - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large, xlarge, 2xlarge]}
-                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        ---
-        apiVersion: karpenter.k8s.aws/v1
-        kind: EC2NodeClass
-        metadata: {name: default}
-        spec:
-          amiSelectorTerms: [{alias: al2023@latest}]
-          role: KarpenterNodeRole-demo
-          subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-          securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-        """)
-        + mappings
+        node_pool_yaml(*M5_ON_DEMAND, name="general")
+        + node_class_yaml(extra=mappings).removeprefix("---\n")
         + extra
         + textwrap.dedent(f"""\
         ---
