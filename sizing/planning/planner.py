@@ -807,6 +807,9 @@ def _resolve(plan_input: PlanInput) -> _Context:
     )
     if prices.note:
         notes.append(prices.note)
+    zone_note = info.zone_note()
+    if zone_note:
+        notes.append(zone_note)
     checked = offerings_recorded(info, plan_input.region)
 
     def node_option(instance: InstanceType, spec: NodePoolSpec, view: PoolView) -> NodeOption:
