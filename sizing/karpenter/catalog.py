@@ -517,7 +517,7 @@ def catalog_from_document(document: Any, where: str = "catalog") -> tuple[Instan
         )
     # A file keyed by zone ID is read with its own map, once: the types carry zone names.
     ids = zone_map(document, where)
-    zone_names = {zone_id: name for name, zone_id in ids.items()} if ids or version == ZONE_ID_FORMAT_VERSION else None
+    zone_names = {zone_id: name for name, zone_id in ids.items()} if version == ZONE_ID_FORMAT_VERSION else None
     instances = [
         instance_type_from_dict(obj, f"{where}: instanceTypes[{index}]", zone_names)
         for index, obj in enumerate(document["instanceTypes"])

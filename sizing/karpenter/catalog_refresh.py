@@ -40,6 +40,7 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import (
+    MAX_ZONES_PER_REGION,
     CatalogInfo,
     InstanceType,
     catalog_document,
@@ -430,6 +431,11 @@ def refresh_catalog(
 
     def fetch_zone_ids() -> dict[str, str] | None:
         found = zone_ids_by_name(ec2_client, region, retry, sleep)
+        if len(found) > MAX_ZONES_PER_REGION:
+            raise SizingInputError(
+                f"catalog refresh: DescribeAvailabilityZones listed {len(found)} zones of {region}; a catalog file "
+                f"holds at most {MAX_ZONES_PER_REGION}"
+            )
         if not found:
             gaps.append(f"zone IDs: DescribeAvailabilityZones listed no zone of {region}; {BY_NAME}")
         return found or None
