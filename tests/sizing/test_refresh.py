@@ -362,6 +362,10 @@ def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
     assert code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"wrote catalog-{REGION}.json: 4 instance types, 3 with on-demand prices, 2 with spot")
+    assert (
+        "zones keyed by zone ID; the names of this account: ap-northeast-1a (apne1-az4), ap-northeast-1c (apne1-az1), "
+        "ap-northeast-1d (apne1-az2)\n"
+    ) in out
     code = cli.main(["catalog", "--json", "--catalog", str(output)])
     entries = json.loads(capsys.readouterr().out)
     assert code == 0, "the region defaults to the refreshed catalog's own"
