@@ -63,9 +63,10 @@ def register(subparsers: Any) -> None:
         help="write a catalog of one region from the AWS APIs (needs boto3 and AWS credentials)",
         description=(
             "Fetch, for one region: the instance types (ec2:DescribeInstanceTypes), on-demand prices "
-            "(pricing:GetProducts), the current spot price per type and zone (ec2:DescribeSpotPriceHistory) "
-            "and the zones each type is offered in (ec2:DescribeInstanceTypeOfferings), and write them to a "
-            "catalog file that `plan --catalog` and the stack key capacity.catalog read. A denied call other "
+            "(pricing:GetProducts), the current spot price per type and zone (ec2:DescribeSpotPriceHistory), "
+            "the zones each type is offered in (ec2:DescribeInstanceTypeOfferings) and the account's zone names "
+            "and IDs (ec2:DescribeAvailabilityZones), and write them to a catalog file, zones keyed by zone ID, "
+            "that `plan --catalog` and the stack key capacity.catalog read. A denied call other "
             "than DescribeInstanceTypes leaves its part out, says which permission was missing, and the file "
             "records it."
         ),
@@ -185,7 +186,7 @@ def refresh_sign_in(stack: str | None, profile: str | None, directory: Path) -> 
 
 
 def _refresh(region: str, output: Path | None, sign_in: Any = None) -> int:
-    from sizing.karpenter.catalog_refresh import aws_session, refresh_catalog, with_zone_ids, zone_ids_by_name
+    from sizing.karpenter.catalog_refresh import aws_session, refresh_catalog
 
     path = output if output is not None else Path(f"catalog-{region}.json")
     # Checked before the AWS calls, which take a while; written through a file of its own beside it,
@@ -193,18 +194,17 @@ def _refresh(region: str, output: Path | None, sign_in: Any = None) -> int:
     check_output(path, "--output")
     if sign_in is None:
         refreshed = refresh_catalog(region)
-        zone_ids: dict[str, str] = {}
     else:
         session = aws_session(sign_in)
         print(f"signing in with {sign_in.describe()}", file=sys.stderr)
         refreshed = refresh_catalog(region, session=session)
-        # Names hold in the signed-in account only: its zone IDs go into the file's source line.
-        zone_ids = zone_ids_by_name(session.client("ec2", region_name=region), region)
-        refreshed = with_zone_ids(refreshed, zone_ids)
     write_atomically(path, refreshed.text(), "--output")
     print(f"wrote {path}: {refreshed.summary()}")
+    zone_ids = refreshed.info.zone_ids
     if zone_ids:
-        print("zones of this account: " + ", ".join(f"{name} ({zone_ids[name]})" for name in sorted(zone_ids)))
+        whose = f"account {refreshed.info.account}" if refreshed.info.account else "this account"
+        shown = ", ".join(f"{name} ({zone_ids[name]})" for name in sorted(zone_ids))
+        print(f"zones keyed by zone ID; the names of {whose}: {shown}")
     for gap in refreshed.info.gaps:
         print(f"warning: {gap}", file=sys.stderr)
     return 0

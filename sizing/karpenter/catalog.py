@@ -9,6 +9,13 @@ Besides the types, a catalog file says what it knows and since when (`CatalogInf
 region a refreshed file describes, and per region the date of its on-demand prices, the time
 of its spot prices and of its offerings (the zones each type is offered in). A region without
 an offerings record means offerings were not checked for it, not that nothing is offered.
+
+Zone names (us-east-1a) map to different physical zones in each AWS account; zone IDs (use1-az1)
+do not. A refreshed file of format version 3 keys spot prices and offerings by zone ID and carries
+the refreshing account's map of its zones (`zones`: name and ID of each, and `account` when
+known); on reading, the IDs are turned into that account's names once, so everything downstream
+works with names, and `CatalogInfo.zone_note` says whose names they are. Files of versions 1 and 2
+key zones by name and carry no map.
 """
 
 from __future__ import annotations
@@ -29,8 +36,11 @@ from sizing.kube.safe_yaml import read_text
 
 BUNDLED_CATALOG_PATH = Path(__file__).resolve().parent / "data" / "catalog.json"
 CATALOG_FORMAT_VERSION = 2
+# Version 3: zones keyed by zone ID, with the refreshing account's map of names to IDs; written only
+# when a catalog has that map, so that name-keyed files keep version 2.
+ZONE_ID_FORMAT_VERSION = 3
 # Version 1 files (no spot prices, offerings or dates) still read: they are version 2 without them.
-READABLE_FORMAT_VERSIONS = (1, 2)
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
 ARCHITECTURES = ("amd64", "arm64")
 HYPERVISORS = ("", "nitro", "xen")
 
@@ -49,6 +59,9 @@ LABEL_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
 _NAME_PATTERN = re.compile(r"^[a-z0-9-]+\.[a-z0-9-]+$")
 _REGION_PATTERN = re.compile(r"^[a-z]{2}(-[a-z]+)+-[0-9]+$")
 # A date (2026-07-20) or a UTC time (2026-07-20T09:30:00Z), as the refresh writes them.
+# An AWS zone ID: use1-az1, apne1-az4, a Local Zone's usw2-lax1-az1.
+_ZONE_ID_PATTERN = re.compile(r"^[a-z]{2,8}[0-9]{1,2}(-[a-z0-9]{1,12}){1,4}$")
+_ACCOUNT_PATTERN = re.compile(r"^[0-9]{12}$")
 _AS_OF_PATTERN = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)?$")
 # Bounds on what one file may list, so that a malformed file cannot make the planner loop or hoard memory.
 MAX_REGIONS = 64
@@ -130,8 +143,10 @@ class InstanceType:
         """The zones of `region` the type is offered in, or None when the catalog did not record them."""
         return self.zones.get(region)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The catalog-file form of this type (see `instance_type_from_dict`)."""
+    def to_dict(self, zone_ids: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The catalog-file form of this type (see `instance_type_from_dict`); zone_ids: zone name ->
+        zone ID, to key its spot prices and offerings by ID (a zone the map lacks keeps its name)."""
+        ids = zone_ids or {}
         obj: dict[str, Any] = {
             "name": self.name,
             "category": self.category,
@@ -150,11 +165,13 @@ class InstanceType:
         # Written only when known, so that the bundled catalog keeps one short line per type.
         if self.spot_prices:
             obj["spot_prices"] = {
-                region: {zone: by_zone[zone] for zone in sorted(by_zone)}
+                region: dict(sorted((ids.get(zone, zone), price) for zone, price in by_zone.items()))
                 for region, by_zone in sorted(self.spot_prices.items())
             }
         if self.zones:
-            obj["zones"] = {region: list(self.zones[region]) for region in sorted(self.zones)}
+            obj["zones"] = {
+                region: sorted(ids.get(zone, zone) for zone in self.zones[region]) for region in sorted(self.zones)
+            }
         return obj
 
 
@@ -162,8 +179,12 @@ _INT_FIELDS = ("generation", "vcpu", "memory_mib", "max_enis", "ipv4_per_eni", "
 _STR_FIELDS = ("name", "category", "family", "size", "arch", "hypervisor")
 
 
-def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceType:
-    """Build an InstanceType from its catalog-file form, validating every field."""
+def instance_type_from_dict(
+    obj: Any, where: str = "instance type", zone_names: Mapping[str, str] | None = None
+) -> InstanceType:
+    """Build an InstanceType from its catalog-file form, validating every field.
+
+    zone_names: zone ID -> zone name, for a file that keys zones by ID (None: keyed by name)."""
     if not isinstance(obj, Mapping):
         raise SizingInputError(f"{where}: expected an object, got {type(obj).__name__}")
     expected = set(_INT_FIELDS) | set(_STR_FIELDS) | {"prices"}
@@ -208,8 +229,8 @@ def instance_type_from_dict(obj: Any, where: str = "instance type") -> InstanceT
             raise SizingInputError(
                 f"{where}: prices[{echo(region)}] must be a positive number of USD/hour, got {echo(price)}"
             )
-    spot_prices = _spot_prices_from(obj.get("spot_prices", {}), where)
-    zones = _zones_from(obj.get("zones", {}), where)
+    spot_prices = _spot_prices_from(obj.get("spot_prices", {}), where, zone_names)
+    zones = _zones_from(obj.get("zones", {}), where, zone_names)
     return InstanceType(
         name=name,
         category=obj["category"],
@@ -235,9 +256,25 @@ def _region_key(region: object, where: str) -> str:
     return region
 
 
-def _zone_name(zone: object, region: str, where: str) -> str:
+def _zone_name(zone: object, region: str, where: str, zone_names: Mapping[str, str] | None = None) -> str:
+    """A zone key of the file as a zone name: the key itself, or with zone_names (ID -> name) the
+    name of the zone ID it is."""
+    if zone_names is not None:
+        if not isinstance(zone, str) or zone not in zone_names:
+            raise SizingInputError(
+                f"{where}: {str(zone)[:80]!r} is not a zone ID of the file's `zones` map "
+                f"({', '.join(sorted(zone_names)) or 'empty'}); a file of formatVersion {ZONE_ID_FORMAT_VERSION} keys "
+                "zones by the IDs its map lists"
+            )
+        zone = zone_names[zone]
     # Availability Zones and Local Zones alike are named after their region (ap-northeast-1a, us-west-2-lax-1a).
     if not isinstance(zone, str) or not re.match(rf"^{re.escape(region)}[a-z0-9-]{{1,20}}$", zone):
+        if isinstance(zone, str) and _ZONE_ID_PATTERN.match(zone):
+            raise SizingInputError(
+                f"{where}: {zone!r} is a zone ID, but the file has no `zones` map to name it with; zone IDs are "
+                f"allowed only in a file of formatVersion {ZONE_ID_FORMAT_VERSION} whose `zones` lists each zone's "
+                f"name and ID (as `sizing catalog refresh` writes), else zones are names such as '{region}a'"
+            )
         raise SizingInputError(f"{where}: {str(zone)[:80]!r} is not a zone of {region} such as '{region}a'")
     return zone
 
@@ -250,21 +287,23 @@ def _bounded(mapping: object, limit: int, where: str, what: str) -> Mapping[Any,
     return mapping
 
 
-def _spot_prices_from(value: object, where: str) -> dict[str, dict[str, float]]:
+def _spot_prices_from(
+    value: object, where: str, zone_names: Mapping[str, str] | None = None
+) -> dict[str, dict[str, float]]:
     result: dict[str, dict[str, float]] = {}
     for region, by_zone in _bounded(value, MAX_REGIONS, f"{where}: spot_prices", "regions").items():
         region = _region_key(region, f"{where}: spot_prices")
         at = f"{where}: spot_prices[{region!r}]"
         result[region] = {}
         for zone, price in _bounded(by_zone, MAX_ZONES_PER_REGION, at, "zones").items():
-            zone = _zone_name(zone, region, at)
+            zone = _zone_name(zone, region, at, zone_names)
             if isinstance(price, bool) or not isinstance(price, (int, float)) or not math.isfinite(price) or price <= 0:
                 raise SizingInputError(f"{at}[{zone!r}] must be a positive number of USD/hour, got {echo(price)}")
             result[region][zone] = float(price)
     return result
 
 
-def _zones_from(value: object, where: str) -> dict[str, tuple[str, ...]]:
+def _zones_from(value: object, where: str, zone_names: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
     result: dict[str, tuple[str, ...]] = {}
     for region, names in _bounded(value, MAX_REGIONS, f"{where}: zones", "regions").items():
         region = _region_key(region, f"{where}: zones")
@@ -273,7 +312,7 @@ def _zones_from(value: object, where: str) -> dict[str, tuple[str, ...]]:
             raise SizingInputError(
                 f"{at} must be a list of at most {MAX_ZONES_PER_REGION} zone names, got {names!r:.80}"
             )
-        result[region] = tuple(sorted({_zone_name(name, region, at) for name in names}))
+        result[region] = tuple(sorted({_zone_name(name, region, at, zone_names) for name in names}))
     return result
 
 
@@ -285,7 +324,9 @@ class CatalogInfo:
     region: the one region a refreshed file describes (None: a catalog of several regions' prices,
     such as the bundled one); prices_as_of / spot_prices_as_of / offerings_as_of: region -> date
     or UTC time the on-demand prices, the spot prices and the offerings were taken; gaps: what a
-    refresh could not fetch and why (a permission it lacked).
+    refresh could not fetch and why (a permission it lacked); zone_ids: zone name -> zone ID in the
+    account that refreshed the file, whose names the types' zones are (empty: the file keys zones by
+    name and has no map); account: that account's ID, when the refresh recorded it.
     """
 
     source: str = ""
@@ -295,9 +336,11 @@ class CatalogInfo:
     spot_prices_as_of: Mapping[str, str] = field(default_factory=dict, hash=False)
     offerings_as_of: Mapping[str, str] = field(default_factory=dict, hash=False)
     gaps: tuple[str, ...] = ()
+    zone_ids: Mapping[str, str] = field(default_factory=dict, hash=False)
+    account: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("prices_as_of", "spot_prices_as_of", "offerings_as_of"):
+        for name in ("prices_as_of", "spot_prices_as_of", "offerings_as_of", "zone_ids"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
     @property
@@ -313,9 +356,25 @@ class CatalogInfo:
         """How a report names the catalog: "the bundled catalog" or "catalog file 'x.json'"."""
         return "the bundled catalog" if self.bundled else f"catalog file {self.path!r}"
 
+    def zone_note(self) -> str | None:
+        """What a report says of a catalog whose zones were read by zone ID (None for one keyed by name)."""
+        if not self.zone_ids:
+            return None
+        whose = f"account {self.account}" if self.account else "the refreshing account"
+        shown = ", ".join(f"{name}={self.zone_ids[name]}" for name in sorted(self.zone_ids))
+        return (
+            f"zones of {self.describe()} were read by zone ID and named with the map of {whose}, which "
+            f"refreshed it ({shown}); in another account a zone name may be another physical zone, so compare "
+            "zones by ID"
+        )
+
     def header(self) -> dict[str, Any]:
         """The header keys of the catalog file (see `catalog_document`)."""
         header: dict[str, Any] = {"source": self.source}
+        if self.zone_ids:
+            header["zones"] = [{"id": self.zone_ids[name], "name": name} for name in sorted(self.zone_ids)]
+        if self.account is not None:
+            header["account"] = self.account
         if self.region is not None:
             header["region"] = self.region
         for key, value in (
@@ -355,6 +414,8 @@ def catalog_info_from_document(document: Mapping[str, Any], where: str, path: st
     """The header of a parsed catalog file, validated."""
     known = {
         "formatVersion",
+        "zones",
+        "account",
         "instanceTypes",
         "source",
         "region",
@@ -379,7 +440,12 @@ def catalog_info_from_document(document: Mapping[str, Any], where: str, path: st
         or not all(isinstance(gap, str) and len(gap) <= MAX_TEXT for gap in gaps)
     ):
         raise SizingInputError(f"{where}: gaps must be a list of at most {MAX_GAPS} short texts")
+    account = document.get("account")
+    if account is not None and (not isinstance(account, str) or not _ACCOUNT_PATTERN.match(account)):
+        raise SizingInputError(f"{where}: account must be a 12-digit AWS account ID, got {echo(account)}")
     return CatalogInfo(
+        zone_ids=zone_map(document, where),
+        account=account,
         source=source,
         path=path,
         region=region,
@@ -388,6 +454,51 @@ def catalog_info_from_document(document: Mapping[str, Any], where: str, path: st
         offerings_as_of=_as_of(document.get("offeringsAsOf", {}), f"{where}: offeringsAsOf"),
         gaps=tuple(gaps),
     )
+
+
+def zone_map(document: Mapping[str, Any], where: str) -> dict[str, str]:
+    """Zone name -> zone ID from a catalog file's `zones` list, validated: required in a file of
+    formatVersion 3 and allowed only there, each name and each ID listed once, at most
+    MAX_ZONES_PER_REGION zones, all of the file's `region`."""
+    version = document.get("formatVersion")
+    if "zones" not in document:
+        if version == ZONE_ID_FORMAT_VERSION:
+            raise SizingInputError(
+                f"{where}: formatVersion {ZONE_ID_FORMAT_VERSION} keys zones by zone ID and needs `zones`, the list "
+                'of the refreshing account\'s zones ({"name": "us-east-1a", "id": "use1-az1"}, …); add it or '
+                "refresh the catalog again"
+            )
+        return {}
+    if version != ZONE_ID_FORMAT_VERSION:
+        raise SizingInputError(
+            f"{where}: `zones` (zone names and IDs) is allowed only with formatVersion {ZONE_ID_FORMAT_VERSION}, "
+            f"whose zones are keyed by ID; got formatVersion {echo(version)}"
+        )
+    region = document.get("region")
+    if not isinstance(region, str):
+        raise SizingInputError(f"{where}: a file with `zones` needs `region`, the region its zones are of")
+    region = _region_key(region, f"{where}: region")
+    at = f"{where}: zones"
+    entries = document["zones"]
+    if not isinstance(entries, list) or len(entries) > MAX_ZONES_PER_REGION:
+        raise SizingInputError(
+            f'{at} must be a list of at most {MAX_ZONES_PER_REGION} objects {{"name": zone name, "id": zone ID}}, '
+            f"got {str(entries)[:80]!r}"
+        )
+    ids: dict[str, str] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or set(entry) != {"name", "id"}:
+            raise SizingInputError(f'{at}[{index}] must be an object with exactly "name" and "id", got {echo(entry)}')
+        name = _zone_name(entry["name"], region, f"{at}[{index}].name")
+        zone_id = entry["id"]
+        if not isinstance(zone_id, str) or not _ZONE_ID_PATTERN.match(zone_id):
+            raise SizingInputError(f"{at}[{index}].id must be a zone ID such as 'use1-az1', got {echo(zone_id)}")
+        if name in ids:
+            raise SizingInputError(f"{at}: zone name {name!r} is listed twice; each zone is listed once")
+        if zone_id in ids.values():
+            raise SizingInputError(f"{at}: zone ID {zone_id!r} is listed twice; each zone is listed once")
+        ids[name] = zone_id
+    return ids
 
 
 def catalog_from_document(document: Any, where: str = "catalog") -> tuple[InstanceType, ...]:
@@ -404,8 +515,11 @@ def catalog_from_document(document: Any, where: str = "catalog") -> tuple[Instan
             f"{where}: instanceTypes lists {len(document['instanceTypes']):,} types; at most {MAX_INSTANCE_TYPES:,} "
             "are allowed (EC2 offers about 1,000)"
         )
+    # A file keyed by zone ID is read with its own map, once: the types carry zone names.
+    ids = zone_map(document, where)
+    zone_names = {zone_id: name for name, zone_id in ids.items()} if version == ZONE_ID_FORMAT_VERSION else None
     instances = [
-        instance_type_from_dict(obj, f"{where}: instanceTypes[{index}]")
+        instance_type_from_dict(obj, f"{where}: instanceTypes[{index}]", zone_names)
         for index, obj in enumerate(document["instanceTypes"])
     ]
     duplicates = sorted(name for name, count in Counter(instance.name for instance in instances).items() if count > 1)
@@ -419,10 +533,12 @@ def catalog_from_document(document: Any, where: str = "catalog") -> tuple[Instan
 def catalog_document(instances: Iterable[InstanceType], source: str, info: CatalogInfo | None = None) -> dict[str, Any]:
     """The catalog-file document for `instances` (sorted by name); info gives the header (its source wins)."""
     header = CatalogInfo(source=source) if info is None else info
+    ids = dict(header.zone_ids)
     return {
-        "formatVersion": CATALOG_FORMAT_VERSION,
+        # A catalog with the refreshing account's zone map keys its zones by ID (version 3).
+        "formatVersion": ZONE_ID_FORMAT_VERSION if ids else CATALOG_FORMAT_VERSION,
         **header.header(),
-        "instanceTypes": [instance.to_dict() for instance in sorted(instances, key=lambda i: i.name)],
+        "instanceTypes": [instance.to_dict(ids or None) for instance in sorted(instances, key=lambda i: i.name)],
     }
 
 

@@ -8,9 +8,15 @@ What a refresh fetches, as Karpenter's AWS provider (aws/karpenter-provider-aws 
   on-demand, Linux, shared tenancy, no pre-installed software, in the region;
 - spot prices: EC2 `DescribeSpotPriceHistory` from now on, Linux/UNIX, per type and zone, the
   latest record of each (`pkg/providers/pricing/pricing.go`, `UpdateSpotPricing`);
-- offerings: EC2 `DescribeInstanceTypeOfferings` by availability zone, the zones each type is
-  offered in (`UpdateInstanceTypeOfferings`). Karpenter marks an offering available only in
-  those zones and only where it knows a price (`pkg/providers/instancetype/offering/base_resolver.go`).
+- offerings: EC2 `DescribeInstanceTypeOfferings`, the zones each type is offered in
+  (`UpdateInstanceTypeOfferings`). Karpenter marks an offering available only in those zones and
+  only where it knows a price (`pkg/providers/instancetype/offering/base_resolver.go`);
+- zone IDs: EC2 `DescribeAvailabilityZones`, the signed-in account's zone names and IDs. A zone
+  name (us-east-1a) is a different physical zone in each account, a zone ID (use1-az1) is not, so
+  offerings are asked by zone ID, spot prices (which EC2 gives by name) are turned into IDs with
+  this map, and the file keys both by ID and carries the map (format version 3); the account's ID
+  comes from STS `GetCallerIdentity`, when it answers. Without the map (the call denied), the file
+  keys zones by this account's names, as format version 2 does, and its `gaps` says so.
 
 Every call is paginated by NextToken, page by page; a throttled page is retried with exponential
 backoff (`RetryPolicy`, the wait is injectable so tests never sleep), on top of botocore's own
@@ -19,7 +25,7 @@ denied, the catalog is written without that part: the file's `gaps` names the IA
 was missing, and plans read from it say what they could not check.
 
 Permissions: ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings,
-ec2:DescribeSpotPriceHistory, pricing:GetProducts.
+ec2:DescribeSpotPriceHistory, ec2:DescribeAvailabilityZones, pricing:GetProducts.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any
 
 from sizing.errors import SizingInputError
 from sizing.karpenter.catalog import (
+    MAX_ZONES_PER_REGION,
     CatalogInfo,
     InstanceType,
     catalog_document,
@@ -139,14 +146,20 @@ def on_demand_prices(price_list: Iterable[str]) -> Mapping[str, float]:
     return prices
 
 
-def spot_prices(records: Iterable[Mapping[str, Any]], region: str) -> dict[str, dict[str, float]]:
-    """Type -> zone -> USD/hour from `SpotPriceHistory` records: per type and zone the latest
+def spot_prices(
+    records: Iterable[Mapping[str, Any]], region: str, zone_ids: Mapping[str, str] | None = None
+) -> dict[str, dict[str, float]]:
+    """Type -> zone name -> USD/hour from `SpotPriceHistory` records: per type and zone the latest
     record (the lower price of two equally recent ones, so AWS's order does not matter); records
-    of other regions' zones, without a time, or with an unreadable or non-positive price are skipped."""
+    of other regions' zones, without a time, or with an unreadable or non-positive price are skipped.
+    zone_ids: the account's zone name -> zone ID; with it, records of a zone it lacks (one the
+    account has not enabled) are skipped too, so that every zone kept has an ID."""
     latest: dict[tuple[str, str], tuple[dt.datetime, float]] = {}
     for record in records:
         name, zone, when = record.get("InstanceType"), record.get("AvailabilityZone"), record.get("Timestamp")
         if not name or not isinstance(zone, str) or not zone.startswith(region) or not isinstance(when, dt.datetime):
+            continue
+        if zone_ids is not None and zone not in zone_ids:
             continue
         try:
             price = float(record.get("SpotPrice", ""))
@@ -165,11 +178,20 @@ def spot_prices(records: Iterable[Mapping[str, Any]], region: str) -> dict[str, 
     return result
 
 
-def offered_zones(offerings: Iterable[Mapping[str, Any]], region: str) -> dict[str, list[str]]:
-    """Type -> sorted zones from `InstanceTypeOfferings` records of location type availability-zone."""
+def offered_zones(
+    offerings: Iterable[Mapping[str, Any]], region: str, zone_ids: Mapping[str, str] | None = None
+) -> dict[str, list[str]]:
+    """Type -> sorted zone names from `InstanceTypeOfferings` records.
+
+    zone_ids: the account's zone name -> zone ID, for records of location type availability-zone-id
+    (whose `Location` is a zone ID, named here with the map; an ID the map lacks is skipped);
+    None for records of location type availability-zone (a zone name, kept if of `region`)."""
+    names = {zone_id: name for name, zone_id in (zone_ids or {}).items()}
     zones: dict[str, set[str]] = {}
     for offering in offerings:
         name, zone = offering.get("InstanceType"), offering.get("Location")
+        if zone_ids is not None:
+            zone = names.get(zone) if isinstance(zone, str) else None
         if name and isinstance(zone, str) and zone.startswith(region):
             zones.setdefault(name, set()).add(zone)
     return {name: sorted(found) for name, found in sorted(zones.items())}
@@ -181,6 +203,7 @@ PERMISSIONS = {
     "DescribeInstanceTypes": "ec2:DescribeInstanceTypes",
     "DescribeInstanceTypeOfferings": "ec2:DescribeInstanceTypeOfferings",
     "DescribeSpotPriceHistory": "ec2:DescribeSpotPriceHistory",
+    "DescribeAvailabilityZones": "ec2:DescribeAvailabilityZones",
     "GetProducts": "pricing:GetProducts",
 }
 # Error codes AWS answers a call the caller's policies do not allow with (EC2, the Price List API, STS).
@@ -204,6 +227,8 @@ THROTTLING_CODES = frozenset(
     }
 )
 SPOT_PRODUCT_DESCRIPTIONS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
+# What a catalog without the account's zone map keys its zones by.
+BY_NAME = "zones are keyed by this account's zone names"
 # Page sizes: the most each API returns per page.
 INSTANCE_TYPES_PAGE = 100
 OFFERINGS_PAGE = 1000
@@ -334,7 +359,11 @@ class RefreshedCatalog:
         types = self.instance_types
         priced = sum(1 for i in types if i.price(region) is not None)
         spot = sum(1 for i in types if i.spot_prices.get(region))
-        zones = sorted({zone for i in types for zone in i.zones.get(region, ())})
+        ids = self.info.zone_ids
+        zones = [
+            f"{zone} ({ids[zone]})" if zone in ids else zone
+            for zone in sorted({zone for i in types for zone in i.zones.get(region, ())})
+        ]
         parts = [
             f"{len(types)} instance type{'s' if len(types) != 1 else ''}",
             f"{priced} with on-demand prices",
@@ -355,13 +384,16 @@ def refresh_catalog(
     now: dt.datetime | None = None,
     sleep: Callable[[float], None] = time.sleep,
     retry: RetryPolicy = RetryPolicy(),
+    sts_client: Any = None,
 ) -> RefreshedCatalog:
-    """The catalog of `region`: its instance types with on-demand prices, spot prices and offerings.
+    """The catalog of `region`: its instance types with on-demand prices, spot prices and offerings,
+    zones keyed by the signed-in account's zone IDs (see the module docstring).
 
     session: a boto3 Session (default: a new one from the environment); ec2_client /
-    pricing_client: ready clients, which take precedence; now: the time the spot history starts
-    at and the catalog is dated (default: the current UTC time); sleep / retry: the wait between
-    attempts at a throttled page.
+    pricing_client / sts_client: ready clients, which take precedence (without an STS client
+    given beside ready EC2 and Price List clients, the account is not recorded); now: the time the
+    spot history starts at and the catalog is dated (default: the current UTC time); sleep / retry:
+    the wait between attempts at a throttled page.
     """
     validate_region(region)
     _require_boto3()
@@ -372,6 +404,7 @@ def refresh_catalog(
         config = Config(retries={"mode": "standard", "max_attempts": 3})
         ec2_client = ec2_client or session.client("ec2", region_name=region, config=config)
         pricing_client = pricing_client or session.client("pricing", region_name=PRICING_API_REGION, config=config)
+        sts_client = sts_client or session.client("sts", region_name=region, config=config)
     moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC).replace(microsecond=0)
     stamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     gaps: list[str] = []
@@ -396,11 +429,25 @@ def refresh_catalog(
         pages = _pages(ec2_client.describe_instance_types, "DescribeInstanceTypes", params, region, retry, sleep)
         return [info for page in pages for info in page.get("InstanceTypes", [])]
 
+    def fetch_zone_ids() -> dict[str, str] | None:
+        found = zone_ids_by_name(ec2_client, region, retry, sleep)
+        if len(found) > MAX_ZONES_PER_REGION:
+            raise SizingInputError(
+                f"catalog refresh: DescribeAvailabilityZones listed {len(found)} zones of {region}; a catalog file "
+                f"holds at most {MAX_ZONES_PER_REGION}"
+            )
+        if not found:
+            gaps.append(f"zone IDs: DescribeAvailabilityZones listed no zone of {region}; {BY_NAME}")
+        return found or None
+
     def fetch_offerings() -> dict[str, list[str]]:
-        params = {"LocationType": "availability-zone", "MaxResults": OFFERINGS_PAGE}
+        # By zone ID where the account's map can name them, as the file keys them.
+        location = "availability-zone-id" if zone_ids else "availability-zone"
+        params = {"LocationType": location, "MaxResults": OFFERINGS_PAGE}
         call = ec2_client.describe_instance_type_offerings
         pages = _pages(call, "DescribeInstanceTypeOfferings", params, region, retry, sleep)
-        return offered_zones((o for page in pages for o in page.get("InstanceTypeOfferings", [])), region)
+        offerings = (o for page in pages for o in page.get("InstanceTypeOfferings", []))
+        return offered_zones(offerings, region, zone_ids)
 
     def fetch_spot() -> dict[str, dict[str, float]]:
         params = {
@@ -410,13 +457,14 @@ def refresh_catalog(
         }
         call = ec2_client.describe_spot_price_history
         pages = _pages(call, "DescribeSpotPriceHistory", params, region, retry, sleep)
-        return spot_prices((r for page in pages for r in page.get("SpotPriceHistory", [])), region)
+        return spot_prices((r for page in pages for r in page.get("SpotPriceHistory", [])), region, zone_ids)
 
     prices = optional(fetch_prices, "on-demand prices")
     try:
         infos = fetch_types()
     except PermissionDenied as denied:
         raise SizingInputError(f"{denied}; the refresh cannot list the region's instance types without it") from None
+    zone_ids = optional(fetch_zone_ids, f"zone IDs ({BY_NAME})")
     zones = optional(fetch_offerings, "offerings")
     spot = optional(fetch_spot, "spot prices")
     instances = {}
@@ -431,11 +479,16 @@ def refresh_catalog(
         for name, part in (("the Price List API", prices), ("offerings", zones), ("spot prices", spot))
         if part is not None
     ]
+    account = caller_account(sts_client) if zone_ids and sts_client is not None else None
+    whose = f"account {account}" if account else "the refreshing account"
+    keyed = f" Zones keyed by zone ID; `zones` gives the names of {whose}." if zone_ids else ""
     info = CatalogInfo(
         source=(
             f"Refreshed from EC2 DescribeInstanceTypes and {', '.join(fetched) or 'nothing else'} for {region} at "
-            f"{stamp}. Prices: on-demand and spot Linux USD/hour, {region} only."
+            f"{stamp}. Prices: on-demand and spot Linux USD/hour, {region} only.{keyed}"
         ),
+        zone_ids=zone_ids or {},
+        account=account,
         region=region,
         prices_as_of={region: moment.date().isoformat()} if prices is not None else {},
         spot_prices_as_of={region: stamp} if spot is not None else {},
@@ -509,37 +562,28 @@ def aws_session(sign_in: AwsSignIn, sts_client: Any = None) -> Any:
     )
 
 
-def zone_ids_by_name(ec2_client: Any, region: str) -> dict[str, str]:
-    """Zone name -> zone ID of the region's availability zones in the signed-in account: names map to
-    different physical zones in each account, IDs (use1-az1) to the same one. Empty when
-    DescribeAvailabilityZones is denied."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    try:
-        page = ec2_client.describe_availability_zones(Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}])
-    except ClientError as error:
-        if _error_code(error) in DENIED_CODES:
-            return {}
-        raise SizingInputError(f"catalog refresh: DescribeAvailabilityZones failed in {region}: {error}") from None
-    except BotoCoreError as error:
-        raise SizingInputError(f"catalog refresh: DescribeAvailabilityZones failed in {region}: {error}") from None
+def zone_ids_by_name(
+    ec2_client: Any, region: str, retry: RetryPolicy = RetryPolicy(), sleep: Callable[[float], None] = time.sleep
+) -> dict[str, str]:
+    """Zone name -> zone ID of the region's zones the signed-in account has enabled (Availability,
+    Local and Wavelength Zones alike): names map to different physical zones in each account, IDs
+    (use1-az1) to the same one. PermissionDenied when DescribeAvailabilityZones is denied."""
+    pages = _pages(ec2_client.describe_availability_zones, "DescribeAvailabilityZones", {}, region, retry, sleep)
     return {
-        zone["ZoneName"]: zone["ZoneId"]
+        str(zone["ZoneName"]): str(zone["ZoneId"])
+        for page in pages
         for zone in page.get("AvailabilityZones", [])
         if str(zone.get("ZoneName", "")).startswith(region) and zone.get("ZoneId")
     }
 
 
-def with_zone_ids(
-    refreshed: RefreshedCatalog, zone_ids: Mapping[str, str], account: str | None = None
-) -> RefreshedCatalog:
-    """The catalog with its zones' IDs in the account that refreshed it recorded in its source line:
-    the file keys offerings and spot prices by zone name, which holds for that account only."""
-    if not zone_ids:
-        return refreshed
-    from dataclasses import replace
+def caller_account(sts_client: Any) -> str | None:
+    """The signed-in account's ID from STS GetCallerIdentity (which needs no permission), or None
+    when STS does not answer: the catalog then names "the refreshing account"."""
+    from botocore.exceptions import BotoCoreError, ClientError
 
-    shown = ", ".join(f"{name}={zone_ids[name]}" for name in sorted(zone_ids))
-    whose = f"account {account}" if account else "the account that refreshed it"
-    source = f"{refreshed.info.source} Zone names are {whose}'s: {shown}."
-    return RefreshedCatalog(refreshed.instance_types, replace(refreshed.info, source=source))
+    try:
+        account = sts_client.get_caller_identity().get("Account")
+    except (ClientError, BotoCoreError):
+        return None
+    return account if isinstance(account, str) and re.fullmatch(r"[0-9]{12}", account) else None

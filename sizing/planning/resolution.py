@@ -93,6 +93,9 @@ def resolve(plan_input: PlanInput) -> PlanContext:
     prices = _prices(plan_input, views, known, catalog, info)
     if prices.note:
         notes.append(prices.note)
+    zone_note = info.zone_note()
+    if zone_note:
+        notes.append(zone_note)
     checked = offerings_recorded(info, plan_input.region)
 
     def option(instance: InstanceType, spec: NodePoolSpec, view: PoolView) -> NodeOption:

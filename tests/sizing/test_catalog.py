@@ -161,8 +161,11 @@ def good_entry(**changes):
     "document, pattern",
     [
         ({"formatVersion": 1}, r"expected an object with an 'instanceTypes' list"),
-        ({"formatVersion": 3, "instanceTypes": [good_entry()]}, r"formatVersion must be one of \[1, 2\], got 3"),
-        ({"formatVersion": True, "instanceTypes": [good_entry()]}, r"formatVersion must be one of \[1, 2\], got True"),
+        ({"formatVersion": 4, "instanceTypes": [good_entry()]}, r"formatVersion must be one of \[1, 2, 3\], got 4"),
+        (
+            {"formatVersion": True, "instanceTypes": [good_entry()]},
+            r"formatVersion must be one of \[1, 2, 3\], got True",
+        ),
         ({"formatVersion": 1, "instanceTypes": []}, r"instanceTypes is empty"),
         ({"formatVersion": 1, "instanceTypes": [good_entry(), good_entry()]}, r"listed more than once: \['m5.large'\]"),
         ({"formatVersion": 1, "instanceTypes": ["m5.large"]}, r"instanceTypes\[0\]: expected an object, got str"),

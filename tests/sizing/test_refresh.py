@@ -35,7 +35,15 @@ FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "te
 NOW = dt.datetime(2026, 8, 3, 9, 30, tzinfo=dt.UTC)
 PRICE_PARAMS = {"ServiceCode": "AmazonEC2", "Filters": pricing_filters(REGION), "MaxResults": PRICING_PAGE}
 TYPE_PARAMS = {"Filters": [dict(f) for f in DESCRIBE_INSTANCE_TYPES_FILTERS], "MaxResults": INSTANCE_TYPES_PAGE}
-OFFERING_PARAMS = {"LocationType": "availability-zone", "MaxResults": OFFERINGS_PAGE}
+OFFERING_PARAMS = {"LocationType": "availability-zone-id", "MaxResults": OFFERINGS_PAGE}
+# The zones of the account the stubs answer for: names as it sees them, and their IDs.
+ZONE_IDS = {"ap-northeast-1a": "apne1-az4", "ap-northeast-1c": "apne1-az1", "ap-northeast-1d": "apne1-az2"}
+ZONES = {
+    "AvailabilityZones": [
+        {"ZoneName": name, "ZoneId": zone_id, "RegionName": REGION, "State": "available"}
+        for name, zone_id in ZONE_IDS.items()
+    ]
+}
 SPOT_PARAMS = {"ProductDescriptions": list(SPOT_PRODUCT_DESCRIPTIONS), "StartTime": NOW, "MaxResults": SPOT_PAGE}
 
 
@@ -94,8 +102,20 @@ def clients():
     return ec2, pricing
 
 
-def offering(name, zone):
+def offering(name, zone, by_id=True):
+    """An offering of `name` in zone `zone` (a name), located by its zone ID as the refresh asks."""
+    if by_id:
+        # A zone of another region is located by an ID the account's map lacks.
+        return {
+            "InstanceType": name,
+            "LocationType": "availability-zone-id",
+            "Location": ZONE_IDS.get(zone, "use1-az1"),
+        }
     return {"InstanceType": name, "LocationType": "availability-zone", "Location": zone}
+
+
+def stub_zones(ec2_stub):
+    ec2_stub.add_response("describe_availability_zones", ZONES, {})
 
 
 def spot_record(name, zone, price, minutes_ago=5, product="Linux/UNIX"):
@@ -109,6 +129,7 @@ def spot_record(name, zone, price, minutes_ago=5, product="Linux/UNIX"):
 
 
 def stub_offerings_and_spot(ec2_stub):
+    stub_zones(ec2_stub)
     ec2_stub.add_response(
         "describe_instance_type_offerings",
         {
@@ -265,7 +286,7 @@ def test_refresh_records_spot_prices_per_zone_and_offerings():
     assert dict(header.spot_prices_as_of) == dict(header.offerings_as_of) == {REGION: "2026-08-03T09:30:00Z"}
     assert refreshed.summary() == (
         "4 instance types, 3 with on-demand prices, 2 with spot prices, offerings in 3 zones "
-        "(ap-northeast-1a, ap-northeast-1c, ap-northeast-1d) for ap-northeast-1"
+        "(ap-northeast-1a (apne1-az4), ap-northeast-1c (apne1-az1), ap-northeast-1d (apne1-az2)) for ap-northeast-1"
     )
 
 
@@ -280,6 +301,41 @@ def test_refreshed_catalog_text_loads_back(tmp_path):
     path = tmp_path / "catalog.json"
     path.write_text(refreshed.text())
     assert read_catalog(path).info.offerings_as_of == refreshed.info.offerings_as_of
+
+
+def test_the_refreshed_file_keys_zones_by_id_with_the_accounts_map(tmp_path):
+    ec2, pricing = clients()
+    sts = boto3.client("sts", region_name=REGION, **FAKE_CREDENTIALS)
+    ec2_stub, pricing_stub = stub_happy_path(ec2, pricing)
+    sts_stub = Stubber(sts)
+    sts_stub.add_response("get_caller_identity", {"Account": "111122223333"}, {})
+    with ec2_stub, pricing_stub, sts_stub:
+        refreshed = refresh(ec2, pricing, sts_client=sts)
+    # Stubber checked the offerings were asked by zone ID (OFFERING_PARAMS).
+    ec2_stub.assert_no_pending_responses()
+    sts_stub.assert_no_pending_responses()
+    document = json.loads(refreshed.text())
+    assert document["formatVersion"] == 3 and document["account"] == "111122223333"
+    assert document["zones"] == [{"id": zone_id, "name": name} for name, zone_id in sorted(ZONE_IDS.items())]
+    m5 = next(t for t in document["instanceTypes"] if t["name"] == "m5.large")
+    assert m5["zones"] == {REGION: ["apne1-az1", "apne1-az2", "apne1-az4"]}
+    # EC2 gives spot prices by zone name; the file has them by the account's zone ID.
+    assert m5["spot_prices"] == {REGION: {"apne1-az1": 0.049, "apne1-az4": 0.047}}
+    assert "Zones keyed by zone ID; `zones` gives the names of account 111122223333." in document["source"]
+    path = tmp_path / "catalog.json"
+    path.write_text(refreshed.text())
+    loaded = read_catalog(path)
+    assert [t.to_dict() for t in loaded.instance_types] == [t.to_dict() for t in refreshed.instance_types]
+    assert loaded.info.zone_ids == refreshed.info.zone_ids and loaded.info.account == "111122223333"
+
+
+def test_spot_records_and_offerings_of_zones_the_account_map_lacks_are_left_out():
+    from sizing.karpenter.catalog_refresh import offered_zones, spot_prices
+
+    records = [spot_record("m5.large", "ap-northeast-1a", "0.05"), spot_record("m5.large", "ap-northeast-1b", "0.04")]
+    assert spot_prices(records, REGION, {"ap-northeast-1a": "apne1-az4"}) == {"m5.large": {"ap-northeast-1a": 0.05}}
+    offerings = [offering("m5.large", "ap-northeast-1a"), offering("m5.large", "ap-northeast-1c")]
+    assert offered_zones(offerings, REGION, {"ap-northeast-1a": "apne1-az4"}) == {"m5.large": ["ap-northeast-1a"]}
 
 
 def refresh_with(monkeypatch, ec2, pricing):
@@ -306,6 +362,10 @@ def test_cli_refresh_writes_the_catalog(tmp_path, capsys, monkeypatch):
     assert code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"wrote catalog-{REGION}.json: 4 instance types, 3 with on-demand prices, 2 with spot")
+    assert (
+        "zones keyed by zone ID; the names of this account: ap-northeast-1a (apne1-az4), ap-northeast-1c (apne1-az1), "
+        "ap-northeast-1d (apne1-az2)\n"
+    ) in out
     code = cli.main(["catalog", "--json", "--catalog", str(output)])
     entries = json.loads(capsys.readouterr().out)
     assert code == 0, "the region defaults to the refreshed catalog's own"
@@ -352,6 +412,7 @@ def test_a_denied_listing_of_types_stops_the_refresh_naming_the_permission():
         ("get_products", "AccessDeniedException", "pricing:GetProducts"),
         ("describe_instance_type_offerings", "UnauthorizedOperation", "ec2:DescribeInstanceTypeOfferings"),
         ("describe_spot_price_history", "UnauthorizedOperation", "ec2:DescribeSpotPriceHistory"),
+        ("describe_availability_zones", "UnauthorizedOperation", "ec2:DescribeAvailabilityZones"),
     ],
 )
 def test_a_denied_optional_call_leaves_its_part_out_and_names_the_permission(denied, code, permission):
@@ -366,8 +427,12 @@ def test_a_denied_optional_call_leaves_its_part_out_and_names_the_permission(den
 
     answer(pricing_stub, "get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
     ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
-    offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")]}
-    answer(ec2_stub, "describe_instance_type_offerings", offerings, OFFERING_PARAMS)
+    answer(ec2_stub, "describe_availability_zones", ZONES, {})
+    # Without the account's zone IDs, offerings are asked and kept by zone name.
+    by_id = denied != "describe_availability_zones"
+    offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a", by_id)]}
+    params = OFFERING_PARAMS if by_id else {**OFFERING_PARAMS, "LocationType": "availability-zone"}
+    answer(ec2_stub, "describe_instance_type_offerings", offerings, params)
     spot = {"SpotPriceHistory": [spot_record("m5.large", "ap-northeast-1a", "0.05")]}
     answer(ec2_stub, "describe_spot_price_history", spot, SPOT_PARAMS)
     with ec2_stub, pricing_stub:
@@ -381,6 +446,11 @@ def test_a_denied_optional_call_leaves_its_part_out_and_names_the_permission(den
     assert (REGION in header.offerings_as_of) == (denied != "describe_instance_type_offerings")
     assert (m5.offered_zones(REGION) is None) == (denied == "describe_instance_type_offerings")
     assert (REGION in header.spot_prices_as_of) == bool(m5.spot_prices) == (denied != "describe_spot_price_history")
+    assert (dict(header.zone_ids) == ZONE_IDS) == by_id
+    if not by_id:
+        assert gap.startswith("zone IDs (zones are keyed by this account's zone names)")
+        assert m5.offered_zones(REGION) == ("ap-northeast-1a",)
+        assert json.loads(refreshed.text())["formatVersion"] == 2, "a file keyed by name keeps format version 2"
 
 
 def test_a_throttled_page_is_retried_with_backoff_and_pagination_resumes_there():
@@ -388,6 +458,7 @@ def test_a_throttled_page_is_retried_with_backoff_and_pagination_resumes_there()
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
     ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
+    stub_zones(ec2_stub)
     ec2_stub.add_response(
         "describe_instance_type_offerings",
         {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")], "NextToken": "page-2"},
@@ -461,6 +532,7 @@ def test_no_usable_type_is_an_error():
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [], "FormatVersion": "aws_v1"})
     ec2_stub.add_response("describe_instance_types", {"InstanceTypes": []})
+    stub_zones(ec2_stub)
     ec2_stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": []})
     ec2_stub.add_response("describe_spot_price_history", {"SpotPriceHistory": []})
     with (
@@ -531,6 +603,7 @@ def test_cli_refresh_warns_about_a_denied_part_naming_the_permission(tmp_path, c
     ec2_stub, pricing_stub = Stubber(ec2), Stubber(pricing)
     pricing_stub.add_response("get_products", {"PriceList": [price_entry("m5.large", "0.124")]}, PRICE_PARAMS)
     ec2_stub.add_response("describe_instance_types", {"InstanceTypes": [info("m5.large")]}, TYPE_PARAMS)
+    stub_zones(ec2_stub)
     offerings = {"InstanceTypeOfferings": [offering("m5.large", "ap-northeast-1a")]}
     ec2_stub.add_response("describe_instance_type_offerings", offerings, OFFERING_PARAMS)
     ec2_stub.add_client_error("describe_spot_price_history", "UnauthorizedOperation", http_status_code=403)

@@ -3,6 +3,8 @@ zone IDs in the refreshed file. Real boto3 sessions over temporary AWS CLI files
 responses (no network)."""
 
 import datetime as dt
+import json
+from dataclasses import replace
 
 import pytest
 
@@ -16,8 +18,9 @@ from sizing.karpenter.catalog import read_catalog  # noqa: E402
 from sizing.karpenter.catalog_refresh import (  # noqa: E402
     ROLE_SESSION_NAME,
     AwsSignIn,
+    PermissionDenied,
     aws_session,
-    with_zone_ids,
+    caller_account,
     zone_ids_by_name,
 )
 
@@ -38,7 +41,7 @@ ZONES = {
         {"ZoneName": "ap-northeast-1c", "ZoneId": "apne1-az1", "State": "available", "ZoneType": "availability-zone"},
     ]
 }
-ZONE_PARAMS = {"Filters": [{"Name": "zone-type", "Values": ["availability-zone"]}]}
+ZONE_PARAMS: dict[str, object] = {}
 
 
 def test_the_stacks_aws_settings_are_read_from_its_file(tmp_path):
@@ -129,26 +132,21 @@ def test_zone_ids_come_from_the_signed_in_account():
             "ap-northeast-1a": "apne1-az4",
             "ap-northeast-1c": "apne1-az1",
         }
+    # Denied, the refresh leaves the map out and says which permission it lacked.
     stub.add_client_error("describe_availability_zones", "UnauthorizedOperation", expected_params=ZONE_PARAMS)
+    with stub, pytest.raises(PermissionDenied) as denied:
+        zone_ids_by_name(ec2, "ap-northeast-1")
+    assert denied.value.permission == "ec2:DescribeAvailabilityZones"
+
+
+def test_the_account_comes_from_sts_and_is_left_out_when_sts_does_not_answer():
+    sts = boto3.client("sts", region_name="ap-northeast-1", aws_access_key_id="t", aws_secret_access_key="t")
+    stub = Stubber(sts)
+    stub.add_response("get_caller_identity", {"Account": "111122223333", "Arn": ROLE, "UserId": "AROAEXAMPLE"}, {})
+    stub.add_client_error("get_caller_identity", "AccessDenied", http_status_code=403)
     with stub:
-        assert zone_ids_by_name(ec2, "ap-northeast-1") == {}
-
-
-def test_the_zone_ids_are_recorded_in_the_file_and_it_loads_back(tmp_path):
-    from sizing.karpenter.catalog_refresh import RefreshedCatalog
-
-    bundled = read_catalog(None)
-    refreshed = RefreshedCatalog(bundled.instance_types[:2], bundled.info)
-    recorded = with_zone_ids(
-        refreshed, {"ap-northeast-1c": "apne1-az1", "ap-northeast-1a": "apne1-az4"}, "111122223333"
-    )
-    assert recorded.info.source.endswith(
-        "Zone names are account 111122223333's: ap-northeast-1a=apne1-az4, ap-northeast-1c=apne1-az1."
-    )
-    assert with_zone_ids(refreshed, {}) is refreshed
-    path = tmp_path / "catalog.json"
-    path.write_text(recorded.text())
-    assert "apne1-az4" in read_catalog(path).info.source
+        assert caller_account(sts) == "111122223333"
+        assert caller_account(sts) is None
 
 
 def test_the_cli_signs_in_as_the_stack_and_prints_the_zone_ids(tmp_path, capsys, monkeypatch):
@@ -161,9 +159,7 @@ def test_the_cli_signs_in_as_the_stack_and_prints_the_zone_ids(tmp_path, capsys,
     seen = {}
 
     class Session:
-        def client(self, service, region_name):
-            seen["client"] = (service, region_name)
-            return "ec2"
+        """Stands for the signed-in session the refresh is handed."""
 
     def fake_session(sign_in):
         seen["sign_in"] = sign_in
@@ -173,18 +169,25 @@ def test_the_cli_signs_in_as_the_stack_and_prints_the_zone_ids(tmp_path, capsys,
 
     def fake_refresh(region, session=None):
         seen["refresh"] = (region, isinstance(session, Session))
-        return RefreshedCatalog(bundled.instance_types[:2], bundled.info)
+        info = replace(
+            bundled.info,
+            region=region,
+            zone_ids={"ap-northeast-1a": "apne1-az4"},
+            account="111122223333",
+        )
+        return RefreshedCatalog(bundled.instance_types[:2], info)
 
     monkeypatch.setattr(refresh_module, "aws_session", fake_session)
     monkeypatch.setattr(refresh_module, "refresh_catalog", fake_refresh)
-    monkeypatch.setattr(refresh_module, "zone_ids_by_name", lambda client, region: {"ap-northeast-1a": "apne1-az4"})
     assert cli.main(["catalog", "refresh", "--stack", "blue", "--profile", "ops"]) == 0
     assert seen["sign_in"] == AwsSignIn("ops", ROLE, "/etc/aws/team-config", "/etc/aws/team-credentials")
     # The stack's aws:region is the region refreshed.
-    assert seen["refresh"] == ("ap-northeast-1", True) and seen["client"] == ("ec2", "ap-northeast-1")
+    assert seen["refresh"] == ("ap-northeast-1", True)
     out = capsys.readouterr().out
-    assert "zones of this account: ap-northeast-1a (apne1-az4)" in out
-    assert "apne1-az4" in (tmp_path / "catalog-ap-northeast-1.json").read_text()
+    assert "zones keyed by zone ID; the names of account 111122223333: ap-northeast-1a (apne1-az4)" in out
+    written = json.loads((tmp_path / "catalog-ap-northeast-1.json").read_text())
+    assert written["formatVersion"] == 3 and written["account"] == "111122223333"
+    assert written["zones"] == [{"id": "apne1-az4", "name": "ap-northeast-1a"}]
 
 
 def test_without_a_region_or_a_stack_the_refresh_says_what_it_needs(capsys, monkeypatch):
