@@ -14,11 +14,9 @@ import numpy as np
 from sizing.karpenter.simulation.domains import Domains
 from sizing.karpenter.simulation.model import AFFINITY, HOSTNAME, NodeOption, PlacedNode, PodGroup, RunningNode
 from sizing.karpenter.simulation.queue import PodRun, is_careful, pods_by_workload
-from sizing.karpenter.simulation.state import DIMENSIONS, TopologyCounts
+from sizing.karpenter.simulation.state import DIMENSIONS, TopologyCounts, Valid
 from sizing.karpenter.simulation.topology import Inverse, hostname_cap, hostname_excluders
 from sizing.kube.resources import Resources
-
-Valid = Mapping[str, frozenset[str]]
 
 
 class ExistingNodes:

@@ -20,11 +20,19 @@ from sizing.karpenter.simulation.memo import IdentityMemo
 from sizing.karpenter.simulation.model import CAPACITY_TYPE, ZONE, NodePoolModel, PodGroup
 from sizing.karpenter.simulation.nodes import keeps_min_values, most_pods, set_candidates
 from sizing.karpenter.simulation.queue import PodRun, Stamp
-from sizing.karpenter.simulation.state import Candidates, Claim, LimitsLeft, TypeTable, Vector, apply_mask, weight_order
+from sizing.karpenter.simulation.state import (
+    Candidates,
+    Claim,
+    LimitsLeft,
+    TypeTable,
+    Valid,
+    Vector,
+    apply_mask,
+    weight_order,
+)
 
 # Narrowed claims, and pods that fit candidate sets, remembered for claims that narrow alike.
 NARROWINGS_KEPT = 4096
-Valid = Mapping[str, frozenset[str]]
 
 
 @dataclass
@@ -110,7 +118,7 @@ class NodeClaims:
 
     def most_pods(self, pool: int, candidates: Candidates, used: Sequence[int], requests: Vector) -> int:
         """`most_pods`, remembered for the last few thousand candidate sets: claims that narrow
-        alike share theirs (see `_narrow`), so a fleet of one type and content asks once."""
+        alike share theirs (see `narrow`), so a fleet of one type and content asks once."""
         values = (pool, *used, *requests)
         found = self._most.get((candidates,), values)
         if found is None:

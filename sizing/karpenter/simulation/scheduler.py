@@ -33,7 +33,7 @@ from sizing.karpenter.simulation.model import (
     ProvisioningResult,
     Scenario,
 )
-from sizing.karpenter.simulation.nodeclaims import NodeClaims, Valid
+from sizing.karpenter.simulation.nodeclaims import NodeClaims
 from sizing.karpenter.simulation.nodes import launch, most_pods, set_candidates
 from sizing.karpenter.simulation.queue import (
     PodRun,
@@ -54,6 +54,7 @@ from sizing.karpenter.simulation.state import (
     TopologyCounts,
     TypeTable,
     TypeTables,
+    Valid,
     Vector,
     apply_mask,
 )
