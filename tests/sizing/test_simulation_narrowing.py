@@ -2,7 +2,7 @@
 simulation reuses both outcomes, and what it keeps for that is bounded and never changes a result."""
 
 from sizing.karpenter.simulation import NodeOption, PodGroup, Scenario, simulate
-from sizing.karpenter.simulation import scheduler as scheduler_module
+from sizing.karpenter.simulation import nodeclaims as nodeclaims_module
 from sizing.kube.resources import Resources
 
 OPTIONS = tuple(
@@ -33,14 +33,14 @@ def _scenario():
 def test_a_bounded_memory_of_narrowings_gives_the_same_fleet(monkeypatch):
     every = simulate(_scenario())
     sizes = []
-    original = scheduler_module.Simulator._narrow
+    original = nodeclaims_module.NodeClaims.narrow
 
     def watched(self, claim, run):
         original(self, claim, run)
         sizes.append(max(len(self._narrowings), len(self._most)))
 
-    monkeypatch.setattr(scheduler_module, "NARROWINGS_KEPT", 3)
-    monkeypatch.setattr(scheduler_module.Simulator, "_narrow", watched)
+    monkeypatch.setattr(nodeclaims_module, "NARROWINGS_KEPT", 3)
+    monkeypatch.setattr(nodeclaims_module.NodeClaims, "narrow", watched)
     few = simulate(_scenario())
     assert few == every
     assert len(every.nodes) > 200
@@ -49,13 +49,13 @@ def test_a_bounded_memory_of_narrowings_gives_the_same_fleet(monkeypatch):
 
 def test_claims_of_one_type_and_content_narrow_once(monkeypatch):
     computed = []
-    original = scheduler_module.set_candidates
+    original = nodeclaims_module.set_candidates
 
     def counted(table, claim, candidates):
         computed.append(1)
         original(table, claim, candidates)
 
-    monkeypatch.setattr(scheduler_module, "set_candidates", counted)
+    monkeypatch.setattr(nodeclaims_module, "set_candidates", counted)
     result = simulate(_scenario())
     # Each claim is set up once from its template; narrowing adds one computation per distinct content.
     assert len(computed) < len(result.nodes) // 4
@@ -63,12 +63,12 @@ def test_claims_of_one_type_and_content_narrow_once(monkeypatch):
 
 def test_claims_of_one_type_and_content_are_weighed_once(monkeypatch):
     weighed = []
-    original = scheduler_module.most_pods
+    original = nodeclaims_module.most_pods
 
     def counted(*args):
         weighed.append(1)
         return original(*args)
 
-    monkeypatch.setattr(scheduler_module, "most_pods", counted)
+    monkeypatch.setattr(nodeclaims_module, "most_pods", counted)
     result = simulate(_scenario())
     assert len(weighed) < len(result.nodes) // 4

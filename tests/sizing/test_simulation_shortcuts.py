@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sizing.karpenter.simulation import NodeOption, PodGroup, RunningNode, Scenario, TopologyRule, simulate
+from sizing.karpenter.simulation import existing_nodes as existing_nodes_module
 from sizing.karpenter.simulation import scheduler as scheduler_module
 from sizing.karpenter.simulation.rounds import fewest_first
 from sizing.karpenter.simulation.topology import OwnSpread, hostname_excluders
@@ -173,7 +174,7 @@ def test_a_claim_open_to_every_zone_is_used_before_any_round(monkeypatch):
 @given(spread_scenarios())
 def test_nodes_left_out_for_anti_affinity_are_the_ones_it_closes(scenario):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        monkeypatch.setattr(scheduler_module, "hostname_excluders", lambda group, inverse: frozenset())
+        monkeypatch.setattr(existing_nodes_module, "hostname_excluders", lambda group, inverse: frozenset())
         expected = simulate(scenario)
     assert simulate(scenario) == expected
 
@@ -191,16 +192,16 @@ def test_a_running_fleet_of_one_pod_per_node_is_not_weighed_node_by_node(monkeyp
         running_nodes=running,
     )
     weighed = []
-    original = scheduler_module.Simulator._running_fit
+    original = existing_nodes_module.ExistingNodes.fit
 
     def counted(self, index, run, valid):
         weighed.append(index)
         return original(self, index, run, valid)
 
-    monkeypatch.setattr(scheduler_module.Simulator, "_running_fit", counted)
+    monkeypatch.setattr(existing_nodes_module.ExistingNodes, "fit", counted)
     result = simulate(scenario)
     assert len(result.new_nodes) == 30 and not result.pending
-    assert hostname_excluders(scenario.pod_groups[0], scheduler_module.Inverse(scenario.pod_groups)) == {"web"}
+    assert hostname_excluders(scenario.pod_groups[0], existing_nodes_module.Inverse(scenario.pod_groups)) == {"web"}
     assert weighed == []
 
 

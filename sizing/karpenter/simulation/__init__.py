@@ -1,10 +1,13 @@
 """Karpenter v1's provisioning of one batch of pending pods, simulated.
 
 This follows the scheduler of kubernetes-sigs/karpenter v1.14
-(`pkg/controllers/provisioning/scheduling/scheduler.go`, `nodeclaim.go`,
-`topology.go`, `topologygroup.go`, `preferences.go`). Parts: `model` (what
-goes in and out), `state` (type table, limits left, claims, topology counts),
-`scheduler` (one pass), `nodes` (node choice), `topology` (constraints).
+(`pkg/controllers/provisioning/scheduling/scheduler.go`, `queue.go`,
+`existingnode.go`, `nodeclaim.go`, `topology.go`, `topologygroup.go`,
+`preferences.go`). Parts: `model` (what goes in and out), `state` (type table,
+limits left, claims, topology counts), `scheduler` (one pass), `queue` (the
+pods in order, as runs), `existing_nodes` (running nodes first),
+`nodeclaims` (the NodeClaims the pass opens), `nodes` (node choice),
+`topology` and `domains` (constraints).
 
 1. Pods are taken by cpu request descending, then memory descending, then
    creation time (here: the order of the pod groups, all pods of a group

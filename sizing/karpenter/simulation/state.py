@@ -8,7 +8,7 @@ row numbers whichever NodePool it comes from.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -23,6 +23,8 @@ Vector = tuple[int, int, int, int]
 NOTHING: Vector = (0, 0, 0, 0)
 NO_ROOM: Vector = (-1, -1, -1, -1)
 Candidates = tuple[int, ...] | np.ndarray
+# Per topology key, the domains the next pod may go to.
+Valid = Mapping[str, frozenset[str]]
 
 
 def weight_order(pools: Sequence[NodePoolModel]) -> list[int]:
