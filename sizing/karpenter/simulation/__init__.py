@@ -7,7 +7,8 @@ This follows the scheduler of kubernetes-sigs/karpenter v1.14
 limits left, claims, topology counts), `scheduler` (one pass), `queue` (the
 pods in order, as runs), `existing_nodes` (running nodes first),
 `nodeclaims` (the NodeClaims the pass opens), `nodes` (node choice),
-`topology` and `domains` (constraints).
+`topology` and `domains` (constraints), `checks` (a scenario refused before
+any pass).
 
 1. Pods are taken by cpu request descending, then memory descending, then
    creation time (here: the order of the pod groups, all pods of a group

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
-from sizing.errors import SizingInputError
 from sizing.karpenter.labels import LabelRequirement
+from sizing.karpenter.simulation.checks import check_scenario
 from sizing.karpenter.simulation.domains import Domains
 from sizing.karpenter.simulation.existing_nodes import ExistingNodes, FirstRunning
 from sizing.karpenter.simulation.model import (
@@ -85,35 +85,13 @@ def _bucket_valid(name: Bucket, keys: tuple[str, ...], valid: Valid) -> bool:
     return all(domain == _ANY or domain in valid[key] for key, domain in zip(keys, name, strict=True))
 
 
-def _check_scenario(scenario: Scenario) -> None:
-    pools = scenario.pools
-    names = [pool.name for pool in pools]
-    if len(set(names)) != len(names):
-        raise SizingInputError(f"scenario NodePools must have distinct names, got {names}")
-    for pool in pools:
-        if not pool.node_options:
-            raise SizingInputError(
-                f"NodePool {pool.name!r} has no instance type; the NodePool needs at least one instance type"
-            )
-        types = [option.name for option in pool.node_options]
-        if len(set(types)) != len(types):
-            raise SizingInputError(f"NodePool {pool.name!r} lists an instance type twice: {types}")
-        for key, value in pool.limits.items():
-            if key not in LIMIT_KEYS:
-                raise SizingInputError(f"limits key {key!r} is not supported; allowed keys are {list(LIMIT_KEYS)}")
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise SizingInputError(f"limits[{key!r}] must be an integer, got {value!r}")
-    for group in scenario.pod_groups:
-        if group.count < 0 or min(group.requests.vector) < 0 or group.requests.pods < 1:
-            raise SizingInputError(
-                f"pod group {group.workload!r}: count must be >= 0 and requests non-negative with "
-                f"at least one pod slot, got count {group.count} and {group.requests}"
-            )
-
-
 class Simulator:
+    """One pass of Karpenter's scheduler over a scenario's batch: `run` takes the queue's runs in
+    order, puts each pod on a running node (`ExistingNodes`) or a NodeClaim (`NodeClaims`), then
+    tries the pods that failed again, as Karpenter's queue does."""
+
     def __init__(self, scenario: Scenario, tables: TypeTables | None = None):
-        _check_scenario(scenario)
+        check_scenario(scenario)
         self.scenario = scenario
         self.pools = scenario.pools
         self.primary = scenario.primary_pool
