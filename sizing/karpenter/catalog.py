@@ -360,11 +360,11 @@ class CatalogInfo:
         """What a report says of a catalog whose zones were read by zone ID (None for one keyed by name)."""
         if not self.zone_ids:
             return None
-        whose = f"account {self.account}" if self.account else "the refreshing account"
+        whose = f"account {self.account}, which refreshed it" if self.account else "the refreshing account"
         shown = ", ".join(f"{name}={self.zone_ids[name]}" for name in sorted(self.zone_ids))
         return (
-            f"zones of {self.describe()} were read by zone ID and named with the map of {whose}, which "
-            f"refreshed it ({shown}); in another account a zone name may be another physical zone, so compare "
+            f"zones of {self.describe()} were read by zone ID and named with the map of {whose} "
+            f"({shown}); in another account a zone name may be another physical zone, so compare "
             "zones by ID"
         )
 

@@ -116,7 +116,7 @@ def test_an_id_keyed_file_plans_the_zones_of_the_name_keyed_one_and_the_report_s
 
 def test_without_a_recorded_account_the_note_names_the_refreshing_account(tmp_path):
     catalog = read_catalog(write(tmp_path / "ids.json", ZONE_IDS))
-    assert "named with the map of the refreshing account, which refreshed it" in (catalog.info.zone_note() or "")
+    assert "named with the map of the refreshing account (ap-northeast-1a=apne1-az4" in (catalog.info.zone_note() or "")
 
 
 def _refused(tmp_path, document):
