@@ -1,1 +1,2 @@
-"""The Kubernetes objects and Helm values built from the stack configuration."""
+"""The Kubernetes objects a stack deploys, built from its configuration as plain dicts: the components
+register them and the capacity plan reads them."""
