@@ -35,6 +35,27 @@ class BoundedRun:
     wall_seconds: float
 
 
+# The child's peak resident memory, read by the child itself as it exits. The kernel's own figure
+# (`ru_maxrss` from wait4) starts from the moment of the fork, when the child still shares every
+# page of the test worker that forked it, so it reports the worker's size once the worker has grown;
+# VmHWM is the peak of the program the child runs (its memory map is new at exec).
+_PEAK_REPORTER = """
+import atexit, os, runpy, sys
+
+def _report_peak(fd=int(os.environ.pop("BOUNDED_PEAK_FD"))):
+    try:
+        with open("/proc/self/status") as status:
+            peak = next((line.split()[1] for line in status if line.startswith("VmHWM:")), "")
+        os.write(fd, peak.encode())
+    except OSError:
+        pass
+
+atexit.register(_report_peak)
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
 def _limits() -> None:
     memory = MEMORY_LIMIT_MIB * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -45,9 +66,15 @@ def run_bounded(arguments: list[str], stdin: bytes = b"", cwd: Path = PROJECT_DI
     """`python <arguments>` under the limits; its exit status, output and the resources it used
     (its own: `os.wait4` reports the child's usage alone)."""
     environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, *arguments]
+    peak_read, peak_write = os.pipe()
+    if arguments[:1] == ["-m"] and Path("/proc/self/status").exists():
+        command = [sys.executable, "-c", _PEAK_REPORTER, *arguments[1:]]
+        environment["BOUNDED_PEAK_FD"] = str(peak_write)
     started = time.monotonic()
     child = subprocess.Popen(
-        [sys.executable, *arguments],
+        command,
+        pass_fds=(peak_write,),
         cwd=cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -78,6 +105,9 @@ def run_bounded(arguments: list[str], stdin: bytes = b"", cwd: Path = PROJECT_DI
         _, status, usage = os.wait4(child.pid, 0)
     finally:
         killer.cancel()
+        os.close(peak_write)
+    with os.fdopen(peak_read, "rb") as reported:
+        peak_kib = reported.read().decode() or None
     child.returncode = os.waitstatus_to_exitcode(status)
     for reader in readers:
         reader.join()
@@ -89,6 +119,7 @@ def run_bounded(arguments: list[str], stdin: bytes = b"", cwd: Path = PROJECT_DI
         streams["out"].decode("utf-8", "replace"),
         streams["err"].decode("utf-8", "replace"),
         usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024,
+        # A child killed before it could report: the kernel's figure, an upper bound.
+        int(peak_kib) / 1024 if peak_kib else usage.ru_maxrss / 1024,
         wall,
     )
